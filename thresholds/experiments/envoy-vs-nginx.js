@@ -1,0 +1,62 @@
+/*
+ * Seed 002: the same web service behind Envoy's local_ratelimit (a 200-token bucket refilled by
+ * 20 tokens per second) and behind nginx (20 r/s, burst=200 delay=20), attacked at 400 r/s for
+ * 1, 2 and 4 s with 10 s pauses so the bucket refills. Both pass 200 + 20 x seconds requests;
+ * Envoy answers the rest at once with 429, nginx holds up to 180 of them for up to 9 s first.
+ */
+const durations = [1, 2, 4];
+const proxies = ['envoy', 'nginx'];
+
+export default {
+  name: 'envoy-vs-nginx',
+  seed: '002',
+  knobs: {
+    max_tokens: { default: 200, kind: 'count', doc: 'Envoy token_bucket.max_tokens (also the initial fill)' },
+    tokens_per_fill: { default: 20, kind: 'count', doc: 'Envoy token_bucket.tokens_per_fill' },
+    fill_interval: { default: 1, kind: 'seconds', doc: 'Envoy token_bucket.fill_interval (s)' },
+    nginx_rate: { default: 20, kind: 'rate', doc: 'nginx limit_req_zone rate (r/s)' },
+    nginx_burst: { default: 200, kind: 'count', doc: 'nginx limit_req burst' },
+    nginx_delay: { default: 20, kind: 'count', doc: 'nginx limit_req delay (requests passed without waiting)' },
+    status: { default: 429, kind: 'status', doc: 'status of a limited request, both proxies' },
+  },
+  check(k) {
+    if (k.max_tokens < 1 || k.tokens_per_fill < 1) throw new Error('knobs envoy-vs-nginx.max_tokens and tokens_per_fill must be >= 1');
+    if (k.nginx_delay > k.nginx_burst) throw new Error('knob envoy-vs-nginx.nginx_delay must not exceed nginx_burst');
+  },
+  /** Checks that only hold after --quick scaling (Envoy refuses fill intervals under 50 ms). */
+  checkScaled(k, factor) {
+    if (k.fill_interval < 0.05) {
+      throw new Error(`envoy-vs-nginx.fill_interval becomes ${k.fill_interval * 1000} ms with --quick=${factor}; Envoy's minimum is 50 ms`);
+    }
+  },
+  targets: (k) => [
+    {
+      id: 'envoy',
+      service: 'envoy-vs-nginx-envoy',
+      path: '/',
+      limitedStatus: k.status,
+      policy: { kind: 'token_bucket', maxTokens: k.max_tokens, tokensPerFill: k.tokens_per_fill, fillIntervalMs: k.fill_interval * 1000 },
+    },
+    {
+      id: 'nginx',
+      service: 'envoy-vs-nginx-nginx',
+      path: '/',
+      limitedStatus: k.status,
+      policy: { kind: 'limit_req', rate: k.nginx_rate, burst: k.nginx_burst, delay: k.nginx_delay },
+    },
+  ],
+  suites: {
+    smoke: () => [{ name: 'smoke', rate: 2, seconds: 2, targets: proxies }],
+    // One proxy at a time, so neither steals CPU from the other's burst.
+    spike: () =>
+      proxies.flatMap((p) => durations.map((d) => ({ name: `${d}s`, rate: 400, seconds: d, pause: 10, targets: [p] }))),
+  },
+  seedFigures: {
+    'envoy-1s': { ok: 220, limited: 180, maxS: 0.105 },
+    'envoy-2s': { ok: 240, limited: 560, maxS: 0.0215 },
+    'envoy-4s': { ok: 280, limited: 1320, maxS: 0.0157 },
+    'nginx-1s': { ok: 220, limited: 180, maxS: 8.999 },
+    'nginx-2s': { ok: 240, limited: 560, maxS: 9.005 },
+    'nginx-4s': { ok: 280, limited: 1320, maxS: 9.005 },
+  },
+};

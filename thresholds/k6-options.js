@@ -1,0 +1,51 @@
+/*
+ * Turns a plan into k6 options: one constant-arrival-rate scenario per case, tagged with the
+ * case, and thresholds that are the plan's expected ranges. Imported by the k6 scripts.
+ */
+export function k6Options(plan, baseUrls) {
+  const scenarios = {};
+  const thresholds = { 'checks{check:target up}': ['rate==1'] };
+  for (const c of plan.cases) {
+    const base = baseUrls[c.service];
+    if (!base) throw new Error(`no address for service ${c.service}`);
+    scenarios[c.id] = {
+      executor: 'constant-arrival-rate',
+      rate: c.rate,
+      timeUnit: '1s',
+      duration: `${Math.round(c.durationMs)}ms`,
+      startTime: `${Math.round(c.startMs)}ms`,
+      preAllocatedVUs: c.vus,
+      maxVUs: c.vus,
+      gracefulStop: `${c.timeoutS}s`,
+      exec: 'hit',
+      tags: { case: c.id },
+      env: { LAB_URL: base + c.path, LAB_TIMEOUT: `${c.timeoutS}s`, LAB_LIMITED: String(c.limitedStatus) },
+    };
+    Object.assign(thresholds, caseThresholds(c));
+  }
+  return {
+    scenarios,
+    thresholds,
+    discardResponseBodies: true,
+    summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'],
+    setupTimeout: '30s',
+  };
+}
+
+/** The thresholds of one case, keyed by sub-metric; the summary reports them under these names. */
+export function caseThresholds(c) {
+  const e = c.expected;
+  const range = (r) => [`count>=${r.lo}`, `count<=${r.hi}`];
+  const t = {
+    [okMetric(c)]: range(e.ok),
+    [limitedMetric(c)]: range(e.limited),
+    [`unexpected_status{case:${c.id}}`]: ['count<1'],
+    [`dropped_iterations{scenario:${c.id}}`]: ['count<1'],
+  };
+  t[latencyMetric(c)] = e.maxMs ? [`max>=${e.maxMs.lo}`, `max<=${e.maxMs.hi}`] : [`p(99)<${e.p99Ms.hi}`];
+  return t;
+}
+
+export const okMetric = (c) => `http_reqs{case:${c.id},status:200}`;
+export const limitedMetric = (c) => `http_reqs{case:${c.id},status:${c.limitedStatus}}`;
+export const latencyMetric = (c) => `http_req_duration{case:${c.id}}`;

@@ -1,0 +1,67 @@
+/*
+ * Knobs: every policy parameter of a stack, with the seed's value as default. A knob has a kind
+ * that says how to parse and check it, and how --quick scales it (rates up, intervals down),
+ * so that the model and the rendered config always see the same numbers.
+ */
+const kinds = {
+  rate: { parse: posInt, scale: (v, f) => v * f, doc: 'a whole number of requests per second, > 0' },
+  count: { parse: nonNegInt, scale: (v) => v, doc: 'a whole number, >= 0' },
+  counts: { parse: (s) => String(s).split(',').map(nonNegInt), scale: (v) => v, doc: 'whole numbers >= 0, comma-separated' },
+  seconds: { parse: posNumber, scale: (v, f) => v / f, doc: 'a duration in seconds, > 0' },
+  status: { parse: httpStatus, scale: (v) => v, doc: 'an HTTP status from 400 to 599' },
+};
+
+function posInt(s) {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`'${s}' is not a whole number > 0`);
+  return n;
+}
+function nonNegInt(s) {
+  const n = Number(s);
+  if (String(s).trim() === '' || !Number.isInteger(n) || n < 0) throw new Error(`'${s}' is not a whole number >= 0`);
+  return n;
+}
+function posNumber(s) {
+  const n = Number(s);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`'${s}' is not a number > 0`);
+  return n;
+}
+function httpStatus(s) {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < 400 || n > 599) throw new Error(`'${s}' is not an HTTP status 400..599`);
+  return n;
+}
+
+/** Parses `name=value` overrides for one experiment; throws listing the valid knobs. */
+export function resolveKnobs(experiment, overrides = {}) {
+  const values = {};
+  for (const [name, spec] of Object.entries(experiment.knobs)) values[name] = spec.default;
+  for (const [name, raw] of Object.entries(overrides)) {
+    const spec = experiment.knobs[name];
+    if (!spec) {
+      throw new Error(`unknown knob '${name}' for ${experiment.name}; valid: ${Object.keys(experiment.knobs).join(', ')}`);
+    }
+    try {
+      values[name] = kinds[spec.kind].parse(raw);
+    } catch (e) {
+      throw new Error(`knob ${experiment.name}.${name}: ${e.message} (expected ${kinds[spec.kind].doc})`);
+    }
+  }
+  experiment.check?.(values);
+  return values;
+}
+
+/** The knob values as the stack must run them when time is compressed by `factor`. */
+export function scaleKnobs(experiment, values, factor) {
+  const out = {};
+  for (const [name, spec] of Object.entries(experiment.knobs)) out[name] = kinds[spec.kind].scale(values[name], factor);
+  return out;
+}
+
+export function isDefault(experiment, values) {
+  return Object.entries(experiment.knobs).every(([n, s]) => JSON.stringify(s.default) === JSON.stringify(values[n]));
+}
+
+export function describeKnobs(experiment) {
+  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kinds[s.kind].doc, doc: s.doc }));
+}

@@ -1,0 +1,128 @@
+/*
+ * The plan of a run: for one experiment and suite, the cases k6 will run (when, how fast, where)
+ * and, for each, what the model says must happen, widened by the stated tolerance. The runner
+ * prints it (`just expect`), k6 turns it into scenarios and thresholds, and the results table
+ * compares against it. Nothing expected comes from anywhere else.
+ */
+import burst from './experiments/burst.js';
+import envoyVsNginx from './experiments/envoy-vs-nginx.js';
+import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
+import { simulate, JITTER_MS, TRIALS } from './simulate.js';
+
+export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx };
+export const QUICK_FACTOR = 5;
+
+/** The stated tolerance of every threshold. */
+export const TOLERANCE = {
+  countRel: 0.02, // counts: +-2 % or +-2 requests, whichever is larger, around the model's range
+  countAbs: 2,
+  latencyRel: 0.05, // max latency: +-5 %, plus 20 ms below and 200 ms above (app, loopback, k6)
+  latencyBelowMs: 20,
+  latencyAboveMs: 200,
+  queuedMs: 250, // a case whose model delay stays under this "queues nothing": p99 must be < 1 s
+  p99Ms: 1000,
+};
+
+/** Suites are k6 test types; each holds the experiments that define it, in this order. */
+export const suites = Object.fromEntries(
+  ['smoke', 'spike', 'soak', 'stress', 'load', 'breakpoint'].map((s) => [
+    s,
+    Object.values(experiments).filter((e) => e.suites[s]).map((e) => e.name),
+  ]),
+);
+
+export function experimentNamed(name) {
+  const e = experiments[name];
+  if (!e) throw new Error(`unknown experiment '${name}'; valid: ${Object.keys(experiments).join(', ')}`);
+  return e;
+}
+
+export function suiteExperiments(suite) {
+  const list = suites[suite];
+  if (!list) throw new Error(`unknown suite '${suite}'; valid: ${Object.keys(suites).join(', ')}`);
+  if (list.length === 0) throw new Error(`suite '${suite}' has no experiments yet; runnable: ${Object.keys(suites).filter((s) => suites[s].length).join(', ')}`);
+  return list;
+}
+
+const countRange = ({ min, max }) => ({
+  min,
+  max,
+  lo: Math.max(0, Math.floor(min - Math.max(TOLERANCE.countAbs, TOLERANCE.countRel * min))),
+  hi: Math.ceil(max + Math.max(TOLERANCE.countAbs, TOLERANCE.countRel * max)),
+});
+
+function latencyExpectation({ min, max }) {
+  if (max < TOLERANCE.queuedMs) return { p99Ms: { hi: TOLERANCE.p99Ms } };
+  return {
+    maxMs: {
+      min,
+      max,
+      lo: Math.max(0, Math.floor(min * (1 - TOLERANCE.latencyRel) - TOLERANCE.latencyBelowMs)),
+      hi: Math.ceil(max * (1 + TOLERANCE.latencyRel) + TOLERANCE.latencyAboveMs),
+    },
+  };
+}
+
+/**
+ * plan({experiment, suite, factor, overrides}) -> {experiment, suite, factor, knobs, policy, cases}
+ * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations, pauses and
+ * refill intervals divided by it, so the expected counts stay those of the seed timing.
+ */
+export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
+  const exp = experimentNamed(name);
+  const steps = exp.suites[suite];
+  if (!steps) throw new Error(`experiment '${name}' has no '${suite}' cases; it has: ${Object.keys(exp.suites).join(', ')}`);
+  if (!(factor >= 1)) throw new Error(`--quick factor must be >= 1, got ${factor}`);
+  const knobs = resolveKnobs(exp, overrides);
+  const policy = scaleKnobs(exp, knobs, factor);
+  exp.checkScaled?.(policy, factor);
+  const targets = exp.targets(policy);
+  const seedComparable = isDefault(exp, knobs);
+
+  const cases = [];
+  let t = 0;
+  for (const step of steps(knobs)) {
+    const durationMs = (step.seconds * 1000) / factor;
+    for (const id of step.targets) {
+      const target = targets.find((x) => x.id === id);
+      cases.push({ id: `${id}-${step.name}`, target: id, startMs: t, rate: step.rate * factor, durationMs, step: step.name });
+    }
+    t += durationMs + ((step.pause || 0) * 1000) / factor;
+  }
+
+  for (const target of targets) {
+    const mine = cases.filter((c) => c.target === target.id);
+    if (mine.length === 0) continue;
+    const sims = simulate(target.policy, mine, { seed: name });
+    mine.forEach((c, i) => {
+      const s = sims[i];
+      const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
+      Object.assign(c, {
+        name: `${name}/${c.id}`,
+        service: target.service,
+        path: target.path,
+        limitedStatus: target.limitedStatus,
+        requests: Math.round((c.rate * c.durationMs) / 1000),
+        seed: seed ? { ...seed, maxS: seed.maxS / factor } : null,
+        expected: {
+          ok: countRange(s.ok),
+          limited: countRange(s.limited),
+          ...latencyExpectation(s.maxDelayMs),
+          timingSensitive: s.ok.min !== s.ok.max,
+        },
+        vus: Math.ceil(s.inFlight.max * 1.25) + 5,
+        timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
+      });
+    });
+  }
+  return {
+    experiment: name,
+    suite,
+    factor,
+    knobs,
+    policy,
+    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE },
+    durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
+    cases,
+  };
+}
