@@ -1,6 +1,10 @@
 /*
- * Turns a plan into k6 options: one constant-arrival-rate scenario per case, tagged with the
- * case, and thresholds that are the plan's expected ranges. Imported by the k6 scripts.
+ * Turns a plan into k6 options: one open-model scenario per case, tagged with the case, and
+ * thresholds that are the plan's expected ranges. Imported by the k6 scripts.
+ *
+ * The executor is ramping-arrival-rate held flat (startRate = target = rate): it is k6's
+ * constant arrival rate without constant-arrival-rate's 1 s minimum and its extra iteration at
+ * the end, so the requests are exactly those the model replays (see arrivalTimes).
  */
 export function k6Options(plan, baseUrls) {
   const scenarios = {};
@@ -9,10 +13,10 @@ export function k6Options(plan, baseUrls) {
     const base = baseUrls[c.service];
     if (!base) throw new Error(`no address for service ${c.service}`);
     scenarios[c.id] = {
-      executor: 'constant-arrival-rate',
-      rate: c.rate,
+      executor: 'ramping-arrival-rate',
+      startRate: c.rate,
       timeUnit: '1s',
-      duration: `${Math.round(c.durationMs)}ms`,
+      stages: [{ target: c.rate, duration: `${Math.round(((c.requests + 0.5) * 1e6) / c.rate)}us` }],
       startTime: `${Math.round(c.startMs)}ms`,
       preAllocatedVUs: c.vus,
       maxVUs: c.vus,

@@ -7,7 +7,7 @@
 import burst from './experiments/burst.js';
 import envoyVsNginx from './experiments/envoy-vs-nginx.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
-import { simulate, JITTER_MS, TRIALS } from './simulate.js';
+import { simulate, requestCount, JITTER_MS, TRIALS } from './simulate.js';
 
 export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx };
 export const QUICK_FACTOR = 5;
@@ -102,7 +102,7 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
         service: target.service,
         path: target.path,
         limitedStatus: target.limitedStatus,
-        requests: Math.round((c.rate * c.durationMs) / 1000),
+        requests: requestCount(c),
         seed: seed ? { ...seed, maxS: seed.maxS / factor } : null,
         expected: {
           ok: countRange(s.ok),

@@ -24,11 +24,18 @@ const limiters = {
   token_bucket: (p) => ({ limiter: tokenBucket(p), msClock: false }),
 };
 
-/** k6's constant-arrival-rate starts iteration i at startTime + i/rate, for i < rate*duration. */
+/**
+ * The open-model schedule k6 runs for a case: n = rate x duration requests, the i-th at
+ * startTime + (i+1)/rate. (k6's ramping-arrival-rate held flat at `rate` for (n + 1/2)/rate
+ * seconds fires exactly these; constant-arrival-rate fires n + 1 and refuses runs under 1 s,
+ * which --quick needs.)
+ */
 export function arrivalTimes({ startMs, rate, durationMs }) {
-  const n = Math.round((rate * durationMs) / 1000);
-  return Array.from({ length: n }, (_, i) => startMs + (i * 1000) / rate);
+  const n = requestCount({ rate, durationMs });
+  return Array.from({ length: n }, (_, i) => startMs + ((i + 1) * 1000) / rate);
 }
+
+export const requestCount = ({ rate, durationMs }) => Math.round((rate * durationMs) / 1000);
 
 /** One trial: every case of one limiter key, interleaved in time as they will really run. */
 function trial(policy, cases, rand, jitterMs) {

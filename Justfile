@@ -1,0 +1,46 @@
+# The lab's recipes. Run them through ./labw (it installs just first) or with just itself.
+# Knobs: experiment.knob=value (or knob=value); --quick[=N] compresses time by N (default 5).
+
+set positional-arguments
+set shell := ["bash", "-uc"]
+
+# List the recipes.
+default:
+    @just --list --unsorted
+
+# Install the pinned toolchain (Debian packages, k6, Envoy, npm packages); a second run only checks.
+setup:
+    @bash lab/install.sh
+
+# Run a suite (smoke, spike, soak): stacks up, k6, table, stacks down; non-zero exit on a failed case.
+test suite *args: setup
+    node lab/cli.mjs test "$@"
+
+# Print what the model expects for a suite, as JSON, starting nothing.
+expect suite *args:
+    node lab/cli.mjs expect "$@"
+
+# Start one experiment's stack and leave it up; prints `name url` per endpoint.
+up experiment *args: setup
+    node lab/cli.mjs up "$@"
+
+# Stop whatever `just up` started.
+down:
+    node lab/cli.mjs down
+
+# Render an experiment's configs into .lab/rendered/ for `docker compose --profile <experiment> up`.
+render experiment *args:
+    node lab/cli.mjs render "$@"
+
+# List every experiment's knobs and their seed defaults.
+knobs *experiment:
+    node lab/cli.mjs knobs "$@"
+
+# Unit tests: the model against the seeds' tables, the runner, template rendering, the topology.
+unit: setup
+    node --test test/
+
+# What CI runs: unit tests, then every stack up briefly, then the spike suite in quick time.
+ci: unit
+    node lab/cli.mjs test smoke
+    node lab/cli.mjs test spike --quick

@@ -1,0 +1,144 @@
+/*
+ * Processes the lab starts: each in its own process group (so nginx's workers, Envoy's threads
+ * and anything they fork go down with it), logged to a file, recorded in a state file so that a
+ * runner that was killed outright still gets its processes reaped by the next lab command.
+ */
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, readFileSync, writeFileSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Start time of a pid in clock ticks since boot (field 22 of /proc/PID/stat), or null. */
+function startTicks(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return null;
+  }
+}
+const alive = (pid) => startTicks(pid) !== null;
+
+export function spawnLogged(name, argv, { cwd, env, logFile }) {
+  const fd = openSync(logFile, 'a');
+  const child = spawn(argv[0], argv.slice(1), { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const proc = { name, child, pid: child.pid, logFile, exited: null, expectedExit: false };
+  proc.exitPromise = new Promise((resolve) => {
+    child.on('exit', (code, signal) => resolve((proc.exited = { code, signal })));
+    child.on('error', (err) => resolve((proc.exited = { code: null, signal: null, error: err.message })));
+  });
+  return proc;
+}
+
+/** SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the leader is reaped. */
+export async function stopProcess(proc, graceMs = 5000) {
+  proc.expectedExit = true;
+  if (!proc.exited && proc.pid) {
+    try { process.kill(-proc.pid, 'SIGTERM'); } catch { /* already gone */ }
+    const done = await Promise.race([proc.exitPromise.then(() => true), sleep(graceMs).then(() => false)]);
+    if (!done) {
+      try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* gone */ }
+      await proc.exitPromise;
+    }
+  }
+  // Stragglers of the group (a worker whose master died first).
+  try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* none left */ }
+}
+
+export function logTail(file, lines = 20) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Which process listens on a TCP port, from /proc (no ss or lsof needed). */
+export function portOwner(port) {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try { text = readFileSync(table, 'utf8'); } catch { continue; }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 9 && f[1].endsWith(`:${hex}`) && f[3] === '0A') inodes.add(f[9]);
+    }
+  }
+  if (inodes.size === 0) return null;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let fds = [];
+    try { fds = readdirSync(`/proc/${pid}/fd`); } catch { continue; }
+    for (const fd of fds) {
+      let link = '';
+      try { link = readlinkSync(`/proc/${pid}/fd/${fd}`); } catch { continue; }
+      const m = /^socket:\[(\d+)\]$/.exec(link);
+      if (m && inodes.has(m[1])) {
+        let cmd = '';
+        try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim(); } catch { /* gone */ }
+        return { pid: Number(pid), cmd };
+      }
+    }
+  }
+  return { pid: null, cmd: 'another user or namespace' };
+}
+
+/** Throws naming the first port on 127.0.0.1 that cannot be bound, and who holds it. */
+export async function assertPortsFree(ports) {
+  for (const { port, service } of ports) {
+    const err = await new Promise((resolve) => {
+      const srv = createServer();
+      srv.once('error', resolve);
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(null)));
+    });
+    if (err) {
+      const who = portOwner(port);
+      const by = who ? ` by pid ${who.pid ?? '?'} (${who.cmd})` : '';
+      throw new Error(`port ${port} (${service}) is in use${by}; stop it or run 'just down'`);
+    }
+  }
+}
+
+/* ---- state files: what this runner started, for `just down` and for reaping orphans ---- */
+
+export class StateFile {
+  constructor(dir, id, meta = {}) {
+    mkdirSync(dir, { recursive: true });
+    this.path = join(dir, `${id}.json`);
+    this.data = { owner: process.pid, ownerStart: startTicks(process.pid), ...meta, procs: [] };
+    this.save();
+  }
+  add(proc) {
+    this.data.procs.push({ name: proc.name, pid: proc.pid, start: startTicks(proc.pid) });
+    this.save();
+  }
+  save() { writeFileSync(this.path, JSON.stringify(this.data, null, 1)); }
+  remove() { rmSync(this.path, { force: true }); }
+}
+
+/** Kills the process groups recorded in state files; only those whose owner is gone, unless `all`. */
+export async function reapStale(dir, { all = false, log = () => {} } = {}) {
+  if (!existsSync(dir)) return 0;
+  let reaped = 0;
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {
+    const path = join(dir, f);
+    let st;
+    try { st = JSON.parse(readFileSync(path, 'utf8')); } catch { rmSync(path, { force: true }); continue; }
+    const ownerAlive = startTicks(st.owner) !== null && startTicks(st.owner) === st.ownerStart;
+    if (ownerAlive && !all) continue;
+    for (const p of st.procs) {
+      if (startTicks(p.pid) !== p.start) continue; // pid reused by something else, or gone
+      log(`stopping ${p.name} (pid ${p.pid}) left by ${st.kind || 'a run'} ${f.replace('.json', '')}`);
+      try { process.kill(-p.pid, 'SIGTERM'); } catch { /* gone */ }
+      for (let i = 0; i < 50 && alive(p.pid); i += 1) await sleep(100);
+      try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
+      reaped += 1;
+    }
+    if (st.tmp) rmSync(st.tmp, { recursive: true, force: true });
+    rmSync(path, { force: true });
+  }
+  return reaped;
+}

@@ -1,0 +1,31 @@
+/*
+ * Renders config templates and command lines with mustache (logic-less: the knobs decide
+ * values, never structure beyond "one block per target").
+ */
+import Mustache from 'mustache';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+// Configs are nginx and YAML, not HTML: no escaping.
+Mustache.escape = (s) => String(s);
+
+export const renderText = (template, view) => Mustache.render(template, view);
+
+/** The view a service's templates see: the policy knobs, the model's targets, every port. */
+export function serviceView({ policy, targets, ports, service, prefix = '', config = {} }) {
+  return { ...policy, targets, svc: ports, self: ports[service.name], prefix, config };
+}
+
+/** Renders every config template of `service` into `dir`; returns {key: renderedPath}. */
+export function renderConfigs(root, service, view, dir) {
+  mkdirSync(dir, { recursive: true });
+  const out = {};
+  for (const [key, rel] of Object.entries(service.configs)) {
+    const path = join(dir, basename(rel));
+    writeFileSync(path, renderText(readFileSync(join(root, rel), 'utf8'), view));
+    out[key] = path;
+  }
+  return out;
+}
+
+export const renderArgs = (args, view) => args.map((a) => renderText(String(a), view));

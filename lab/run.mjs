@@ -1,0 +1,135 @@
+/*
+ * `just test <suite>`: for each experiment of the suite, bring its stack up, let k6 run the
+ * plan, take the stack down, and judge. Everything a run makes goes to results/<run-id>/;
+ * scratch space (nginx prefixes) lives in .lab/tmp/<run-id>/ and is gone when the run ends.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync, readFileSync, rmSync, symlinkSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { plan as makePlan, experiments } from '../thresholds/plan.js';
+import { loadTopology } from './topology.mjs';
+import { startStack, stopStack } from './stack.mjs';
+import { StateFile, reapStale, logTail } from './procs.mjs';
+import { caseOutcomes, tableRows, formatTable } from './report.mjs';
+
+export function labEnv(root) {
+  const env = { ...process.env, K6_NO_USAGE_REPORT: 'true' };
+  env.PATH = [join(root, '.lab', 'bin'), '/usr/sbin', '/sbin', env.PATH].join(':');
+  return env;
+}
+
+const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+
+export async function runSuite(root, request, { say = console.log } = {}) {
+  const plans = request.experiments.map((experiment) =>
+    makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }));
+  const topology = loadTopology(join(root, 'docker-compose.yml'));
+  const env = labEnv(root);
+  const stateDir = join(root, '.lab', 'state');
+  await reapStale(stateDir, { log: say });
+
+  const runId = `${stamp()}-${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`;
+  const dir = join(root, 'results', runId);
+  const tmp = join(root, '.lab', 'tmp', runId);
+  mkdirSync(dir, { recursive: true });
+  const state = new StateFile(stateDir, runId, { kind: 'test', tmp });
+  const latest = join(root, 'results', 'latest');
+  rmSync(latest, { force: true });
+  symlinkSync(runId, latest);
+
+  let interrupted = null;
+  let current = null; // {stack, k6}
+  const onSignal = (sig) => {
+    if (interrupted) return;
+    interrupted = sig;
+    say(`\n${sig}: stopping k6 and the stack...`);
+    if (current?.k6 && !current.k6.exitCode) current.k6.kill('SIGINT');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const outcomes = [];
+  const rows = [];
+  const problems = [];
+  try {
+    for (const plan of plans) {
+      if (interrupted) break;
+      const logDir = join(dir, 'logs');
+      const planFile = join(dir, `${plan.suite}.${plan.experiment}.plan.json`);
+      writeFileSync(planFile, JSON.stringify(plan, null, 1));
+      say(`${plan.experiment}: starting stack`);
+      const targets = experiments[plan.experiment].targets(plan.policy);
+      const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
+      current = { stack };
+      try {
+        const result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild: (k6) => (current.k6 = k6) });
+        if (result.problem) problems.push(result.problem);
+      } finally {
+        await stopStack(stack);
+        current = null;
+      }
+      const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
+      const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
+      for (const o of caseOutcomes(plan, summary)) {
+        outcomes.push(o);
+        rows.push(...tableRows(o, plan.cases.find((c) => o.case.endsWith(`/${c.id}`)).limitedStatus));
+      }
+    }
+  } catch (e) {
+    problems.push(e.message);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    rmSync(tmp, { recursive: true, force: true });
+    state.remove();
+  }
+
+  writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
+  if (rows.length) say(`\n${formatTable(rows)}`);
+  for (const p of problems) say(`\nERROR: ${p}`);
+  const passed = outcomes.filter((o) => o.pass).length;
+  say(`\nresults: ${dir}`);
+  say(`cases: ${passed} passed, ${outcomes.length - passed} failed`);
+  if (interrupted) return 130;
+  return problems.length === 0 && passed === outcomes.length && outcomes.length > 0 ? 0 : 1;
+}
+
+/** Runs k6 on one plan; a stack process that dies meanwhile stops k6 and is reported by name. */
+async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild }) {
+  const name = `${plan.suite}.${plan.experiment}`;
+  const k6env = {
+    ...env,
+    LAB_PLAN: planFile,
+    LAB_RESULTS: dir,
+    LAB_BASE_URLS: JSON.stringify(stack.baseUrls),
+    LAB_READY_URLS: JSON.stringify(stack.readyUrls),
+    K6_WEB_DASHBOARD: 'true',
+    K6_WEB_DASHBOARD_PORT: '-1',
+    K6_WEB_DASHBOARD_PERIOD: '1s',
+    K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}.report.html`),
+  };
+  const logFile = join(logDir, `k6.${name}.log`);
+  const { openSync, closeSync } = await import('node:fs');
+  const fd = openSync(logFile, 'a');
+  const k6 = spawn('k6', ['run', '--no-color', join(root, 'k6', `${plan.experiment}.js`)], { cwd: root, env: k6env, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  setChild(k6);
+  say(`${plan.experiment}: k6 running ${plan.cases.length} cases, about ${Math.ceil(plan.durationS)} s (log: ${logFile})`);
+  const started = Date.now();
+  const ticker = setInterval(() => say(`  ${plan.experiment}: ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
+  const exited = new Promise((resolve) => k6.on('exit', (code, signal) => resolve({ code, signal })));
+  const first = await Promise.race([exited.then((x) => ({ k6: x })), stack.died.then((p) => ({ died: p }))]);
+  clearInterval(ticker);
+  if (first.died) {
+    const p = first.died;
+    k6.kill('SIGINT');
+    const t = setTimeout(() => k6.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+    return { problem: `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}); last lines of ${p.logFile}:\n${logTail(p.logFile)}` };
+  }
+  const { code, signal } = first.k6;
+  // 99: thresholds failed, which the table shows case by case; anything else means k6 itself failed.
+  if (code !== 0 && code !== 99) return { problem: `k6 ${name} ended with ${signal || `code ${code}`}; last lines of ${logFile}:\n${logTail(logFile)}` };
+  return {};
+}

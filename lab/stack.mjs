@@ -1,0 +1,74 @@
+/*
+ * Brings one experiment's stack up natively from the topology: render, validate, start in
+ * dependency order, wait for readiness; and takes it down again, whatever happened.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { stackServices, portsByService } from './topology.mjs';
+import { serviceView, renderConfigs, renderArgs, renderText } from './render.mjs';
+import { spawnLogged, stopProcess, assertPortsFree, logTail } from './procs.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function startStack({ root, env, topology, experiment, policy, targets, tmpDir, logDir, state, log = () => {} }) {
+  const services = stackServices(topology, experiment);
+  const ports = portsByService(topology);
+  await assertPortsFree(services.flatMap((s) => Object.values(s.ports).map((port) => ({ port, service: s.name }))));
+  mkdirSync(logDir, { recursive: true });
+  const stack = { experiment, procs: [], baseUrls: {}, readyUrls: {} };
+  try {
+    for (const s of services) {
+      const prefix = join(tmpDir, s.name);
+      mkdirSync(prefix, { recursive: true });
+      const base = serviceView({ policy, targets, ports, service: s, prefix });
+      const view = { ...base, config: renderConfigs(root, s, base, prefix) };
+      if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
+      if (s.validate) validate(s, renderArgs(s.validate, view), root, env);
+      const proc = spawnLogged(s.name, renderArgs(s.command, view), { cwd: root, env, logFile: join(logDir, `${s.name}.log`) });
+      stack.procs.push(proc);
+      state.add(proc);
+      const ready = renderText(s.ready, view);
+      await waitReady(proc, ready);
+      stack.baseUrls[s.name] = `http://127.0.0.1:${s.ports.http}`;
+      stack.readyUrls[s.name] = ready;
+      log(`${s.name} ready at ${stack.baseUrls[s.name]}`);
+    }
+  } catch (e) {
+    await stopStack(stack);
+    throw e;
+  }
+  // Resolves with the first process that exits while nobody asked it to.
+  stack.died = Promise.race(stack.procs.map((p) => p.exitPromise.then(() => (p.expectedExit ? new Promise(() => {}) : p))));
+  return stack;
+}
+
+function validate(service, argv, cwd, env) {
+  const r = spawnSync(argv[0], argv.slice(1), { cwd, env, encoding: 'utf8', timeout: 60_000 });
+  if (r.error) throw new Error(`${service.name}: cannot run '${argv[0]}' to validate its config: ${r.error.message}`);
+  if (r.status !== 0) {
+    throw new Error(`${service.name}: config rejected by '${argv.join(' ')}':\n${(r.stderr + r.stdout).trim()}`);
+  }
+}
+
+async function waitReady(proc, url, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.exited) {
+      const why = proc.exited.error || `code ${proc.exited.code}, signal ${proc.exited.signal}`;
+      throw new Error(`${proc.name} exited during start-up (${why}); last lines of ${proc.logFile}:\n${logTail(proc.logFile)}`);
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) throw new Error(`${proc.name} not ready at ${url} after ${timeoutMs / 1000} s; log: ${proc.logFile}\n${logTail(proc.logFile)}`);
+    await sleep(100);
+  }
+}
+
+/** Stops in reverse start order, so proxies go before the servers behind them. */
+export async function stopStack(stack) {
+  for (const p of [...stack.procs].reverse()) await stopProcess(p);
+}

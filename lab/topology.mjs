@@ -1,0 +1,55 @@
+/*
+ * Reads docker-compose.yml, the one description of every stack, and answers the runner's
+ * questions: which services an experiment has, in what order they start, what each needs.
+ */
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
+
+export function loadTopology(file) {
+  const doc = YAML.parse(readFileSync(file, 'utf8'), { merge: true });
+  const services = {};
+  for (const [name, s] of Object.entries(doc.services || {})) {
+    const native = s['x-native'];
+    if (!native) throw new Error(`${file}: service ${name} has no x-native block`);
+    for (const key of ['ports', 'command', 'ready']) {
+      if (!native[key]) throw new Error(`${file}: service ${name}: x-native.${key} is missing`);
+    }
+    services[name] = {
+      name,
+      profiles: s.profiles || [],
+      dependsOn: Array.isArray(s.depends_on) ? s.depends_on : Object.keys(s.depends_on || {}),
+      ports: native.ports,
+      command: native.command,
+      validate: native.validate || null,
+      ready: native.ready,
+      configs: native.configs || {},
+    };
+  }
+  return { services };
+}
+
+/** The services of one compose profile, each after the services it depends on. */
+export function stackServices(topology, profile) {
+  const members = Object.values(topology.services).filter((s) => s.profiles.includes(profile));
+  if (members.length === 0) throw new Error(`docker-compose.yml has no services in profile '${profile}'`);
+  const order = [];
+  const visiting = new Set();
+  const visit = (s) => {
+    if (order.includes(s)) return;
+    if (visiting.has(s.name)) throw new Error(`docker-compose.yml: depends_on cycle through ${s.name}`);
+    visiting.add(s.name);
+    for (const d of s.dependsOn) {
+      const dep = topology.services[d];
+      if (!dep) throw new Error(`docker-compose.yml: ${s.name} depends on unknown service ${d}`);
+      visit(dep);
+    }
+    order.push(s);
+  };
+  members.forEach(visit);
+  return order;
+}
+
+/** Every port the topology declares, by service: for the port-in-use check and the templates. */
+export function portsByService(topology) {
+  return Object.fromEntries(Object.values(topology.services).map((s) => [s.name, s.ports]));
+}
