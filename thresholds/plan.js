@@ -110,7 +110,7 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
           ...latencyExpectation(s.maxDelayMs),
           timingSensitive: s.ok.min !== s.ok.max,
         },
-        vus: Math.ceil(s.inFlight.max * 1.25) + 5,
+        vus: Math.ceil(s.inFlight.max * 1.5) + 20,
         timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
       });
     });
