@@ -4,7 +4,7 @@
  * A bare knob applies to every experiment of the run that has a knob of that name.
  */
 import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments } from '../thresholds/plan.js';
-import { resolveKnobs } from '../thresholds/knobs.js';
+import { resolveKnobs, scaleKnobs } from '../thresholds/knobs.js';
 
 export function parseRunArgs(words, { target = 'suite' } = {}) {
   const [name, ...rest] = words;
@@ -39,6 +39,10 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     }
   }
   // Parse and check every knob now, so a bad value fails before any process starts.
-  for (const n of names) resolveKnobs(experiments[n], overrides[n]);
+  for (const n of names) {
+    const exp = experiments[n];
+    const scaled = scaleKnobs(exp, resolveKnobs(exp, overrides[n]), factor);
+    if (exp.checkScaled) exp.checkScaled(scaled, factor);
+  }
   return { name, experiments: names, factor, overrides };
 }

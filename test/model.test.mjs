@@ -1,0 +1,113 @@
+// The model against the seeds' own tables (002 and 003), and its basic mechanics.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { limitReq } from '../thresholds/limit-req.js';
+import { tokenBucket } from '../thresholds/token-bucket.js';
+import { plan } from '../thresholds/plan.js';
+
+const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
+const inRange = (v, r) => v >= r.lo && v <= r.hi;
+
+test('limit_req: first request free, then one per 1/rate on the ms clock, rejects cost nothing', () => {
+  const z = limitReq({ rate: 3, burst: 0 });
+  assert.equal(z.offer(1000).ok, true);
+  assert.equal(z.offer(1333).ok, false, '333 ms drains 999 milli-requests: excess 1 > burst 0');
+  assert.equal(z.offer(1334).ok, true, '334 ms drains 1002: excess 0');
+  assert.equal(z.offer(1500).ok, false);
+  assert.equal(z.offer(1668).ok, true, 'the rejected request at 1500 was not charged');
+});
+
+test('limit_req: queued requests wait (excess - delay) / rate', () => {
+  const z = limitReq({ rate: 20, burst: 200, delay: 20 });
+  const delays = [];
+  for (let i = 0; i < 400; i += 1) {
+    const r = z.offer(1000);
+    if (r.ok) delays.push(r.delayMs);
+  }
+  assert.equal(delays.length, 201, 'first free + burst 200 at the same instant');
+  assert.equal(delays.filter((d) => d === 0).length, 21, 'free one + delay=20 pass at once');
+  assert.equal(Math.max(...delays), 9000, '(200 - 20) / 20 r/s');
+});
+
+test('token bucket: starts full, refills continuously, needs a whole token', () => {
+  const b = tokenBucket({ maxTokens: 2, tokensPerFill: 20, fillIntervalMs: 1000 });
+  assert.deepEqual([b.offer(0).ok, b.offer(0).ok, b.offer(0).ok], [true, true, false]);
+  assert.equal(b.offer(49).ok, false, '0.98 token after 49 ms at 20/s');
+  assert.equal(b.offer(50).ok, true, 'a whole token at 50 ms, no 1 s step');
+  assert.equal(b.offer(10_000).ok && b.offer(10_000).ok && !b.offer(10_000).ok, true, 'never more than max_tokens');
+});
+
+test('seed 003, 9 r/s for 60 s: the model gives the seed tables, with their labels corrected', () => {
+  const c = byId(plan({ experiment: 'burst', suite: 'spike' }));
+  // The seed's "burst=100" table (230 / 310, max 16.67 s) is what burst=50 does...
+  assert.deepEqual([c['b50-9rps'].expected.ok.min, c['b50-9rps'].expected.limited.min], [230, 310]);
+  assert.equal(Math.round(c['b50-9rps'].expected.maxMs.max / 10) / 100, 16.67);
+  // ...and its "burst=300" table (280 / 260, max 33.34 s) is burst=100: 1 + burst + 3 r/s x 60 s.
+  assert.deepEqual([c['b100-9rps'].expected.ok.min, c['b100-9rps'].expected.limited.min], [280, 260]);
+  assert.equal(Math.round(c['b100-9rps'].expected.maxMs.max / 1000), 33);
+  // burst=400 holds the whole minute: all 540 pass, the last after ~120 s.
+  assert.equal(c['b400-9rps'].expected.ok.min, 540);
+  assert.ok(Math.abs(c['b400-9rps'].expected.maxMs.max - 119_780) < 100);
+  for (const id of ['b50-9rps', 'b100-9rps', 'b400-9rps']) assert.equal(c[id].expected.ok.min, c[id].expected.ok.max, `${id} does not hang on timing`);
+});
+
+test('seed 003 at 2, 3 and 9 r/s without burst: ranges from the assumed jitter hold the seed figures', () => {
+  const c = byId(plan({ experiment: 'burst', suite: 'spike' }));
+  assert.deepEqual([c['b0-2rps'].expected.ok.min, c['b0-2rps'].expected.ok.max], [120, 120]);
+  // 3 r/s against 3 r/s: every gap is 333.33 ms, and nginx's ms clock decides 333 (reject) or 334.
+  const three = c['b0-3rps'].expected;
+  assert.equal(three.timingSensitive, true);
+  assert.ok(three.ok.min < three.ok.max, 'a range, not a point');
+  assert.ok(inRange(119, three.ok) && inRange(61, three.limited), 'seed: 119 OK, 61 rejected');
+  assert.ok(three.ok.max <= 120, 'never more than every other-but-one request');
+  assert.ok(inRange(145, c['b0-9rps'].expected.ok), 'seed: 145 OK');
+});
+
+test('seed 003 soak: 9 r/s for 120 s at burst 400 gives 760 / 320', () => {
+  const [c] = plan({ experiment: 'burst', suite: 'soak' }).cases;
+  assert.equal(c.id, 'b400-9rps-120s');
+  assert.deepEqual([c.expected.ok.min, c.expected.limited.min], [760, 320]);
+  assert.equal(Math.round(c.expected.maxMs.max / 100) / 10, 133.3, 'burst / rate');
+});
+
+test('seed 002: Envoy and nginx both pass 200 + 20/s; nginx makes the excess wait 9 s', () => {
+  const c = byId(plan({ experiment: 'envoy-vs-nginx', suite: 'spike' }));
+  for (const [d, ok, lim] of [[1, 220, 180], [2, 240, 560], [4, 280, 1320]]) {
+    for (const proxy of ['envoy', 'nginx']) {
+      const e = c[`${proxy}-${d}s`].expected;
+      assert.ok(inRange(ok, e.ok) && inRange(lim, e.limited), `${proxy} ${d}s: seed ${ok}/${lim}, model ${e.ok.min}..${e.ok.max}`);
+    }
+    assert.equal(c[`nginx-${d}s`].expected.maxMs.max, 9000);
+    assert.equal(c[`envoy-${d}s`].expected.maxMs, undefined, 'Envoy queues nothing');
+  }
+});
+
+test('--quick keeps the counts and divides the waits', () => {
+  for (const [experiment, suite] of [['burst', 'spike'], ['envoy-vs-nginx', 'spike'], ['burst', 'soak']]) {
+    const slow = byId(plan({ experiment, suite }));
+    for (const q of plan({ experiment, suite, factor: 5 }).cases) {
+      const s = slow[q.id];
+      assert.equal(q.requests, s.requests);
+      if (s.expected.timingSensitive || q.expected.timingSensitive) continue;
+      assert.ok(Math.abs(q.expected.ok.min - s.expected.ok.min) <= 1, `${q.id}: ${q.expected.ok.min} vs ${s.expected.ok.min}`);
+      if (s.expected.maxMs) assert.ok(Math.abs(q.expected.maxMs.max * 5 - s.expected.maxMs.max) <= 10, q.id);
+    }
+  }
+});
+
+test('thresholds can fail: a policy change the model is not told about moves the expected counts out of range', () => {
+  const base = byId(plan({ experiment: 'burst', suite: 'spike' }));
+  const faster = byId(plan({ experiment: 'burst', suite: 'spike', overrides: { rate: 4 } }));
+  for (const id of ['b0-9rps', 'b50-9rps', 'b100-9rps', 'b300-9rps']) {
+    const a = base[id].expected.ok;
+    const b = faster[id].expected.ok;
+    assert.ok(b.min > a.hi, `${id}: rate 4 gives ${b.min}.., outside 3 r/s's ..${a.hi}`);
+  }
+  const e = byId(plan({ experiment: 'envoy-vs-nginx', suite: 'spike' }));
+  const e2 = byId(plan({ experiment: 'envoy-vs-nginx', suite: 'spike', overrides: { max_tokens: 190, nginx_burst: 190 } }));
+  for (const id of ['envoy-1s', 'nginx-1s']) assert.ok(e2[id].expected.ok.max < e[id].expected.ok.lo, id);
+});
+
+test('the plan is deterministic', () => {
+  assert.deepEqual(plan({ experiment: 'burst', suite: 'spike', factor: 5 }), plan({ experiment: 'burst', suite: 'spike', factor: 5 }));
+});

@@ -1,0 +1,138 @@
+// The runner: argument checks, the topology file, template rendering, ports, and judging results.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseRunArgs } from '../lab/args.mjs';
+import { loadTopology, stackServices, portsByService } from '../lab/topology.mjs';
+import { serviceView, renderConfigs } from '../lab/render.mjs';
+import { assertPortsFree } from '../lab/procs.mjs';
+import { caseOutcomes } from '../lab/report.mjs';
+import { plan, experiments } from '../thresholds/plan.js';
+import { k6Options } from '../thresholds/k6-options.js';
+import { labEnv } from '../lab/run.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const topology = loadTopology(join(root, 'docker-compose.yml'));
+
+test('bad input is refused before anything starts, naming the valid choices', () => {
+  assert.throws(() => parseRunArgs(['spikey']), /unknown suite 'spikey'; valid: smoke, spike, soak/);
+  assert.throws(() => parseRunArgs(['spike', 'burst.rat=5']), /unknown knob 'rat' for burst; valid: rate, bursts, status/);
+  assert.throws(() => parseRunArgs(['spike', 'nope=1']), /unknown knob 'nope'; valid: burst.rate/);
+  assert.throws(() => parseRunArgs(['spike', 'rate=-3']), /burst.rate: '-3' is not a whole number > 0/);
+  assert.throws(() => parseRunArgs(['spike', 'rate=0']), /not a whole number > 0/);
+  assert.throws(() => parseRunArgs(['spike', 'bursts=10,2.5']), /'2.5' is not a whole number >= 0/);
+  assert.throws(() => parseRunArgs(['spike', '--quick=0']), /--quick takes a whole factor >= 1/);
+  assert.throws(() => parseRunArgs(['soak', 'envoy-vs-nginx.status=429']), /not part of soak/);
+  assert.throws(() => parseRunArgs(['cdnx'], { target: 'experiment' }), /unknown experiment 'cdnx'; valid: burst, envoy-vs-nginx/);
+  assert.throws(() => parseRunArgs(['spike', '--quick=40']), /fill_interval becomes 25 ms with --quick=40; Envoy's minimum is 50 ms/);
+});
+
+test('knobs: bare names reach every experiment that has them, qualified ones only theirs', () => {
+  const r = parseRunArgs(['spike', '--quick', 'status=418', 'burst.rate=5']);
+  assert.equal(r.factor, 5);
+  assert.deepEqual(r.overrides, { 'envoy-vs-nginx': { status: '418' }, burst: { status: '418', rate: '5' } });
+});
+
+test('docker-compose.yml: one profile per experiment, every service has its native twin, ports unique', () => {
+  for (const name of Object.keys(experiments)) assert.ok(stackServices(topology, name).length >= 2, name);
+  const ports = Object.values(portsByService(topology)).flatMap((p) => Object.values(p));
+  assert.equal(new Set(ports).size, ports.length, 'no two services share a port');
+  const order = stackServices(topology, 'envoy-vs-nginx').map((s) => s.name);
+  assert.ok(order.indexOf('envoy-vs-nginx-web') < order.indexOf('envoy-vs-nginx-envoy'), 'depends_on order');
+});
+
+test('docker-compose.yml is valid under the compose spec', (t) => {
+  const r = spawnSync('docker-compose', ['-f', join(root, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8' });
+  if (r.error) return t.skip('docker-compose (Debian) not installed: run just setup');
+  assert.equal(r.status, 0, r.stderr);
+});
+
+function rendered(experiment, overrides, service) {
+  const p = plan({ experiment, suite: Object.keys(experiments[experiment].suites)[1], overrides });
+  const s = topology.services[service];
+  const dir = mkdtempSync(join(tmpdir(), 'lab-render-'));
+  const view = serviceView({ policy: p.policy, targets: experiments[experiment].targets(p.policy), ports: portsByService(topology), service: s, prefix: dir });
+  const files = renderConfigs(root, s, view, dir);
+  return { dir, file: files.conf, text: readFileSync(files.conf, 'utf8') };
+}
+
+test('templates follow the knobs: nginx burst locations', () => {
+  const { dir, file, text } = rendered('burst', { rate: 7, bursts: '0,37' }, 'burst-nginx');
+  try {
+    assert.match(text, /zone=b0:1m rate=7r\/s;/);
+    assert.match(text, /limit_req zone=b0;/, 'burst=0 is not valid nginx syntax: omitted');
+    assert.match(text, /limit_req zone=b37 burst=37;/);
+    assert.match(text, /listen 127\.0\.0\.1:18080;/);
+    assert.match(text, /server 127\.0\.0\.1:18081;/);
+    const env = labEnv(root);
+    const nginx = spawnSync('nginx', ['-t', '-q', '-p', `${dir}/`, '-c', file, '-e', 'stderr'], { encoding: 'utf8', env });
+    if (!nginx.error) assert.equal(nginx.status, 0, nginx.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('templates follow the knobs: Envoy token bucket and nginx delay', () => {
+  const e = rendered('envoy-vs-nginx', { max_tokens: 50, fill_interval: 0.5, status: 503 }, 'envoy-vs-nginx-envoy');
+  const n = rendered('envoy-vs-nginx', { nginx_delay: 0 }, 'envoy-vs-nginx-nginx');
+  try {
+    assert.match(e.text, /max_tokens: 50\n\s+tokens_per_fill: 20\n\s+fill_interval: 0.5s/);
+    assert.match(e.text, /status: \{ code: 503 \}/);
+    assert.match(n.text, /limit_req zone=global burst=200;/, 'delay=0 omitted (nginx refuses delay=0)');
+  } finally {
+    rmSync(e.dir, { recursive: true, force: true });
+    rmSync(n.dir, { recursive: true, force: true });
+  }
+});
+
+test('a port in use is an error that names the port and its holder', async () => {
+  const srv = createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  try {
+    await assert.rejects(assertPortsFree([{ port, service: 'demo' }]), new RegExp(`port ${port} \\(demo\\) is in use by pid ${process.pid}`));
+  } finally {
+    srv.close();
+  }
+});
+
+test('k6 options: one scenario per case with exactly the planned request count, thresholds from the plan', () => {
+  const p = plan({ experiment: 'envoy-vs-nginx', suite: 'spike', factor: 5 });
+  const o = k6Options(p, { 'envoy-vs-nginx-envoy': 'http://127.0.0.1:18000', 'envoy-vs-nginx-nginx': 'http://127.0.0.1:19000' });
+  const s = o.scenarios['envoy-1s'];
+  assert.equal(s.executor, 'ramping-arrival-rate');
+  assert.equal(s.startRate, 2000);
+  assert.equal(s.stages[0].duration, '200250us', '(400 + 1/2) / 2000 r/s');
+  const c = p.cases.find((x) => x.id === 'envoy-1s');
+  assert.deepEqual(o.thresholds['http_reqs{case:envoy-1s,status:200}'], [`count>=${c.expected.ok.lo}`, `count<=${c.expected.ok.hi}`]);
+  assert.deepEqual(o.thresholds['http_req_duration{case:nginx-1s}'].length, 2, 'nginx queues: max latency bounded on both sides');
+  assert.throws(() => k6Options(p, {}), /no address for service/);
+});
+
+test('judging: in range passes, out of range or a missing summary fails', () => {
+  const p = plan({ experiment: 'burst', suite: 'soak', factor: 5 });
+  const c = p.cases[0];
+  const summary = (ok, limited, max) => ({
+    metrics: {
+      [`http_reqs{case:${c.id},status:200}`]: { values: { count: ok } },
+      [`http_reqs{case:${c.id},status:503}`]: { values: { count: limited } },
+      [`http_req_duration{case:${c.id}}`]: { values: { max, 'p(99)': max } },
+    },
+  });
+  assert.equal(caseOutcomes(p, summary(760, 320, 26_700))[0].pass, true);
+  assert.equal(caseOutcomes(p, summary(700, 380, 26_700))[0].pass, false);
+  assert.equal(caseOutcomes(p, summary(760, 320, 10_000))[0].pass, false, 'wait far below the model');
+  assert.equal(caseOutcomes(p, null)[0].pass, false);
+});
+
+test('the toolchain installer is idempotent in shape: pinned versions, skips what is present', () => {
+  const sh = readFileSync(join(root, 'lab', 'install.sh'), 'utf8');
+  assert.match(sh, /K6_VERSION=v1\.8\.1/);
+  assert.match(sh, /ENVOY_VERSION=1\.40\.0/);
+  assert.ok(existsSync(join(root, 'package-lock.json')), 'npm packages come from a lockfile');
+});
