@@ -2,6 +2,7 @@
 # Knobs: experiment.knob=value (or knob=value); --quick[=N] compresses time by N (default 5).
 
 set positional-arguments
+set quiet
 set shell := ["bash", "-uc"]
 
 # List the recipes.

@@ -5,6 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lab="$root/.lab"
 mkdir -p "$lab/bin"
+export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 
 K6_VERSION=v1.8.1
 ENVOY_VERSION=1.40.0

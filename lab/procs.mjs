@@ -4,7 +4,7 @@
  * runner that was killed outright still gets its processes reaped by the next lab command.
  */
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, readFileSync, writeFileSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, writeFileSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync, accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -141,4 +141,12 @@ export async function reapStale(dir, { all = false, log = () => {} } = {}) {
     rmSync(path, { force: true });
   }
   return reaped;
+}
+
+/** Throws naming every command of `names` that is not on env.PATH, and how to get it. */
+export function requireTools(names, env) {
+  const dirs = (env.PATH || '').split(':').filter(Boolean);
+  const found = (n) => n.includes('/') ? existsSync(n) : dirs.some((d) => { try { accessSync(join(d, n), constants.X_OK); return true; } catch { return false; } });
+  const missing = [...new Set(names)].filter((n) => !found(n));
+  if (missing.length) throw new Error(`missing tools: ${missing.join(', ')}; run './labw setup' (lab/install.sh) to install them`);
 }

@@ -4,12 +4,12 @@
  * scratch space (nginx prefixes) lives in .lab/tmp/<run-id>/ and is gone when the run ends.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync, readFileSync, rmSync, symlinkSync, existsSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync, rmSync, symlinkSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { plan as makePlan, experiments } from '../thresholds/plan.js';
 import { loadTopology } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
-import { StateFile, reapStale, logTail } from './procs.mjs';
+import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
 import { caseOutcomes, tableRows, formatTable } from './report.mjs';
 
 export function labEnv(root) {
@@ -25,6 +25,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }));
   const topology = loadTopology(join(root, 'docker-compose.yml'));
   const env = labEnv(root);
+  requireTools(['k6'], env);
   const stateDir = join(root, '.lab', 'state');
   await reapStale(stateDir, { log: say });
 
@@ -109,7 +110,6 @@ async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setCh
     K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}.report.html`),
   };
   const logFile = join(logDir, `k6.${name}.log`);
-  const { openSync, closeSync } = await import('node:fs');
   const fd = openSync(logFile, 'a');
   const k6 = spawn('k6', ['run', '--no-color', join(root, 'k6', `${plan.experiment}.js`)], { cwd: root, env: k6env, stdio: ['ignore', fd, fd] });
   closeSync(fd);
@@ -117,7 +117,10 @@ async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setCh
   say(`${plan.experiment}: k6 running ${plan.cases.length} cases, about ${Math.ceil(plan.durationS)} s (log: ${logFile})`);
   const started = Date.now();
   const ticker = setInterval(() => say(`  ${plan.experiment}: ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
-  const exited = new Promise((resolve) => k6.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise((resolve) => {
+    k6.on('exit', (code, signal) => resolve({ code, signal }));
+    k6.on('error', (err) => resolve({ code: -1, signal: err.message }));
+  });
   const first = await Promise.race([exited.then((x) => ({ k6: x })), stack.died.then((p) => ({ died: p }))]);
   clearInterval(ticker);
   if (first.died) {

@@ -7,13 +7,14 @@ import { mkdirSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { stackServices, portsByService } from './topology.mjs';
 import { serviceView, renderConfigs, renderArgs, renderText } from './render.mjs';
-import { spawnLogged, stopProcess, assertPortsFree, logTail } from './procs.mjs';
+import { spawnLogged, stopProcess, assertPortsFree, logTail, requireTools } from './procs.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function startStack({ root, env, topology, experiment, policy, targets, tmpDir, logDir, state, log = () => {} }) {
   const services = stackServices(topology, experiment);
   const ports = portsByService(topology);
+  requireTools(services.map((s) => s.command[0]), env);
   await assertPortsFree(services.flatMap((s) => Object.values(s.ports).map((port) => ({ port, service: s.name }))));
   mkdirSync(logDir, { recursive: true });
   const stack = { experiment, procs: [], baseUrls: {}, readyUrls: {} };
