@@ -1,6 +1,6 @@
 /*
  * Command-line words to a request, checked before anything starts:
- *   <suite|experiment> [--quick[=N]] [experiment.knob=value | knob=value ...]
+ *   <suite[/experiment]|experiment> [--quick[=N]] [experiment.knob=value | knob=value ...]
  * A bare knob applies to every experiment of the run that has a knob of that name.
  */
 import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments } from '../thresholds/plan.js';
@@ -12,7 +12,18 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     const valid = target === 'suite' ? 'smoke, spike, soak' : Object.keys(experiments).join(', ');
     throw new Error(`name a ${target} first (${valid})`);
   }
-  const names = target === 'suite' ? suiteExperiments(name) : [experimentNamed(name).name];
+  let names;
+  if (target === 'suite') {
+    // `spike/burst` runs one experiment of a suite.
+    const [suite, only] = name.split('/');
+    names = suiteExperiments(suite);
+    if (only !== undefined) {
+      if (!names.includes(only)) throw new Error(`suite '${suite}' has no experiment '${only}'; it has: ${names.join(', ')}`);
+      names = [only];
+    }
+  } else {
+    names = [experimentNamed(name).name];
+  }
   let factor = 1;
   const overrides = Object.fromEntries(names.map((n) => [n, {}]));
   for (const w of rest) {
@@ -44,5 +55,5 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     const scaled = scaleKnobs(exp, resolveKnobs(exp, overrides[n]), factor);
     if (exp.checkScaled) exp.checkScaled(scaled, factor);
   }
-  return { name, experiments: names, factor, overrides };
+  return { name: name.split('/')[0], experiments: names, factor, overrides };
 }

@@ -3,7 +3,7 @@
  * with the plan's own ranges (the same numbers k6's thresholds were given), then prints the
  * table a user reads first: case | seed | expected | measured | pass.
  */
-import { okMetric, limitedMetric, latencyMetric, caseThresholds } from '../thresholds/k6-options.js';
+import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds } from '../thresholds/k6-options.js';
 
 const within = (v, r) => v >= r.lo && v <= r.hi;
 
@@ -13,6 +13,7 @@ export function caseOutcomes(plan, summary) {
   return plan.cases.map((c) => {
     const e = c.expected;
     const measured = {
+      sent: value(sentMetric(c), 'count'),
       ok: value(okMetric(c), 'count'),
       limited: value(limitedMetric(c), 'count'),
       maxMs: value(latencyMetric(c), 'max'),
@@ -24,7 +25,7 @@ export function caseOutcomes(plan, summary) {
       ok: within(measured.ok, e.ok),
       limited: within(measured.limited, e.limited),
       latency: e.maxMs ? measured.maxMs !== null && within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
-      clean: measured.unexpected === 0 && measured.dropped === 0,
+      clean: measured.unexpected === 0 && measured.dropped === 0 && within(measured.sent, e.sent),
     };
     // k6 judged the same thresholds; a case passes only if both agree it did.
     const k6ok = Object.entries(caseThresholds(c)).every(([m, exprs]) => exprs.every((x) => metrics[m]?.thresholds?.[x]?.ok !== false));
@@ -54,7 +55,9 @@ export function tableRows(outcome, limitedStatus) {
       ? ['', 'max wait', seed ? ms(seed.maxS * 1000) : '-', `${ms(e.maxMs.lo)}..${ms(e.maxMs.hi)}`, ms(m.maxMs), mark(checks.latency)]
       : ['', 'p99', seed ? `max ${ms(seed.maxS * 1000)}` : '-', `< ${ms(e.p99Ms.hi)}`, ms(m.p99Ms), mark(checks.latency)],
   ];
-  if (!checks.clean) rows.push(['', 'other', '-', '0', `${m.unexpected} bad status, ${m.dropped} dropped`, 'FAIL']);
+  if (!checks.clean) {
+    rows.push(['', 'sent', '-', range(e.sent), `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`, 'FAIL']);
+  }
   return rows;
 }
 

@@ -44,7 +44,11 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     if (interrupted) return;
     interrupted = sig;
     say(`\n${sig}: stopping k6 and the stack...`);
-    if (current?.k6 && !current.k6.exitCode) current.k6.kill('SIGINT');
+    const k6 = current?.k6;
+    if (k6 && k6.exitCode === null) {
+      k6.kill('SIGINT');
+      setTimeout(() => k6.exitCode === null && k6.kill('SIGKILL'), 15_000).unref();
+    }
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -63,7 +67,11 @@ export async function runSuite(root, request, { say = console.log } = {}) {
       const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
       current = { stack };
       try {
-        const result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild: (k6) => (current.k6 = k6) });
+        const setChild = (k6) => {
+          current.k6 = k6;
+          state.add({ name: 'k6', pid: k6.pid });
+        };
+        const result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild });
         if (result.problem) problems.push(result.problem);
       } finally {
         await stopStack(stack);
@@ -111,7 +119,9 @@ async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setCh
   };
   const logFile = join(logDir, `k6.${name}.log`);
   const fd = openSync(logFile, 'a');
-  const k6 = spawn('k6', ['run', '--no-color', join(root, 'k6', `${plan.experiment}.js`)], { cwd: root, env: k6env, stdio: ['ignore', fd, fd] });
+  // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
+  // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
+  const k6 = spawn('k6', ['run', '--no-color', join(root, 'k6', `${plan.experiment}.js`)], { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
   closeSync(fd);
   setChild(k6);
   say(`${plan.experiment}: k6 running ${plan.cases.length} cases, about ${Math.ceil(plan.durationS)} s (log: ${logFile})`);

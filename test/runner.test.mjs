@@ -21,6 +21,8 @@ const topology = loadTopology(join(root, 'docker-compose.yml'));
 
 test('bad input is refused before anything starts, naming the valid choices', () => {
   assert.throws(() => parseRunArgs(['spikey']), /unknown suite 'spikey'; valid: smoke, spike, soak/);
+  assert.throws(() => parseRunArgs(['soak/envoy-vs-nginx']), /suite 'soak' has no experiment 'envoy-vs-nginx'; it has: burst/);
+  assert.deepEqual(parseRunArgs(['spike/burst']).experiments, ['burst']);
   assert.throws(() => parseRunArgs(['spike', 'burst.rat=5']), /unknown knob 'rat' for burst; valid: rate, bursts, status/);
   assert.throws(() => parseRunArgs(['spike', 'nope=1']), /unknown knob 'nope'; valid: burst.rate/);
   assert.throws(() => parseRunArgs(['spike', 'rate=-3']), /burst.rate: '-3' is not a whole number > 0/);
@@ -121,6 +123,7 @@ test('judging: in range passes, out of range or a missing summary fails', () => 
     metrics: {
       [`http_reqs{case:${c.id},status:200}`]: { values: { count: ok } },
       [`http_reqs{case:${c.id},status:503}`]: { values: { count: limited } },
+      [`http_reqs{case:${c.id}}`]: { values: { count: ok + limited } },
       [`http_req_duration{case:${c.id}}`]: { values: { max, 'p(99)': max } },
     },
   });
