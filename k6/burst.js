@@ -8,5 +8,6 @@ import { planRun } from './lib/plan-run.js';
 const run = planRun('burst');
 export const options = run.options;
 export const setup = run.setup;
+export const warm = run.warm;
 export const hit = run.hit;
 export const handleSummary = run.handleSummary;

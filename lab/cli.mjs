@@ -4,19 +4,21 @@
  *   test <suite> [--quick[=N]] [knobs]     run a suite, print the table, exit non-zero on failure
  *   expect <suite> [--quick[=N]] [knobs]   the model's plan as JSON, nothing started
  *   up <experiment> [--quick[=N]] [knobs]  start a stack and leave it up; prints `name url`
+ *   keep <experiment> [knobs]              (internal) own an `up` stack until SIGTERM
  *   down                                   stop whatever `up` started (and any orphans)
  *   render <experiment> [knobs]            write configs to .lab/rendered/ for docker compose
  *   knobs [experiment]                     list knobs with their defaults
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { parseRunArgs } from './args.mjs';
 import { runSuite, labEnv } from './run.mjs';
 import { plan as makePlan, experiments, experimentNamed } from '../thresholds/plan.js';
 import { describeKnobs } from '../thresholds/knobs.js';
 import { loadTopology, stackServices, portsByService } from './topology.mjs';
-import { startStack } from './stack.mjs';
+import { startStack, stopStack } from './stack.mjs';
 import { StateFile, reapStale } from './procs.mjs';
 import { serviceView, renderConfigs } from './render.mjs';
 
@@ -44,29 +46,73 @@ const commands = {
     return 0;
   },
   async up(words) {
+    // Envoy ends itself when its parent exits, so a stack cannot outlive the command that
+    // started it: a detached keeper (`keep`) owns the stack until `down` sends it SIGTERM.
+    const req = parseRunArgs(words, { target: 'experiment' });
+    await reapStale(stateDir, { log: say });
+    const dir = join(root, '.lab', 'tmp', `up-${req.name}`);
+    if (existsSync(join(stateDir, `up-${req.name}.json`))) throw new Error(`${req.name} is already up; 'just down' first`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const log = join(dir, 'keeper.log');
+    const fd = openSync(log, 'a');
+    const keeper = spawn(process.execPath, [fileURLToPath(import.meta.url), 'keep', ...words], { cwd: root, detached: true, stdio: ['ignore', fd, fd] });
+    const exited = new Promise((resolve) => keeper.on('exit', resolve));
+    const endpoints = join(dir, 'endpoints.txt');
+    for (;;) {
+      if (existsSync(endpoints)) break;
+      if (keeper.exitCode !== null) {
+        await exited;
+        throw new Error(readFileSync(log, 'utf8').trim());
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    keeper.unref();
+    process.stdout.write(readFileSync(endpoints, 'utf8'));
+    say(`# logs in ${join(dir, 'logs')}; stop with: just down`);
+    return 0;
+  },
+  async keep(words) {
     const req = parseRunArgs(words, { target: 'experiment' });
     const { policy, targets } = policyFor(req);
-    await reapStale(stateDir, { log: say });
-    const id = `up-${req.name}`;
-    const tmp = join(root, '.lab', 'tmp', id);
-    const state = new StateFile(stateDir, id, { kind: 'up', tmp, owner: 0 });
+    const dir = join(root, '.lab', 'tmp', `up-${req.name}`);
+    const state = new StateFile(stateDir, `up-${req.name}`, { kind: 'up', tmp: dir });
     const topology = loadTopology(join(root, 'docker-compose.yml'));
     let stack;
     try {
-      stack = await startStack({ root, env: labEnv(root), topology, experiment: req.name, policy, targets, tmpDir: tmp, logDir: join(tmp, 'logs'), state });
+      stack = await startStack({ root, env: labEnv(root), topology, experiment: req.name, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
     } catch (e) {
       state.remove();
       throw e;
     }
-    for (const p of stack.procs) p.child.unref();
-    for (const t of targets) say(`${req.name}/${t.id} ${stack.baseUrls[t.service]}${t.path}`);
-    for (const [s, url] of Object.entries(stack.baseUrls)) say(`${s} ${url}`);
-    say(`# logs in ${join(tmp, 'logs')}; stop with: just down`);
-    return 0;
+    const lines = [
+      ...targets.map((t) => `${req.name}/${t.id} ${stack.baseUrls[t.service]}${t.path}`),
+      ...Object.entries(stack.baseUrls).map(([svc, url]) => `${svc} ${url}`),
+    ];
+    writeFileSync(join(dir, 'endpoints.txt'), `${lines.join('\n')}\n`);
+    stack.died.then((p) => say(`${p.name} exited (code ${p.exited.code}, signal ${p.exited.signal}); see ${p.logFile}`));
+    await new Promise((resolve) => ['SIGTERM', 'SIGINT', 'SIGHUP'].forEach((sig) => process.once(sig, resolve)));
+    await stopStack(stack);
+    state.remove();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0); // the signal listeners would keep it alive
   },
   async down() {
-    const n = await reapStale(stateDir, { all: true, log: say });
-    say(n ? `stopped ${n} process group(s)` : 'nothing was running');
+    let n = 0;
+    for (const f of existsSync(stateDir) ? readdirSync(stateDir) : []) {
+      const path = join(stateDir, f);
+      let st;
+      try { st = JSON.parse(readFileSync(path, 'utf8')); } catch { continue; }
+      if (st.kind !== 'up') continue;
+      try {
+        process.kill(st.owner, 'SIGTERM');
+        say(`stopping ${f.replace('.json', '')}`);
+        n += 1;
+      } catch { /* keeper gone: reaped below */ }
+      for (let i = 0; i < 150 && existsSync(path); i += 1) await new Promise((r) => setTimeout(r, 100));
+    }
+    n += await reapStale(stateDir, { all: true, log: say });
+    say(n ? 'stopped' : 'nothing was running');
     return 0;
   },
   async render(words) {

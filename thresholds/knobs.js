@@ -7,7 +7,8 @@ const kinds = {
   rate: { parse: posInt, scale: (v, f) => v * f, doc: 'a whole number of requests per second, > 0' },
   count: { parse: nonNegInt, scale: (v) => v, doc: 'a whole number, >= 0' },
   counts: { parse: (s) => String(s).split(',').map(nonNegInt), scale: (v) => v, doc: 'whole numbers >= 0, comma-separated' },
-  seconds: { parse: posNumber, scale: (v, f) => v / f, doc: 'a duration in seconds, > 0' },
+  // Whole microseconds: what the proxies' duration fields take, and so what the model must use.
+  seconds: { parse: posNumber, scale: (v, f) => Math.round((v / f) * 1e6) / 1e6, doc: 'a duration in seconds, > 0' },
   status: { parse: httpStatus, scale: (v) => v, doc: 'an HTTP status from 400 to 599' },
 };
 

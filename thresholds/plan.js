@@ -7,16 +7,22 @@
 import burst from './experiments/burst.js';
 import envoyVsNginx from './experiments/envoy-vs-nginx.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
-import { simulate, requestCount, JITTER_MS, TRIALS } from './simulate.js';
+import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS } from './simulate.js';
 
 export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx };
 export const QUICK_FACTOR = 5;
+const LEAD_IN_MS = 2000;
 
 /** The stated tolerance of every threshold. */
 export const TOLERANCE = {
   countRel: 0.02, // counts: +-2 % or +-2 requests, whichever is larger, around the model's range
   countAbs: 2,
-  sentRel: 0.01, // requests k6 sends: the schedule, or up to 1 % (at least 2) fewer
+  // Requests k6 sends: the schedule, or up to 5 % (at least 2) fewer. k6's arrival-rate executor
+  // abandons the iterations its loop has not started when a stage ends; with the stack on the
+  // same 2 cores it lost up to 0.5 % at 400 r/s and 3.5 % at 2000 r/s (--quick). An unsent
+  // request would have been limited, so the limited count's lower bound gives the same room;
+  // the 200 count, which is where a policy change shows, keeps its tolerance.
+  sentRel: 0.05,
   latencyRel: 0.05, // max latency: +-5 %, plus 20 ms below and 200 ms above (app, loopback, k6)
   latencyBelowMs: 20,
   latencyAboveMs: 200,
@@ -81,7 +87,9 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
   const seedComparable = isDefault(exp, knobs);
 
   const cases = [];
-  let t = 0;
+  // Real time (not scaled by --quick) for k6's warm-up before the first case; the limiters idle
+  // meanwhile, which changes nothing (a token bucket is full, a leaky bucket empty).
+  let t = LEAD_IN_MS;
   for (const step of steps(knobs)) {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets) {
@@ -99,6 +107,8 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
       const s = sims[i];
       const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
       const latency = latencyExpectation(s.maxDelayMs);
+      const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
+      const limited = countRange(s.limited);
       Object.assign(c, {
         name: `${name}/${c.id}`,
         service: target.service,
@@ -108,14 +118,18 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
         // A queue wait shrinks with --quick; the seed's millisecond response times do not.
         seed: seed ? { ...seed, maxS: latency.maxMs ? seed.maxS / factor : seed.maxS } : null,
         expected: {
-          sent: { lo: requestCount(c) - Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c))), hi: requestCount(c) },
+          sent: { lo: requestCount(c) - unsent, hi: requestCount(c) },
           ok: countRange(s.ok),
-          limited: countRange(s.limited),
+          limited: { ...limited, lo: Math.max(0, limited.lo - unsent) },
           ...latency,
           timingSensitive: s.ok.min !== s.ok.max,
         },
-        vus: Math.ceil(s.inFlight.max * 1.5) + 20,
+        vus: Math.ceil(s.inFlight.max * 1.25) + 10,
         timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
+        // How long k6 lets the last queued requests finish. Kept short so that scenarios run one
+        // after another do not overlap, or k6 holds all their VUs at once (and a k6 with
+        // ~1000 idle VUs falls behind its own schedule).
+        graceS: Math.ceil(((s.maxDelayMs.max + SERVICE_MS) * 1.1) / 100) / 10 + 0.5,
       });
     });
   }
@@ -126,6 +140,7 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
     knobs,
     policy,
     model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE },
+    leadInMs: LEAD_IN_MS,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     cases,
   };

@@ -18,7 +18,7 @@ export const JITTER_MS = 2;
 export const TRIALS = 48;
 // Time a request holds a VU beyond its queue delay (proxy, app, loopback, and a cold first
 // connection), for VU sizing only.
-const SERVICE_MS = 50;
+export const SERVICE_MS = 50;
 
 const limiters = {
   limit_req: (p) => ({ limiter: limitReq(p), msClock: true }),

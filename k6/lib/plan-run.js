@@ -38,6 +38,10 @@ export function planRun(experiment) {
       }
     },
 
+    warm() {
+      for (const url of __ENV.LAB_WARM_URLS.split(' ')) http.get(url, { timeout: '2s' });
+    },
+
     hit() {
       const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT });
       if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
