@@ -52,8 +52,9 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
   // Parse and check every knob now, so a bad value fails before any process starts.
   for (const n of names) {
     const exp = experiments[n];
-    const scaled = scaleKnobs(exp, resolveKnobs(exp, overrides[n]), factor);
-    if (exp.checkScaled) exp.checkScaled(scaled, factor);
+    const applied = Math.min(factor, exp.maxQuick ?? Infinity);
+    const scaled = scaleKnobs(exp, resolveKnobs(exp, overrides[n]), applied);
+    if (exp.checkScaled) exp.checkScaled(scaled, applied);
   }
   return { name: name.split('/')[0], experiments: names, factor, overrides };
 }

@@ -62,7 +62,8 @@ export async function runSuite(root, request, { say = console.log } = {}) {
       const logDir = join(dir, 'logs');
       const planFile = join(dir, `${plan.suite}.${plan.experiment}.plan.json`);
       writeFileSync(planFile, JSON.stringify(plan, null, 1));
-      say(`${plan.experiment}: starting stack`);
+      const capped = plan.factor < plan.requestedFactor ? ` (--quick capped at x${plan.factor} for this experiment)` : '';
+      say(`${plan.experiment}: starting stack${capped}`);
       const targets = experiments[plan.experiment].targets(plan.policy);
       const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
       current = { stack };

@@ -85,12 +85,13 @@ test('seed 002: Envoy and nginx both pass 200 + 20/s; nginx makes the excess wai
 test('--quick keeps the counts and divides the waits', () => {
   for (const [experiment, suite] of [['burst', 'spike'], ['envoy-vs-nginx', 'spike'], ['burst', 'soak']]) {
     const slow = byId(plan({ experiment, suite }));
-    for (const q of plan({ experiment, suite, factor: 5 }).cases) {
+    const quick = plan({ experiment, suite, factor: 5 });
+    for (const q of quick.cases) {
       const s = slow[q.id];
       assert.equal(q.requests, s.requests);
       if (s.expected.timingSensitive || q.expected.timingSensitive) continue;
       assert.ok(Math.abs(q.expected.ok.min - s.expected.ok.min) <= 1, `${q.id}: ${q.expected.ok.min} vs ${s.expected.ok.min}`);
-      if (s.expected.maxMs) assert.ok(Math.abs(q.expected.maxMs.max * 5 - s.expected.maxMs.max) <= 10, q.id);
+      if (s.expected.maxMs) assert.ok(Math.abs(q.expected.maxMs.max * quick.factor - s.expected.maxMs.max) <= 10, q.id);
     }
   }
 });
@@ -106,6 +107,15 @@ test('thresholds can fail: a policy change the model is not told about moves the
   const e = byId(plan({ experiment: 'envoy-vs-nginx', suite: 'spike' }));
   const e2 = byId(plan({ experiment: 'envoy-vs-nginx', suite: 'spike', overrides: { max_tokens: 190, nginx_burst: 190 } }));
   for (const id of ['envoy-1s', 'nginx-1s']) assert.ok(e2[id].expected.ok.max < e[id].expected.ok.lo, id);
+});
+
+test('--quick is capped per experiment where k6 could not keep up, and pauses only separate a limiter from itself', () => {
+  const p = plan({ experiment: 'envoy-vs-nginx', suite: 'spike', factor: 5 });
+  assert.deepEqual([p.factor, p.requestedFactor], [2, 5]);
+  const c = byId(p);
+  assert.equal(c['envoy-1s'].rate, 800);
+  assert.equal(c['envoy-2s'].startMs - (c['envoy-1s'].startMs + c['envoy-1s'].durationMs), 5000, '10 s / 2');
+  assert.equal(c['nginx-1s'].startMs, c['envoy-4s'].startMs + c['envoy-4s'].durationMs, 'no pause between proxies');
 });
 
 test('the plan is deterministic', () => {

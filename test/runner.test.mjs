@@ -31,7 +31,7 @@ test('bad input is refused before anything starts, naming the valid choices', ()
   assert.throws(() => parseRunArgs(['spike', '--quick=0']), /--quick takes a whole factor >= 1/);
   assert.throws(() => parseRunArgs(['soak', 'envoy-vs-nginx.status=429']), /not part of soak/);
   assert.throws(() => parseRunArgs(['cdnx'], { target: 'experiment' }), /unknown experiment 'cdnx'; valid: burst, envoy-vs-nginx/);
-  assert.throws(() => parseRunArgs(['spike', '--quick=40']), /fill_interval becomes 25 ms with --quick=40; Envoy's minimum is 50 ms/);
+  assert.throws(() => parseRunArgs(['spike', '--quick', 'fill_interval=0.08']), /fill_interval becomes 40 ms with --quick=2; Envoy's minimum is 50 ms/);
 });
 
 test('knobs: bare names reach every experiment that has them, qualified ones only theirs', () => {
@@ -108,8 +108,8 @@ test('k6 options: one scenario per case with exactly the planned request count, 
   const o = k6Options(p, { 'envoy-vs-nginx-envoy': 'http://127.0.0.1:18000', 'envoy-vs-nginx-nginx': 'http://127.0.0.1:19000' });
   const s = o.scenarios['envoy-1s'];
   assert.equal(s.executor, 'ramping-arrival-rate');
-  assert.equal(s.startRate, 2000);
-  assert.equal(s.stages[0].duration, '200250us', '(400 + 1/2) / 2000 r/s');
+  assert.equal(s.startRate, 800, 'x5 asked, x2 applied');
+  assert.equal(s.stages[0].duration, '500625us', '(400 + 1/2) / 800 r/s');
   const c = p.cases.find((x) => x.id === 'envoy-1s');
   assert.deepEqual(o.thresholds['http_reqs{case:envoy-1s,status:200}'], [`count>=${c.expected.ok.lo}`, `count<=${c.expected.ok.hi}`]);
   assert.deepEqual(o.thresholds['http_req_duration{case:nginx-1s}'].length, 2, 'nginx queues: max latency bounded on both sides');

@@ -75,11 +75,13 @@ function latencyExpectation({ min, max }) {
  * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations, pauses and
  * refill intervals divided by it, so the expected counts stay those of the seed timing.
  */
-export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
+export function plan({ experiment: name, suite, factor: requested = 1, overrides = {} }) {
   const exp = experimentNamed(name);
   const steps = exp.suites[suite];
   if (!steps) throw new Error(`experiment '${name}' has no '${suite}' cases; it has: ${Object.keys(exp.suites).join(', ')}`);
-  if (!(factor >= 1)) throw new Error(`--quick factor must be >= 1, got ${factor}`);
+  if (!(requested >= 1)) throw new Error(`--quick factor must be >= 1, got ${requested}`);
+  // An experiment may cap the factor at what its load generator can still send faithfully.
+  const factor = Math.min(requested, exp.maxQuick ?? Infinity);
   const knobs = resolveKnobs(exp, overrides);
   const policy = scaleKnobs(exp, knobs, factor);
   exp.checkScaled?.(policy, factor);
@@ -90,14 +92,17 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
   // Real time (not scaled by --quick) for k6's warm-up before the first case; the limiters idle
   // meanwhile, which changes nothing (a token bucket is full, a leaky bucket empty).
   let t = LEAD_IN_MS;
-  for (const step of steps(knobs)) {
+  const stepList = steps(knobs);
+  stepList.forEach((step, i) => {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets) {
-      const target = targets.find((x) => x.id === id);
       cases.push({ id: `${id}-${step.name}`, target: id, startMs: t, rate: step.rate * factor, durationMs, step: step.name });
     }
-    t += durationMs + ((step.pause || 0) * 1000) / factor;
-  }
+    // A pause lets a limiter recover; it is only needed before a step that hits the same one.
+    const next = stepList[i + 1];
+    const pause = next && next.targets.some((id) => step.targets.includes(id)) ? step.pause || 0 : 0;
+    t += durationMs + (pause * 1000) / factor;
+  });
 
   for (const target of targets) {
     const mine = cases.filter((c) => c.target === target.id);
@@ -137,6 +142,7 @@ export function plan({ experiment: name, suite, factor = 1, overrides = {} }) {
     experiment: name,
     suite,
     factor,
+    requestedFactor: requested,
     knobs,
     policy,
     model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE },
