@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+/*
+ * The JSON filter's backend (seed 004's noContent.js): answers every request 204 No Content
+ * after `--delay-ms` (30 by default), "thinking". GET /stats counts what it received, so a
+ * test can check that exactly the relayed requests arrived.
+ *   no-content.js --port 21000 [--delay-ms 30] [--workers N]
+ */
+import http from 'node:http';
+import cluster from 'node:cluster';
+import { parseArgs } from 'node:util';
+
+const { values: o } = parseArgs({
+  options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, 'delay-ms': { type: 'string', default: '30' }, workers: { type: 'string', default: '0' } },
+});
+const port = Number(o.port);
+const delay = Number(o['delay-ms']);
+const workers = Number(o.workers);
+if (!Number.isInteger(port) || port < 1 || !(delay >= 0) || !Number.isInteger(workers) || workers < 0) {
+  console.error('no-content: usage: --port N [--delay-ms MS] [--workers N]');
+  process.exit(2);
+}
+
+if (workers > 0 && cluster.isPrimary) {
+  for (let i = 0; i < workers; i += 1) cluster.fork();
+  for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { for (const w of Object.values(cluster.workers)) w.process.kill('SIGTERM'); process.exit(0); });
+} else {
+  let received = 0;
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/stats') {
+      const body = JSON.stringify({ pid: process.pid, received });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/healthz') {
+      res.writeHead(200).end('ok\n');
+      return;
+    }
+    req.resume();
+    req.on('end', () => {
+      received += 1;
+      setTimeout(() => res.writeHead(204).end(), delay);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(port, o.host, () => console.log(`no-content ${process.pid} on ${o.host}:${port}, ${delay} ms`));
+  for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { server.close(); process.exit(0); });
+}
