@@ -135,10 +135,16 @@ function serve() {
         if (!socket.destroyed) flush();
       });
     };
-    // A client that starts a request and does not finish its headers in time is cut off.
+    // A client that starts a request and does not finish it within the timeout is cut off. The
+    // clock starts at the request's first byte and is not reset by more bytes, or a client
+    // trickling a byte at a time would hold the connection for ever.
     const armHeaderTimer = () => {
-      clearTimeout(headerTimer);
-      headerTimer = parser.partial ? setTimeout(() => socket.destroy(), headerTimeoutMs) : null;
+      if (!parser.partial) {
+        clearTimeout(headerTimer);
+        headerTimer = null;
+      } else if (!headerTimer) {
+        headerTimer = setTimeout(() => socket.destroy(), headerTimeoutMs);
+      }
     };
 
     socket.on('data', (chunk) => {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Starts the Erlang JSON filter: compiles it into .lab/erlang/ebin when the sources are newer,
+# then runs the VM in the foreground, non-blocking start so that SIGTERM stops it cleanly.
+#   json_filter.sh --port 21003 --backend 127.0.0.1:21000 [--max-body N] [--max-head N]
+#                  [--header-timeout-ms N] [--backend-timeout-ms N] [--acceptors N]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ebin="$here/../../.lab/erlang/ebin"
+mkdir -p "$ebin"
+if [ ! -f "$ebin/json_filter.app" ] || [ -n "$(find "$here/src" -newer "$ebin/json_filter.app" -print -quit)" ]; then
+  erlc -o "$ebin" "$here"/src/*.erl
+  cp "$here/src/json_filter.app.src" "$ebin/json_filter.app"
+fi
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) args+=(-json_filter port "$2") ;;
+    --backend) args+=(-json_filter backend_host "\"${2%:*}\"" -json_filter backend_port "${2##*:}") ;;
+    --max-body) args+=(-json_filter max_body "$2") ;;
+    --max-head) args+=(-json_filter max_head "$2") ;;
+    --header-timeout-ms) args+=(-json_filter header_timeout_ms "$2") ;;
+    --backend-timeout-ms) args+=(-json_filter backend_timeout_ms "$2") ;;
+    --acceptors) args+=(-json_filter acceptors "$2") ;;
+    *) echo "json_filter.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+exec erl -noshell -noinput +K true -pa "$ebin" "${args[@]}" \
+  -eval 'case application:ensure_all_started(json_filter) of {ok, _} -> ok; E -> io:format(standard_error, "json_filter: ~p~n", [E]), halt(1) end'
