@@ -11,11 +11,18 @@ import { loadTopology } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
 import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
 import { caseOutcomes, tableRows, formatTable } from './report.mjs';
+import { capacityOutcomes } from './report-capacity.mjs';
 
 export function labEnv(root) {
   const env = { ...process.env, K6_NO_USAGE_REPORT: 'true' };
   env.PATH = [join(root, '.lab', 'bin'), '/usr/sbin', '/sbin', env.PATH].join(':');
   return env;
+}
+
+async function getJson(url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+  if (!res.ok) throw new Error(`${url}: status ${res.status}`);
+  return res.json();
 }
 
 const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -72,18 +79,27 @@ export async function runSuite(root, request, { say = console.log } = {}) {
           current.k6 = k6;
           state.add({ name: 'k6', pid: k6.pid });
         };
+        const count = () => plan.accounting && getJson(`${stack.baseUrls[plan.accounting.service]}${plan.accounting.path}`);
+        const before = await count();
         const result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild });
         if (result.problem) problems.push(result.problem);
+        if (plan.accounting) current.accounting = { before: before.received, after: (await count()).received };
       } finally {
         await stopStack(stack);
-        current = null;
       }
       const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
       const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
-      for (const o of caseOutcomes(plan, summary)) {
-        outcomes.push(o);
-        rows.push(...tableRows(o, plan.cases.find((c) => o.case.endsWith(`/${c.id}`)).limitedStatus));
+      if (plan.kind === 'capacity') {
+        const judged = capacityOutcomes(plan, summary, current.accounting);
+        outcomes.push(...judged.outcomes);
+        rows.push(...judged.rows);
+      } else {
+        for (const o of caseOutcomes(plan, summary)) {
+          outcomes.push(o);
+          rows.push(...tableRows(o, plan.cases.find((c) => o.case.endsWith(`/${c.id}`)).limitedStatus));
+        }
       }
+      current = null;
     }
   } catch (e) {
     problems.push(e.message);

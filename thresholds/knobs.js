@@ -10,6 +10,9 @@ const kinds = {
   // Whole microseconds: what the proxies' duration fields take, and so what the model must use.
   seconds: { parse: posNumber, scale: (v, f) => Math.round((v / f) * 1e6) / 1e6, doc: 'a duration in seconds, > 0' },
   status: { parse: httpStatus, scale: (v) => v, doc: 'an HTTP status from 400 to 599' },
+  // Whole numbers that are not rates or intervals of the policy: --quick leaves them alone.
+  whole: { parse: posInt, scale: (v) => v, doc: 'a whole number > 0' },
+  percent: { parse: (s) => { const n = nonNegInt(s); if (n > 100) throw new Error(`'${s}' is over 100`); return n; }, scale: (v) => v, doc: 'a whole percentage 0..100' },
 };
 
 function posInt(s) {

@@ -6,10 +6,12 @@
  */
 import burst from './experiments/burst.js';
 import envoyVsNginx from './experiments/envoy-vs-nginx.js';
+import jsonFilter from './experiments/json-filter.js';
+import { capacityPlan } from './capacity.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
 import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS } from './simulate.js';
 
-export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx };
+export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, 'json-filter': jsonFilter };
 export const QUICK_FACTOR = 5;
 const LEAD_IN_MS = 2000;
 
@@ -83,8 +85,9 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   // An experiment may cap the factor at what its load generator can still send faithfully.
   const factor = Math.min(requested, exp.maxQuick ?? Infinity);
   const knobs = resolveKnobs(exp, overrides);
-  const policy = scaleKnobs(exp, knobs, factor);
-  exp.checkScaled?.(policy, factor);
+  const policy = { ...scaleKnobs(exp, knobs, factor), ...exp.derived?.(knobs) };
+  if (exp.checkScaled) exp.checkScaled(policy, factor);
+  if (exp.kind === 'capacity') return capacityPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS });
   const targets = exp.targets(policy);
   const seedComparable = isDefault(exp, knobs);
 
