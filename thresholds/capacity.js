@@ -4,10 +4,15 @@
  * - below its breakpoint a server answers all but 1 % and its p99 stays under 1 s; the first
  *   step of the ramp must be below every server's breakpoint;
  * - a step is sustained when k6 also got 95 % of its arrival rate through;
- * - a relayed answer cannot arrive sooner than the backend's delay;
+ * - a relayed answer cannot arrive sooner than the backend's delay, less 1 ms: the backend's
+ *   sleep starts on nginx's cached millisecond clock, which can be up to 1 ms behind;
+ * - a closed run carries at least the ramp's first step (a server that is not broken does);
  * - the backend receives exactly the relayed documents (give or take the failed requests).
  */
 export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000 };
+
+// The lowest arrival rate of a ramp, which every server must sustain (see the suite's steps).
+export const FIRST_STEP = 500;
 
 const metricName = (id) => id.replace(/[^a-zA-Z0-9]/g, '_');
 
@@ -30,9 +35,10 @@ export function capacityPlan({ exp, suite, factor, requested, knobs, policy, lea
       seed: seed || null,
       expected: {
         errorRate: { hi: CAPACITY.errorRate },
-        relayMinMs: { lo: policy.backend_delay_ms },
+        relayMinMs: { lo: Math.max(0, policy.backend_delay_ms - 1) },
         ...(c.kind === 'ramp' ? { sustained: { lo: c.steps[0] }, p99Ms: { hi: CAPACITY.p99Ms } } : {}),
         ...(c.kind === 'open' ? { requests: { lo: Math.round(c.rate * c.seconds), hi: Math.round(c.rate * c.seconds) } } : {}),
+        ...(c.kind === 'closed' ? { requests: { lo: Math.round(FIRST_STEP * c.seconds) } } : {}),
       },
       graceS: c.kind === 'open' ? 1 : Math.ceil(policy.backend_timeout_ms / 1000) + 2,
     };

@@ -26,6 +26,7 @@ export function capacityRun() {
     const common = { exec: 'post', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id }, env };
     if (c.kind === 'closed') {
       scenarios[c.id] = { ...common, executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms` };
+      thresholds[`http_reqs{case:${c.id}}`] = [`count>=${c.expected.requests.lo}`];
     } else if (c.kind === 'open') {
       scenarios[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: 20, maxVUs: 20, stages: [{ target: c.rate, duration: `${Math.round(((c.rate * c.seconds + 0.5) * 1e6) / c.rate)}us` }] };
       thresholds[`http_reqs{case:${c.id}}`] = [`count>=${c.expected.requests.lo}`, `count<=${c.expected.requests.hi}`];

@@ -12,7 +12,9 @@
  */
 const servers = ['node', 'node-cluster', 'erlang', 'nginx'];
 // Arrival rates of the breakpoint ramp, held one after another.
-const STEPS = [500, 1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12000, 16000];
+import { FIRST_STEP } from '../capacity.js';
+
+const STEPS = [FIRST_STEP, 1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12000, 16000];
 
 export default {
   name: 'json-filter',
