@@ -25,6 +25,10 @@ expect suite *args:
 up experiment *args: setup
     node lab/cli.mjs up "$@"
 
+# Benchmark (json-filter): wrk and k6 against each filter, nginx and the backend; prints k r/s and ratios.
+bench experiment *args: setup
+    node lab/cli.mjs bench "$@"
+
 # Stop whatever `just up` started.
 down:
     node lab/cli.mjs down
@@ -41,7 +45,8 @@ knobs *experiment:
 unit: setup
     node --test test/
 
-# What CI runs: unit tests, then every stack up briefly, then the spike suite in quick time.
+# What CI runs: unit tests, then every stack up briefly, then spike and breakpoint in quick time.
 ci: unit
     node lab/cli.mjs test smoke
     node lab/cli.mjs test spike --quick
+    node lab/cli.mjs test breakpoint --quick

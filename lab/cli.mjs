@@ -6,6 +6,7 @@
  *   up <experiment> [--quick[=N]] [knobs]  start a stack and leave it up; prints `name url`
  *   keep <experiment> [knobs]              (internal) own an `up` stack until SIGTERM
  *   down                                   stop whatever `up` started (and any orphans)
+ *   bench json-filter [--quick] [knobs]    wrk and k6 against each filter, nginx and the backend
  *   render <experiment> [knobs]            write configs to .lab/rendered/ for docker compose
  *   knobs [experiment]                     list knobs with their defaults
  */
@@ -15,6 +16,7 @@ import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync, r
 import { spawn } from 'node:child_process';
 import { parseRunArgs } from './args.mjs';
 import { runSuite, labEnv } from './run.mjs';
+import { bench } from './bench.mjs';
 import { plan as makePlan, experiments, experimentNamed } from '../thresholds/plan.js';
 import { describeKnobs } from '../thresholds/knobs.js';
 import { loadTopology, stackServices, portsByService } from './topology.mjs';
@@ -40,6 +42,9 @@ function policyFor(req) {
 const commands = {
   async test(words) {
     return runSuite(root, parseRunArgs(words), { say });
+  },
+  async bench(words) {
+    return bench(root, parseRunArgs(words, { target: 'experiment' }), { say });
   },
   async expect(words) {
     console.log(JSON.stringify(plansFor(parseRunArgs(words)), null, 1));

@@ -61,8 +61,7 @@ export function tableRows(outcome, limitedStatus) {
   return rows;
 }
 
-export function formatTable(rows) {
-  const head = ['case', 'measure', 'seed', 'expected', 'measured', 'pass'];
+export function formatTable(rows, head = ['case', 'measure', 'seed', 'expected', 'measured', 'pass']) {
   const all = [head, ...rows].map((r) => r.map(String));
   const w = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
   return all.map((r) => r.map((c, i) => c.padEnd(w[i])).join('  ').trimEnd()).join('\n');
