@@ -99,7 +99,7 @@ function serve() {
     try {
       const r = await pool.request('POST', msg.target, msg.body);
       stats.relayed += 1;
-      const headers = r.headers['content-type'] ? { 'content-type': r.headers['content-type'] } : {};
+      const headers = r.headers['content-type'] ? { 'content-type': r.headers['content-type'] } : undefined;
       return { bytes: response(r.status, { body: r.body, headers }) };
     } catch (e) {
       stats.backendErrors += 1;

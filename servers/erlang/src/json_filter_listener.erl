@@ -11,7 +11,7 @@ init([]) ->
     {ok, Port} = application:get_env(json_filter, port),
     {ok, N} = application:get_env(json_filter, acceptors),
     LSock = case gen_tcp:listen(Port, [binary, {ip, {127, 0, 0, 1}}, {active, false}, {reuseaddr, true},
-                                       {backlog, 4096}, {nodelay, true}, {packet, http_bin}]) of
+                                       {backlog, 4096}, {nodelay, true}, {packet, raw}]) of
                 {ok, S} -> S;
                 {error, Why} -> exit({cannot_listen, Port, Why})
             end,

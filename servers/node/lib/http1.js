@@ -103,8 +103,14 @@ export class Http1Parser {
 
 const REASONS = { 200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 411: 'Length Required', 413: 'Content Too Large', 431: 'Request Header Fields Too Large', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 
+// The answer most requests get, built once (profiling showed per-request response building,
+// and the garbage it makes, among the filter's own costs).
+const NO_CONTENT = Buffer.from('HTTP/1.1 204 No Content\r\n\r\n', 'latin1');
+const NO_CONTENT_CLOSE = Buffer.from('HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n', 'latin1');
+
 /** A response as bytes: status line, headers, Content-Length unless 204, body. */
-export function response(status, { body = '', close = false, headers = {} } = {}) {
+export function response(status, { body = '', close = false, headers = EMPTY } = {}) {
+  if (status === 204 && headers === EMPTY) return close ? NO_CONTENT_CLOSE : NO_CONTENT;
   const b = Buffer.isBuffer(body) ? body : Buffer.from(body);
   let head = `HTTP/1.1 ${status} ${REASONS[status] || 'Status'}\r\n`;
   for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
@@ -112,3 +118,4 @@ export function response(status, { body = '', close = false, headers = {} } = {}
   if (close) head += 'connection: close\r\n';
   return Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), status === 204 ? Buffer.alloc(0) : b]);
 }
+const EMPTY = Object.freeze({});
