@@ -25,7 +25,7 @@ init(Sock) ->
 next_request(Sock, Cfg, <<>>) ->
     case gen_tcp:recv(Sock, 0, Cfg#cfg.idle_timeout) of
         {ok, Data} -> request_line(Sock, Cfg, Data, now_ms() + Cfg#cfg.header_timeout);
-        {error, _} -> gen_tcp:close(Sock)
+        {error, _} -> close(Sock)
     end;
 next_request(Sock, Cfg, Buf) ->
     request_line(Sock, Cfg, Buf, now_ms() + Cfg#cfg.header_timeout).
@@ -62,7 +62,7 @@ headers(Sock, Cfg, Buf, Req = #{headers := H, size := Size, deadline := Deadline
 more(Sock, Buf, Deadline, Next) ->
     case gen_tcp:recv(Sock, 0, max(0, Deadline - now_ms())) of
         {ok, Data} -> Next(<<Buf/binary, Data/binary>>);
-        {error, _} -> gen_tcp:close(Sock)
+        {error, _} -> close(Sock)
     end.
 
 body(Sock, Cfg, Buf, Req = #{headers := H}) ->
@@ -82,7 +82,7 @@ read_body(Sock, Cfg, Buf, Req, Len) when byte_size(Buf) >= Len ->
 read_body(Sock, Cfg, Buf, Req = #{deadline := Deadline}, Len) ->
     case gen_tcp:recv(Sock, Len - byte_size(Buf), max(0, Deadline - now_ms()) + Cfg#cfg.header_timeout) of
         {ok, Data} -> dispatch(Sock, Cfg, Req, <<Buf/binary, Data/binary>>, <<>>);
-        {error, _} -> gen_tcp:close(Sock)
+        {error, _} -> close(Sock)
     end.
 
 dispatch(Sock, Cfg, Req = #{method := Method, path := Path}, Body, Rest) ->
@@ -92,7 +92,7 @@ dispatch(Sock, Cfg, Req = #{method := Method, path := Path}, Body, Rest) ->
     send(Sock, Status, RBody, Keep),
     case Keep of
         true -> next_request(Sock, Cfg, Rest);
-        false -> gen_tcp:close(Sock)
+        false -> close(Sock)
     end.
 
 handle('GET', <<"/healthz">>, _) -> {200, <<"ok\n">>};
@@ -133,7 +133,7 @@ fail(Sock, Status, Msg) ->
 linger(Sock) ->
     gen_tcp:shutdown(Sock, write),
     drain(Sock, now_ms() + 1000, 1 bsl 20),
-    gen_tcp:close(Sock).
+    close(Sock).
 
 drain(Sock, Deadline, Budget) when Budget > 0 ->
     case gen_tcp:recv(Sock, 0, max(0, Deadline - now_ms())) of
@@ -164,3 +164,8 @@ reason(413) -> <<"Content Too Large">>; reason(431) -> <<"Request Header Fields 
 reason(502) -> <<"Bad Gateway">>; reason(504) -> <<"Gateway Timeout">>; reason(_) -> <<"Status">>.
 
 now_ms() -> erlang:monotonic_time(millisecond).
+
+%% The client is gone: its backend connection goes back to the pool for the next one.
+close(Sock) ->
+    gen_tcp:close(Sock),
+    json_filter_pool:release().

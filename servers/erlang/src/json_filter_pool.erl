@@ -1,10 +1,22 @@
-%% Keep-alive connections to the backend. The pool process only keeps idle sockets; a caller
-%% checks one out (becoming its owner), does the whole exchange itself, and checks it back in.
+%% Keep-alive connections to the backend. A client connection's process keeps the backend
+%% socket it used for its next relay (no pool process on the hot path: going through one for
+%% every request capped the filter), and gives it back to the pool when its client leaves; the
+%% pool process only holds those idle sockets for the next client connection.
 %% A connection that fails -> {error, Why} (502); no answer within backend_timeout_ms -> {error, timeout} (504).
 -module(json_filter_pool).
 -behaviour(gen_server).
--export([start_link/0, request/2]).
+-export([start_link/0, request/2, release/0]).
+
+-define(HELD, json_filter_backend_socket).
+
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
+
+%% Gives the calling process's backend socket, if it holds one, back to the pool.
+release() ->
+    case erase(?HELD) of
+        undefined -> ok;
+        Sock -> checkin(Sock)
+    end.
 
 start_link() ->
     gen_server:start_link({local, ?MODULE}, ?MODULE, [], []).
@@ -12,7 +24,11 @@ start_link() ->
 request(Path, Body) ->
     {ok, Timeout} = application:get_env(json_filter, backend_timeout_ms),
     Deadline = erlang:monotonic_time(millisecond) + Timeout,
-    case gen_server:call(?MODULE, checkout) of
+    Held = case erase(?HELD) of
+               undefined -> gen_server:call(?MODULE, checkout);
+               S -> {ok, S}
+           end,
+    case Held of
         {ok, Sock} ->
             case exchange(Sock, Path, Body, Deadline) of
                 {error, closed} -> fresh(Path, Body, Deadline); % an idle socket the backend had closed
@@ -63,14 +79,17 @@ response_headers(Sock, Deadline, Status, Len, Keep) ->
     end.
 
 done(Sock, true, Status, Body) ->
-    case gen_tcp:controlling_process(Sock, whereis(?MODULE)) of
-        ok -> gen_server:cast(?MODULE, {checkin, Sock});
-        _ -> gen_tcp:close(Sock)
-    end,
+    put(?HELD, Sock),
     {ok, Status, Body};
 done(Sock, false, Status, Body) ->
     gen_tcp:close(Sock),
     {ok, Status, Body}.
+
+checkin(Sock) ->
+    case gen_tcp:controlling_process(Sock, whereis(?MODULE)) of
+        ok -> gen_server:cast(?MODULE, {checkin, Sock});
+        _ -> gen_tcp:close(Sock)
+    end.
 
 left(Deadline) -> max(0, Deadline - erlang:monotonic_time(millisecond)).
 
