@@ -10,7 +10,7 @@ export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 K6_VERSION=v1.8.1
 ENVOY_VERSION=1.40.0
 JUST_VERSION=1.59.0
-APT_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy erlang-dev
+APT_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy
               influxdb prometheus docker-compose)
 
 say() { printf 'install: %s\n' "$*" >&2; }
