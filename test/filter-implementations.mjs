@@ -2,15 +2,15 @@ import { spawnSync } from 'node:child_process';
 
 // The JSON filter implementations under test, and how to start each with the test's limits.
 export function filterImplementations() {
-  const node = (workers) => ({ port, backend, maxBody, maxHead, headerTimeoutMs, backendTimeoutMs }) => [
+  const node = (workers) => ({ port, backend, maxBody, maxHead, headerTimeoutMs, idleTimeoutMs, backendTimeoutMs }) => [
     'node', 'servers/node/json-filter.js', '--port', String(port), '--backend', backend, '--workers', String(workers),
     '--max-body', String(maxBody), '--max-head', String(maxHead),
-    '--header-timeout-ms', String(headerTimeoutMs), '--backend-timeout-ms', String(backendTimeoutMs),
+    '--header-timeout-ms', String(headerTimeoutMs), '--idle-timeout-ms', String(idleTimeoutMs), '--backend-timeout-ms', String(backendTimeoutMs),
   ];
-  const erlang = ({ port, backend, maxBody, maxHead, headerTimeoutMs, backendTimeoutMs }) => [
+  const erlang = ({ port, backend, maxBody, maxHead, headerTimeoutMs, idleTimeoutMs, backendTimeoutMs }) => [
     'servers/erlang/json_filter.sh', '--port', String(port), '--backend', backend,
     '--max-body', String(maxBody), '--max-head', String(maxHead),
-    '--header-timeout-ms', String(headerTimeoutMs), '--backend-timeout-ms', String(backendTimeoutMs),
+    '--header-timeout-ms', String(headerTimeoutMs), '--idle-timeout-ms', String(idleTimeoutMs), '--backend-timeout-ms', String(backendTimeoutMs),
   ];
   const hasErl = spawnSync('erl', ['-version'], { stdio: 'ignore' }).status === 0;
   return [

@@ -12,7 +12,7 @@ import { filterImplementations } from './filter-implementations.mjs';
 import { seededRandom } from '../thresholds/random.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const LIMITS = { maxBody: 1024, maxHead: 1024, headerTimeoutMs: 300, backendTimeoutMs: 200 };
+const LIMITS = { maxBody: 1024, maxHead: 1024, headerTimeoutMs: 300, idleTimeoutMs: 600, backendTimeoutMs: 200 };
 
 async function freePort() {
   const s = net.createServer();
@@ -132,6 +132,14 @@ for (const impl of filterImplementations(root)) {
       assert.equal(r.closed, true);
       const waited = Date.now() - t0;
       assert.ok(waited >= LIMITS.headerTimeoutMs && waited < LIMITS.headerTimeoutMs + 80, `closed after ${waited} ms, not reset by the bytes that came meanwhile`);
+    }],
+    ['an idle keep-alive connection is closed after the idle timeout', async () => {
+      const t0 = Date.now();
+      const r = await exchange(ctx.port, FILTERED, { expect: 0, timeoutMs: 1500 });
+      const waited = Date.now() - t0;
+      assert.equal(r.responses[0]?.status, 204);
+      assert.equal(r.closed, true);
+      assert.ok(waited >= LIMITS.idleTimeoutMs && waited < LIMITS.idleTimeoutMs + 300, `closed after ${waited} ms`);
     }],
     ['pipelined requests answered in order (the slow relayed one first)', async () => {
       const r = await exchange(ctx.port, RELAY + post('not json') + FILTERED + 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n', { expect: 4 });

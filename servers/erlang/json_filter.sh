@@ -2,7 +2,7 @@
 # Starts the Erlang JSON filter: compiles it into .lab/erlang/ebin when the sources are newer,
 # then runs the VM in the foreground, non-blocking start so that SIGTERM stops it cleanly.
 #   json_filter.sh --port 21003 --backend 127.0.0.1:21000 [--max-body N] [--max-head N]
-#                  [--header-timeout-ms N] [--backend-timeout-ms N] [--acceptors N]
+#                  [--header-timeout-ms N] [--idle-timeout-ms N] [--backend-timeout-ms N] [--acceptors N]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ebin="$here/../../.lab/erlang/ebin"
@@ -19,6 +19,7 @@ while [ $# -gt 0 ]; do
     --max-body) args+=(-json_filter max_body "$2") ;;
     --max-head) args+=(-json_filter max_head "$2") ;;
     --header-timeout-ms) args+=(-json_filter header_timeout_ms "$2") ;;
+    --idle-timeout-ms) args+=(-json_filter idle_timeout_ms "$2") ;;
     --backend-timeout-ms) args+=(-json_filter backend_timeout_ms "$2") ;;
     --acceptors) args+=(-json_filter acceptors "$2") ;;
     *) echo "json_filter.sh: unknown option '$1'" >&2; exit 2 ;;

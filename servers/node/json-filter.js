@@ -6,7 +6,8 @@
  * Content-Length bodies only, a keep-alive pool to the backend, and cluster mode.
  *
  *   json-filter.js --port 21001 --backend 127.0.0.1:21000 [--workers N|auto] [--max-body 1048576]
- *                  [--max-head 8192] [--header-timeout-ms 5000] [--backend-timeout-ms 1000]
+ *                  [--max-head 8192] [--header-timeout-ms 5000] [--idle-timeout-ms 60000]
+ *                  [--backend-timeout-ms 1000] [--pool-size 512]
  *
  * GET /healthz answers 200; GET /stats answers the worker's counters as JSON.
  */
@@ -27,6 +28,7 @@ const { values: o } = parseArgs({
     'max-body': { type: 'string', default: String(1 << 20) },
     'max-head': { type: 'string', default: '8192' },
     'header-timeout-ms': { type: 'string', default: '5000' },
+    'idle-timeout-ms': { type: 'string', default: '60000' },
     'backend-timeout-ms': { type: 'string', default: '1000' },
     'pool-size': { type: 'string', default: '512' },
   },
@@ -49,6 +51,7 @@ if (!bhost || !Number(bport)) {
 const workers = o.workers === 'auto' ? os.availableParallelism() : num('workers', 0);
 const limits = { maxBodyBytes: num('max-body', 1), maxHeadBytes: num('max-head', 256) };
 const headerTimeoutMs = num('header-timeout-ms', 1);
+const idleTimeoutMs = num('idle-timeout-ms', 1);
 
 if (workers > 0 && cluster.isPrimary) {
   // Cluster mode: the workers share the listening socket; the primary only supervises.
@@ -122,6 +125,8 @@ function serve() {
         if (a.close) {
           closing = true;
           socket.end();
+          // Read and drop what the client still sends, but not for longer than a second.
+          setTimeout(() => socket.destroy(), 1000).unref();
           queue.length = 0;
           return;
         }
@@ -162,6 +167,10 @@ function serve() {
       }
       for (const m of msgs) enqueue(handle(m), !m.keepAlive);
       armHeaderTimer();
+    });
+    // A keep-alive connection with nothing in progress is closed after the idle timeout.
+    socket.setTimeout(idleTimeoutMs, () => {
+      if (queue.length === 0 && !parser.partial) socket.destroy();
     });
     socket.on('error', () => socket.destroy());
     socket.on('close', () => clearTimeout(headerTimer));
