@@ -6,14 +6,14 @@
  * it fails only when a run itself fails.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plan as makePlan, experiments } from '../thresholds/plan.js';
 import { loadTopology } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
-import { StateFile, reapStale, requireTools } from './procs.mjs';
+import { requireTools } from './procs.mjs';
 import { formatTable } from './report.mjs';
-import { labEnv } from './run.mjs';
+import { labEnv, openRun } from './run.mjs';
 
 const SERVERS = [
   ['node', 'json-filter-node'],
@@ -53,13 +53,8 @@ export async function bench(root, request, { say = console.log } = {}) {
   requireTools(['wrk', 'k6'], env);
   const seconds = request.factor > 1 ? Math.max(3, Math.round(20 / request.factor)) : 20;
   const connections = p.knobs.connections;
-  const stateDir = join(root, '.lab', 'state');
-  await reapStale(stateDir, { log: say });
-  const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-bench`;
-  const dir = join(root, 'results', runId);
-  const tmp = join(root, '.lab', 'tmp', runId);
-  mkdirSync(tmp, { recursive: true });
-  const state = new StateFile(stateDir, runId, { kind: 'bench', tmp });
+  const run = await openRun(root, 'bench', { kind: 'bench', say });
+  const { dir, tmp, state } = run;
   const body = join(tmp, 'relay.json');
   writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, 'k6', 'json-filter-sample.json'), 'utf8')), relay: true }));
   const exp = experiments['json-filter'];
@@ -78,8 +73,7 @@ export async function bench(root, request, { say = console.log } = {}) {
     }
   } finally {
     if (stack) await stopStack(stack);
-    rmSync(tmp, { recursive: true, force: true });
-    state.remove();
+    run.close();
   }
   const by = Object.fromEntries(results.map((r) => [r.name, r.wrk.rps]));
   const ratio = (a, b) => (b ? (a / b).toFixed(2) : '-');
@@ -99,7 +93,6 @@ export async function bench(root, request, { say = console.log } = {}) {
     ['Erlang >= Node single', by.erlang >= by.node, ratio(by.erlang, by.node)],
     ...['node', 'node-cluster', 'erlang'].map((n) => [`${n} costs <= 20 % against direct`, by[n] >= 0.8 * by.direct, ratio(by[n], by.direct)]),
   ];
-  mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'bench.json'), JSON.stringify({ connections, seconds, machine: machine(), results: results.map(({ wrk: { raw, ...w }, ...r }) => ({ ...r, wrk: w })), goals }, null, 1));
   say(`\n${connections} connections, ${seconds} s each, every document relayed; ${machine()}\n\n${table}\n`);
   for (const [g, met, r] of goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);

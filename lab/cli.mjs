@@ -12,24 +12,21 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { parseRunArgs } from './args.mjs';
-import { runSuite, labEnv } from './run.mjs';
+import { runSuite, labEnv, plansFor } from './run.mjs';
 import { bench } from './bench.mjs';
 import { plan as makePlan, experiments, experimentNamed } from '../thresholds/plan.js';
 import { describeKnobs } from '../thresholds/knobs.js';
 import { loadTopology, stackServices, portsByService } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
-import { StateFile, reapStale } from './procs.mjs';
+import { StateFile, reapStale, readStates } from './procs.mjs';
 import { serviceView, renderConfigs } from './render.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stateDir = join(root, '.lab', 'state');
 const say = (m) => console.log(m);
-
-const plansFor = (req) =>
-  req.experiments.map((experiment) => makePlan({ experiment, suite: req.name, factor: req.factor, overrides: req.overrides[experiment] }));
 
 function policyFor(req) {
   // `up` and `render` serve a stack, not a suite: the knobs (and --quick scaling) of any plan of it.
@@ -104,14 +101,11 @@ const commands = {
   },
   async down() {
     let n = 0;
-    for (const f of existsSync(stateDir) ? readdirSync(stateDir) : []) {
-      const path = join(stateDir, f);
-      let st;
-      try { st = JSON.parse(readFileSync(path, 'utf8')); } catch { continue; }
+    for (const { id, path, st } of readStates(stateDir)) {
       if (st.kind !== 'up') continue;
       try {
         process.kill(st.owner, 'SIGTERM');
-        say(`stopping ${f.replace('.json', '')}`);
+        say(`stopping ${id}`);
         n += 1;
       } catch { /* keeper gone: reaped below */ }
       for (let i = 0; i < 150 && existsSync(path); i += 1) await new Promise((r) => setTimeout(r, 100));

@@ -119,19 +119,29 @@ export class StateFile {
   remove() { rmSync(this.path, { force: true }); }
 }
 
+/** The state files in `dir` as {id, path, st}; an unreadable one is removed. */
+export function readStates(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => f.endsWith('.json')).flatMap((f) => {
+    const path = join(dir, f);
+    try {
+      return [{ id: f.slice(0, -5), path, st: JSON.parse(readFileSync(path, 'utf8')) }];
+    } catch {
+      rmSync(path, { force: true });
+      return [];
+    }
+  });
+}
+
 /** Kills the process groups recorded in state files; only those whose owner is gone, unless `all`. */
 export async function reapStale(dir, { all = false, log = () => {} } = {}) {
-  if (!existsSync(dir)) return 0;
   let reaped = 0;
-  for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {
-    const path = join(dir, f);
-    let st;
-    try { st = JSON.parse(readFileSync(path, 'utf8')); } catch { rmSync(path, { force: true }); continue; }
+  for (const { id, path, st } of readStates(dir)) {
     const ownerAlive = startTicks(st.owner) !== null && startTicks(st.owner) === st.ownerStart;
     if (ownerAlive && !all) continue;
     for (const p of st.procs) {
       if (startTicks(p.pid) !== p.start) continue; // pid reused by something else, or gone
-      log(`stopping ${p.name} (pid ${p.pid}) left by ${st.kind || 'a run'} ${f.replace('.json', '')}`);
+      log(`stopping ${p.name} (pid ${p.pid}) left by ${st.kind || 'a run'} ${id}`);
       try { process.kill(-p.pid, 'SIGTERM'); } catch { /* gone */ }
       for (let i = 0; i < 50 && alive(p.pid); i += 1) await sleep(100);
       try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }

@@ -42,6 +42,12 @@ export function caseOutcomes(plan, summary) {
   });
 }
 
+/** The limiter cases' outcomes and their table rows; outcomes come in plan order. */
+export function limiterOutcomes(plan, summary) {
+  const outcomes = caseOutcomes(plan, summary);
+  return { outcomes, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i].limitedStatus)) };
+}
+
 const range = (r) => (r.lo === r.hi ? `${r.lo}` : `${r.lo}..${r.hi}`);
 const ms = (v) => (v == null ? '-' : v >= 1000 ? `${(v / 1000).toFixed(2)}s` : `${v.toFixed(1)}ms`);
 

@@ -10,7 +10,7 @@ import { plan as makePlan, experiments } from '../thresholds/plan.js';
 import { loadTopology } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
 import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
-import { caseOutcomes, tableRows, formatTable } from './report.mjs';
+import { limiterOutcomes, formatTable } from './report.mjs';
 import { capacityOutcomes } from './report-capacity.mjs';
 
 export function labEnv(root) {
@@ -27,23 +27,42 @@ async function getJson(url) {
 
 const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
+/** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
+export const plansFor = (request) =>
+  request.experiments.map((experiment) => makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }));
+
+/**
+ * A run's folders and state file, after reaping what dead runs left: results/<run-id>/ (kept,
+ * and results/latest points at it) and .lab/tmp/<run-id>/ (removed by close(), with the state).
+ */
+export async function openRun(root, name, { kind, say }) {
+  const stateDir = join(root, '.lab', 'state');
+  await reapStale(stateDir, { log: say });
+  const id = `${stamp()}-${name}`;
+  const dir = join(root, 'results', id);
+  const tmp = join(root, '.lab', 'tmp', id);
+  mkdirSync(dir, { recursive: true });
+  mkdirSync(tmp, { recursive: true });
+  const state = new StateFile(stateDir, id, { kind, tmp });
+  const latest = join(root, 'results', 'latest');
+  rmSync(latest, { force: true });
+  symlinkSync(id, latest);
+  return {
+    dir, tmp, state,
+    close() {
+      rmSync(tmp, { recursive: true, force: true });
+      state.remove();
+    },
+  };
+}
+
 export async function runSuite(root, request, { say = console.log } = {}) {
-  const plans = request.experiments.map((experiment) =>
-    makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }));
+  const plans = plansFor(request);
   const topology = loadTopology(join(root, 'docker-compose.yml'));
   const env = labEnv(root);
   requireTools(['k6'], env);
-  const stateDir = join(root, '.lab', 'state');
-  await reapStale(stateDir, { log: say });
-
-  const runId = `${stamp()}-${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`;
-  const dir = join(root, 'results', runId);
-  const tmp = join(root, '.lab', 'tmp', runId);
-  mkdirSync(dir, { recursive: true });
-  const state = new StateFile(stateDir, runId, { kind: 'test', tmp });
-  const latest = join(root, 'results', 'latest');
-  rmSync(latest, { force: true });
-  symlinkSync(runId, latest);
+  const run = await openRun(root, `${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`, { kind: 'test', say });
+  const { dir, tmp, state } = run;
 
   let interrupted = null;
   let current = null; // {stack, k6}
@@ -89,16 +108,9 @@ export async function runSuite(root, request, { say = console.log } = {}) {
       }
       const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
       const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
-      if (plan.kind === 'capacity') {
-        const judged = capacityOutcomes(plan, summary, current.accounting);
-        outcomes.push(...judged.outcomes);
-        rows.push(...judged.rows);
-      } else {
-        for (const o of caseOutcomes(plan, summary)) {
-          outcomes.push(o);
-          rows.push(...tableRows(o, plan.cases.find((c) => o.case.endsWith(`/${c.id}`)).limitedStatus));
-        }
-      }
+      const judged = plan.kind === 'capacity' ? capacityOutcomes(plan, summary, current.accounting) : limiterOutcomes(plan, summary);
+      outcomes.push(...judged.outcomes);
+      rows.push(...judged.rows);
       current = null;
     }
   } catch (e) {
@@ -106,8 +118,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    rmSync(tmp, { recursive: true, force: true });
-    state.remove();
+    run.close();
   }
 
   writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
