@@ -146,6 +146,41 @@ for (const impl of filterImplementations(root)) {
       assert.deepEqual(r.responses.map((x) => x.status), [204, 400, 204, 200]);
     }],
   ];
+  // What RFC 9112 (and 9110 on field values) has a server reject: the answer, then the
+  // connection closed, and the filter still serving the next client.
+  const doc = '{"relay":false}';
+  const head = (line, fields) => `${line}\r\n${fields}content-type: application/json\r\ncontent-length: ${doc.length}\r\n\r\n${doc}`;
+  const rejected = [
+    ['HTTP version 9.9: 505', head('POST /filter HTTP/9.9', 'host: x\r\n'), 505],
+    ['HTTP version 2.0 on HTTP/1 framing: 505', head('POST /filter HTTP/2.0', 'host: x\r\n'), 505],
+    ['version with two digits (HTTP/1.10): 400', head('POST /filter HTTP/1.10', 'host: x\r\n'), 400],
+    ['no version (HTTP/0.9 style): 400', 'GET /healthz\r\n\r\n', 400],
+    ['two spaces in the request line: 400', head('POST  /filter HTTP/1.1', 'host: x\r\n'), 400],
+    ['NUL in the request target: 400', head('POST /fil\0ter HTTP/1.1', 'host: x\r\n'), 400],
+    ['NUL in a header value: 400', head('POST /filter HTTP/1.1', 'host: x\r\nx-note: a\0b\r\n'), 400],
+    ['other control character in a header value: 400', head('POST /filter HTTP/1.1', 'host: x\r\nx-note: a\x01b\r\n'), 400],
+    ['bare LF ending a header line: 400', head('POST /filter HTTP/1.1', 'host: x\nx-note: a\r\n'), 400],
+    ['obs-fold (a header continued on the next line): 400', head('POST /filter HTTP/1.1', 'host: x\r\nx-note: a\r\n b\r\n'), 400],
+    ['whitespace between field name and colon: 400', head('POST /filter HTTP/1.1', 'host : x\r\n'), 400],
+    ['empty field name: 400', head('POST /filter HTTP/1.1', 'host: x\r\n: b\r\n'), 400],
+    ['HTTP/1.1 without Host: 400', head('POST /filter HTTP/1.1', ''), 400],
+    ['two Host fields: 400', head('POST /filter HTTP/1.1', 'host: x\r\nhost: y\r\n'), 400],
+    ['Host that is no authority: 400', head('POST /filter HTTP/1.1', 'host: a b\r\n'), 400],
+    ['two different Content-Length fields: 400', head('POST /filter HTTP/1.1', `host: x\r\ncontent-length: ${doc.length + 1}\r\n`), 400],
+    ['Content-Length with a sign: 400', head('POST /filter HTTP/1.1', 'host: x\r\n').replace(/content-length: /, 'content-length: +'), 400],
+  ];
+  for (const [name, bytes, status] of rejected) {
+    conformance.push([`${name}, closed, still serving`, async () => {
+      const r = await exchange(ctx.port, bytes, { expect: 2 });
+      assert.deepEqual(r.responses.map((x) => x.status), [status]);
+      assert.equal(r.closed, true);
+      assert.equal((await exchange(ctx.port, FILTERED)).responses[0]?.status, 204);
+    }]);
+  }
+  conformance.push(['accepted as RFC 9112 allows: HTTP/1.0 without Host, HTTP/1.2 read as 1.1, obs-text in a value', async () => {
+    const r = await exchange(ctx.port, [head('POST /filter HTTP/1.0', 'connection: keep-alive\r\n'), head('POST /filter HTTP/1.2', 'host: x\r\nx-note: caf\xe9\r\n')].join(''), { expect: 2 });
+    assert.deepEqual(r.responses.map((x) => x.status), [204, 204]);
+  }]);
   for (const [name, fn] of conformance) test(`${impl.name}: ${name}`, { skip: impl.skip }, fn);
 
   test(`${impl.name}: backend down: 502; backend slower than the timeout: 504`, { skip: impl.skip }, async () => {

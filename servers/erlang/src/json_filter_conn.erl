@@ -33,9 +33,13 @@ next_request(Sock, Cfg, Buf) ->
 request_line(Sock, Cfg, Buf, Deadline) ->
     case erlang:decode_packet(http_bin, Buf, []) of
         {ok, {http_request, Method, Uri, Version}, Rest} ->
-            Path = path(Uri),
-            headers(Sock, Cfg, Rest, #{method => Method, path => Path, version => Version, headers => #{},
-                                       size => byte_size(Path) + 16, deadline => Deadline});
+            case strict_request_line(consumed(Buf, Rest)) of
+                ok ->
+                    Path = path(Uri),
+                    headers(Sock, Cfg, Rest, #{method => Method, path => Path, version => Version, headers => #{},
+                                               size => byte_size(Path) + 16, deadline => Deadline});
+                {Status, Msg} -> fail(Sock, Status, Msg)
+            end;
         {ok, _, _} -> fail(Sock, 400, <<"malformed request line\n">>);
         {more, _} when byte_size(Buf) > Cfg#cfg.max_head -> fail(Sock, 431, <<"request line too long\n">>);
         {more, _} -> more(Sock, Buf, Deadline, fun(B) -> request_line(Sock, Cfg, B, Deadline) end);
@@ -47,11 +51,17 @@ headers(Sock, Cfg, Buf, Req = #{headers := H, size := Size, deadline := Deadline
         {ok, {http_header, _, Name, _, Value}, Rest} ->
             Key = string:lowercase(if is_atom(Name) -> atom_to_binary(Name); true -> Name end),
             Size2 = Size + byte_size(Key) + byte_size(Value) + 4,
-            case Size2 > Cfg#cfg.max_head of
-                true -> fail(Sock, 431, <<"request header fields too large\n">>);
-                false -> headers(Sock, Cfg, Rest, Req#{headers := H#{Key => Value}, size := Size2})
+            case {Size2 > Cfg#cfg.max_head, strict_field(Key, Value, consumed(Buf, Rest))} of
+                {true, _} -> fail(Sock, 431, <<"request header fields too large\n">>);
+                {false, ok} -> headers(Sock, Cfg, Rest, Req#{headers := add_field(Key, Value, H), size := Size2});
+                {false, {Status, Msg}} -> fail(Sock, Status, Msg)
             end;
-        {ok, http_eoh, Rest} -> body(Sock, Cfg, Rest, Req);
+        {ok, http_eoh, Rest} when byte_size(Buf) - byte_size(Rest) =/= 2 -> fail(Sock, 400, <<"malformed header line\n">>);
+        {ok, http_eoh, Rest} ->
+            case strict_host(Req) of
+                ok -> body(Sock, Cfg, Rest, Req);
+                {Status, Msg} -> fail(Sock, Status, Msg)
+            end;
         {ok, _, _} -> fail(Sock, 400, <<"malformed header line\n">>);
         {more, _} when Size + byte_size(Buf) > Cfg#cfg.max_head -> fail(Sock, 431, <<"request header fields too large\n">>);
         {more, _} -> more(Sock, Buf, Deadline, fun(B) -> headers(Sock, Cfg, B, Req) end);
@@ -69,10 +79,10 @@ body(Sock, Cfg, Buf, Req = #{headers := H}) ->
     case {maps:is_key(<<"transfer-encoding">>, H), maps:get(<<"content-length">>, H, <<"0">>)} of
         {true, _} -> fail(Sock, 411, <<"chunked bodies are not accepted: send Content-Length\n">>);
         {false, CL} ->
-            case catch binary_to_integer(CL) of
-                Len when is_integer(Len), Len >= 0, Len =< Cfg#cfg.max_body -> read_body(Sock, Cfg, Buf, Req, Len);
-                Len when is_integer(Len), Len > Cfg#cfg.max_body -> fail(Sock, 413, <<"body too large\n">>);
-                _ -> fail(Sock, 400, <<"bad Content-Length\n">>)
+            case digits(CL) andalso byte_size(CL) =< 15 andalso binary_to_integer(CL) of
+                false -> fail(Sock, 400, <<"bad Content-Length\n">>);
+                Len when Len =< Cfg#cfg.max_body -> read_body(Sock, Cfg, Buf, Req, Len);
+                _ -> fail(Sock, 413, <<"body too large\n">>)
             end
     end.
 
@@ -150,17 +160,71 @@ send(Sock, Status, Body, Keep) ->
 
 keep_alive(#{version := Version, headers := H}) ->
     Conn = string:lowercase(maps:get(<<"connection">>, H, <<>>)),
-    case Version of
-        {1, 1} -> binary:match(Conn, <<"close">>) =:= nomatch;
-        _ -> binary:match(Conn, <<"keep-alive">>) =/= nomatch
+    case Version >= {1, 1} of
+        true -> binary:match(Conn, <<"close">>) =:= nomatch;
+        false -> binary:match(Conn, <<"keep-alive">>) =/= nomatch
     end.
 
 path({abs_path, P}) -> P;
 path(_) -> <<"/">>.
 
+%% --- What RFC 9112 rejects and the VM's parser lets through (the Node filter's rules) ---
+
+%% The bytes the parser took for one line: it accepts bare LF, and tells nothing of spacing.
+consumed(Buf, Rest) -> binary:part(Buf, 0, byte_size(Buf) - byte_size(Rest)).
+
+%% method SP request-target SP HTTP/D.D CRLF, single spaces, a visible-ASCII target; the VM's
+%% parser has checked the method. Another major version than 1 -> 505.
+strict_request_line(Line) ->
+    Bad = {400, <<"malformed request line\n">>},
+    case binary:split(Line, <<" ">>, [global]) of
+        [_, Target, <<"HTTP/", Major, ".", Minor, "\r\n">>] when Target =/= <<>> ->
+            case {visible(Target), is_digit(Major) andalso is_digit(Minor)} of
+                {true, true} when Major =:= $1 -> ok;
+                {true, true} -> {505, <<"HTTP version not supported: use HTTP/1.1\n">>};
+                _ -> Bad
+            end;
+        _ -> Bad
+    end.
+
+%% name: value CRLF, with a non-empty name and a value free of control characters other than
+%% HTAB (NUL, CR and LF among them; a folded line shows up here as CR LF in the value).
+strict_field(Key, Value, Line) ->
+    Crlf = binary:longest_common_suffix([Line, <<"\r\n">>]) =:= 2,
+    case Key =/= <<>> andalso Crlf andalso field_value(Value) of
+        true -> ok;
+        false -> {400, <<"malformed header line\n">>}
+    end.
+
+%% A repeated field becomes one comma-joined value, as RFC 9110 combines them: a second
+%% Content-Length or Host then fails its own check.
+add_field(Key, Value, H) ->
+    case H of
+        #{Key := Old} -> H#{Key := <<Old/binary, ", ", Value/binary>>};
+        _ -> H#{Key => Value}
+    end.
+
+%% HTTP/1.1 requires exactly one Host, with a value that can be an authority (uri-host[:port]).
+strict_host(#{version := {1, 0}, headers := H}) when not is_map_key(<<"host">>, H) -> ok;
+strict_host(#{headers := #{<<"host">> := Host}}) ->
+    case authority(Host) of
+        true -> ok;
+        false -> {400, <<"bad Host\n">>}
+    end;
+strict_host(_) -> {400, <<"Host is required in HTTP/1.1\n">>}.
+
+visible(B) -> lists:all(fun(C) -> C >= 16#21 andalso C =< 16#7e end, binary_to_list(B)).
+field_value(B) -> lists:all(fun(C) -> C =:= $\t orelse (C >= 16#20 andalso C =/= 16#7f) end, binary_to_list(B)).
+authority(B) -> lists:all(fun(C) -> is_digit(C) orelse (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
+                                      orelse lists:member(C, "-._~!$&'()*+,;=%:[]") end, binary_to_list(B)).
+digits(<<>>) -> false;
+digits(B) -> lists:all(fun is_digit/1, binary_to_list(B)).
+is_digit(C) -> C >= $0 andalso C =< $9.
+
 reason(200) -> <<"OK">>; reason(204) -> <<"No Content">>; reason(400) -> <<"Bad Request">>;
 reason(405) -> <<"Method Not Allowed">>; reason(411) -> <<"Length Required">>;
 reason(413) -> <<"Content Too Large">>; reason(431) -> <<"Request Header Fields Too Large">>;
+reason(505) -> <<"HTTP Version Not Supported">>;
 reason(502) -> <<"Bad Gateway">>; reason(504) -> <<"Gateway Timeout">>; reason(_) -> <<"Status">>.
 
 now_ms() -> erlang:monotonic_time(millisecond).

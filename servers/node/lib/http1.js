@@ -10,8 +10,13 @@
  */
 const CRLF2 = Buffer.from('\r\n\r\n');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\S+) HTTP\/1\.([01])$/;
+// RFC 9112: method SP request-target SP HTTP-version, single spaces; the target visible ASCII.
+const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) ([\x21-\x7e]+) HTTP\/(\d)\.(\d)$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
+// A field value: no control characters but HTAB (NUL, CR and LF are the dangerous ones).
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+// What a Host value may hold: uri-host [":" port], from RFC 3986's characters.
+const AUTHORITY = /^[A-Za-z0-9\-._~!$&'()*+,;=%:[\]]*$/;
 
 export class HttpError extends Error {
   constructor(status, message) {
@@ -69,7 +74,8 @@ export class Http1Parser {
       const m = REQUEST_LINE.exec(first);
       if (!m) throw new HttpError(400, 'malformed request line');
       [, msg.method, msg.target] = m;
-      msg.minor = Number(m[3]);
+      if (m[3] !== '1') throw new HttpError(505, 'HTTP version not supported: use HTTP/1.1');
+      msg.minor = Number(m[4]); // a higher minor version is read as 1.1 (RFC 9110, 2.5)
     } else {
       const m = STATUS_LINE.exec(first);
       if (!m) throw new HttpError(502, 'malformed status line from backend');
@@ -81,9 +87,16 @@ export class Http1Parser {
       const name = colon > 0 ? line.slice(0, colon) : '';
       if (!TOKEN.test(name)) throw new HttpError(this.kind === 'request' ? 400 : 502, 'malformed header line');
       const key = name.toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      if (/[\0\r\n]/.test(value)) throw new HttpError(400, 'malformed header value');
+      const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '');
+      if (!FIELD_VALUE.test(value)) throw new HttpError(this.kind === 'request' ? 400 : 502, 'malformed header value');
+      // A repeated field is joined with commas, as RFC 9110 combines them: a second
+      // Content-Length or Host then fails its own check below.
       msg.headers[key] = key in msg.headers ? `${msg.headers[key]}, ${value}` : value;
+    }
+    if (this.kind === 'request' && (msg.minor >= 1 || 'host' in msg.headers)) {
+      // HTTP/1.1 needs exactly one Host, whose value can be an authority.
+      if (!('host' in msg.headers)) throw new HttpError(400, 'Host is required in HTTP/1.1');
+      if (!AUTHORITY.test(msg.headers.host)) throw new HttpError(400, 'bad Host');
     }
     if ('transfer-encoding' in msg.headers) {
       throw new HttpError(this.kind === 'request' ? 411 : 502, 'chunked bodies are not accepted: send Content-Length');
@@ -101,7 +114,7 @@ export class Http1Parser {
   }
 }
 
-const REASONS = { 200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 411: 'Length Required', 413: 'Content Too Large', 431: 'Request Header Fields Too Large', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+const REASONS = { 200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 411: 'Length Required', 413: 'Content Too Large', 431: 'Request Header Fields Too Large', 505: 'HTTP Version Not Supported', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
 
 // The answer most requests get, built once (profiling showed per-request response building,
 // and the garbage it makes, among the filter's own costs).
