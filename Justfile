@@ -17,9 +17,13 @@ setup:
 test suite *args: setup
     node lab/cli.mjs test "$@"
 
-# Print what the model expects for a suite, as JSON, starting nothing.
+# Print what the model expects for a suite, as JSON, starting nothing; --sensitivity: what it catches.
 expect suite *args:
     node lab/cli.mjs expect "$@"
+
+# Rewrite the README tables that come from the model (expected outcomes, sensitivity, --quick).
+docs:
+    node lab/cli.mjs docs
 
 # Start one experiment's stack and leave it up; prints `name url` per endpoint.
 up experiment *args: setup

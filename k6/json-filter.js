@@ -8,5 +8,7 @@ import { capacityRun } from './lib/capacity-run.js';
 const run = capacityRun();
 export const options = run.options;
 export const setup = run.setup;
+export const connect = run.connect;
 export const post = run.post;
+export const teardown = run.teardown;
 export const handleSummary = run.handleSummary;

@@ -3,6 +3,8 @@
  * The lab's command line, called by the Justfile:
  *   test <suite> [--quick[=N]] [knobs]     run a suite, print the table, exit non-zero on failure
  *   expect <suite> [--quick[=N]] [knobs]   the model's plan as JSON, nothing started
+ *     --sensitivity                        instead: the smallest policy change each case catches
+ *   docs [--check]                         rewrite (or check) the README figures from the model
  *   up <experiment> [--quick[=N]] [knobs]  start a stack and leave it up; prints `name url`
  *   keep <experiment> [knobs]              (internal) own an `up` stack until SIGTERM
  *   down                                   stop whatever `up` started (and any orphans)
@@ -23,6 +25,8 @@ import { loadTopology, stackServices, portsByService } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
 import { StateFile, reapStale, readStates } from './procs.mjs';
 import { serviceView, renderConfigs } from './render.mjs';
+import { sensitivity } from '../thresholds/sensitivity.js';
+import { docs, formatSensitivity } from './docs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stateDir = join(root, '.lab', 'state');
@@ -44,7 +48,27 @@ const commands = {
     return bench(root, parseRunArgs(words, { target: 'experiment' }), { say });
   },
   async expect(words) {
-    console.log(JSON.stringify(plansFor(parseRunArgs(words)), null, 1));
+    const sens = words.filter((w) => w === '--sensitivity').length;
+    if (sens > 1) throw new Error('--sensitivity given twice');
+    const req = parseRunArgs(words.filter((w) => w !== '--sensitivity'));
+    if (!sens) {
+      console.log(JSON.stringify(plansFor(req), null, 1));
+      return 0;
+    }
+    for (const experiment of req.experiments) {
+      const s = sensitivity({ experiment, suite: req.name, factor: req.factor, overrides: req.overrides[experiment] });
+      say(`${formatSensitivity(s, { perCase: true })}\n`);
+    }
+    return 0;
+  },
+  async docs(words) {
+    const check = words.includes('--check');
+    const stale = docs(root, { check });
+    if (check && stale.length) {
+      console.error(`stale generated figures in: ${stale.join(', ')}; run 'just docs'`);
+      return 1;
+    }
+    say(stale.length ? `rewrote ${stale.join(', ')}` : 'generated figures are up to date');
     return 0;
   },
   async up(words) {

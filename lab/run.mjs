@@ -12,17 +12,12 @@ import { startStack, stopStack } from './stack.mjs';
 import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
 import { limiterOutcomes, formatTable } from './report.mjs';
 import { capacityOutcomes } from './report-capacity.mjs';
+import { sampleCpu } from './cpu.mjs';
 
 export function labEnv(root) {
   const env = { ...process.env, K6_NO_USAGE_REPORT: 'true' };
   env.PATH = [join(root, '.lab', 'bin'), '/usr/sbin', '/sbin', env.PATH].join(':');
   return env;
-}
-
-async function getJson(url) {
-  const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
-  if (!res.ok) throw new Error(`${url}: status ${res.status}`);
-  return res.json();
 }
 
 const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -98,17 +93,21 @@ export async function runSuite(root, request, { say = console.log } = {}) {
           current.k6 = k6;
           state.add({ name: 'k6', pid: k6.pid });
         };
-        const count = () => plan.accounting && getJson(`${stack.baseUrls[plan.accounting.service]}${plan.accounting.path}`);
-        const before = await count();
-        const result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild });
+        const sampler = sampleCpu(stack.procs);
+        let result;
+        try {
+          result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild });
+        } finally {
+          current.cpu = sampler.stop();
+        }
+        writeFileSync(join(dir, `${plan.suite}.${plan.experiment}.cpu.json`), JSON.stringify(current.cpu));
         if (result.problem) problems.push(result.problem);
-        if (plan.accounting) current.accounting = { before: before.received, after: (await count()).received };
       } finally {
         await stopStack(stack);
       }
       const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
       const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
-      const judged = plan.kind === 'capacity' ? capacityOutcomes(plan, summary, current.accounting) : limiterOutcomes(plan, summary);
+      const judged = plan.kind === 'capacity' ? capacityOutcomes(plan, summary, current.cpu) : limiterOutcomes(plan, summary);
       outcomes.push(...judged.outcomes);
       rows.push(...judged.rows);
       current = null;

@@ -72,6 +72,16 @@ function latencyExpectation({ min, max }) {
   };
 }
 
+/** What the model predicts for each case (keyed by case) when each target runs its policy. */
+export function predict(targets, cases, seed) {
+  const out = new Map();
+  for (const target of targets) {
+    const mine = cases.filter((c) => c.target === target.id);
+    if (mine.length) simulate(target.policy, mine, { seed }).forEach((s, i) => out.set(mine[i], s));
+  }
+  return out;
+}
+
 /**
  * plan({experiment, suite, factor, overrides}) -> {experiment, suite, factor, knobs, policy, cases}
  * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations, pauses and
@@ -107,12 +117,10 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
     t += durationMs + (pause * 1000) / factor;
   });
 
+  const predictions = predict(targets, cases, name);
   for (const target of targets) {
-    const mine = cases.filter((c) => c.target === target.id);
-    if (mine.length === 0) continue;
-    const sims = simulate(target.policy, mine, { seed: name });
-    mine.forEach((c, i) => {
-      const s = sims[i];
+    cases.filter((c) => c.target === target.id).forEach((c) => {
+      const s = predictions.get(c);
       const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
       const latency = latencyExpectation(s.maxDelayMs);
       const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
@@ -132,6 +140,8 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
           ...latency,
           timingSensitive: s.ok.min !== s.ok.max,
         },
+        // The model's own range of the longest queue wait (ms), before any tolerance.
+        model: { maxDelayMs: s.maxDelayMs },
         vus: Math.ceil(s.inFlight.max * 1.25) + 10,
         timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
         // How long k6 lets the last queued requests finish. Kept short so that scenarios run one

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /*
  * The JSON filter's backend (seed 004's noContent.js): answers every request 204 No Content
- * after `--delay-ms` (30 by default), "thinking". GET /stats counts what it received, so a
+ * after `--delay-ms` (30 by default), "thinking". GET /stats counts what it received (in all and by path), so a
  * test can check that exactly the relayed requests arrived.
  *   no-content.js --port 21000 [--delay-ms 30] [--workers N]
  */
@@ -25,9 +25,10 @@ if (workers > 0 && cluster.isPrimary) {
   for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { for (const w of Object.values(cluster.workers)) w.process.kill('SIGTERM'); process.exit(0); });
 } else {
   let received = 0;
+  const paths = Object.create(null); // by path, as the lab's nginx backend counts (the suites check per case)
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/stats') {
-      const body = JSON.stringify({ pid: process.pid, received });
+      const body = JSON.stringify({ pid: process.pid, received, paths });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
       return;
     }
@@ -38,6 +39,7 @@ if (workers > 0 && cluster.isPrimary) {
     req.resume();
     req.on('end', () => {
       received += 1;
+      paths[req.url] = (paths[req.url] || 0) + 1;
       setTimeout(() => res.writeHead(204).end(), delay);
     });
   });

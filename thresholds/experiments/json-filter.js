@@ -3,42 +3,83 @@
  * 30 ms and answers the others 204 itself. The seed measured a Node raw-socket filter with
  * `wrk -c 2500 -t 1000 -d 20`: 5.3 k r/s on one core, 7.2 k r/s as a cluster, on a two-core
  * i3-2120T; an unpublished Erlang filter was compared. Here: Node single, Node cluster, an
- * Erlang/OTP filter, and nginx relaying everything as the reference.
+ * Erlang/OTP filter, and two references: nginx relaying everything, and the backend directly.
  *
- * This is a capacity experiment: nothing limits the rate, so the model is about correctness
- * under load: the filter rule decides which documents reach the backend (the backend's count
- * must equal the relayed ones), a relayed answer cannot come sooner than the backend's delay,
- * and below its breakpoint a server answers everything (errors < 1 %, p99 < 1 s).
+ * This is a capacity experiment: nothing limits the rate. The model is about correctness under
+ * load (the filter rule decides which documents reach the backend; a relayed answer cannot come
+ * sooner than the backend's delay; below its breakpoint a server answers everything) and about
+ * cost against the references measured in the same run, whose bounds come from `measuredSpread`.
  */
-const servers = ['node', 'node-cluster', 'erlang', 'nginx'];
-// Arrival rates of the breakpoint ramp, held one after another.
 import { FIRST_STEP } from '../capacity.js';
 
+const filters = ['node', 'node-cluster', 'erlang'];
+const servers = [...filters, 'nginx', 'direct'];
+// Arrival rates of the breakpoint ramp, held one after another.
 const STEPS = [FIRST_STEP, 1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12000, 16000];
+// The fixed rate at which CPU per request is compared: below every server's breakpoint here.
+const COST_RATE = 2000;
 
 export default {
   name: 'json-filter',
   seed: '004',
   kind: 'capacity',
   knobs: {
-    backend_delay_ms: { default: 30, kind: 'count', doc: "the backend's think time before its 204 (ms)" },
+    backend_delay_ms: { default: 30, kind: 'count', doc: "the backend's think time before its 204 (ms), >= 5" },
     backend_timeout_ms: { default: 1000, kind: 'whole', doc: 'how long a filter waits for the backend before 504 (ms)' },
     cluster_workers: { default: 2, kind: 'whole', doc: 'worker processes of the Node cluster filter' },
-    relay_percent: { default: 50, kind: 'percent', doc: 'share of documents that ask to be relayed' },
+    relay_percent: { default: 50, kind: 'percent', doc: 'share of documents that ask to be relayed, 1..99' },
     connections: { default: 2500, kind: 'whole', doc: 'connections (k6 VUs) of the closed run, as the seed' },
   },
+  check(k) {
+    // Below 5 ms the relayed-latency floor (delay - 1 ms) cannot tell a relayed answer from
+    // one the filter made up without the backend (those take well under a millisecond).
+    if (k.backend_delay_ms < 5) throw new Error(`knob json-filter.backend_delay_ms=${k.backend_delay_ms}: must be >= 5, or no threshold can tell a relayed answer from a made-up one`);
+    // With no document of one kind, the backend accounting cannot see a rule that relays the
+    // wrong ones (0: nothing relayed; 100: nothing filtered).
+    if (k.relay_percent < 1 || k.relay_percent > 99) throw new Error(`knob json-filter.relay_percent=${k.relay_percent}: must be 1..99, or the filter rule goes unchecked`);
+  },
   derived: (k) => ({ backend_delay_s: k.backend_delay_ms / 1000 }),
-  targets: () => servers.map((s) => ({ id: s, service: `json-filter-${s}`, path: '/filter' })),
+  targets: () => servers.map((s) => ({
+    id: s,
+    service: s === 'direct' ? 'json-filter-backend' : `json-filter-${s}`,
+    path: '/filter',
+    relaysAll: !filters.includes(s), // nginx relays everything; direct is the backend itself
+  })),
   /** Cases per suite; `f` is the --quick factor, which shortens durations only (no rate here). */
   cases: {
     smoke: () => servers.map((s) => ({ id: `${s}-smoke`, target: s, kind: 'open', rate: 10, seconds: 2 })),
-    breakpoint: (k, f) =>
-      servers.flatMap((s) => [
-        { id: `${s}-ramp`, target: s, kind: 'ramp', steps: STEPS, rampS: 1 / f, holdS: 4 / f },
-        { id: `${s}-closed`, target: s, kind: 'closed', vus: k.connections, seconds: 20 / f },
-      ]),
+    // Each server unloaded first (500 r/s: latency over the direct backend), then at a fixed
+    // 2000 r/s (CPU per request: a fixed rate makes the servers batch alike, and 4 s of real
+    // time give the CPU clock's 10 ms ticks a 2 % resolution), then under the seed's closed
+    // load, then ramped past its breakpoint. A ramp leaves a server working through what k6
+    // gave up on, so nothing judged against another server runs after one.
+    breakpoint: (k, f) => [
+      ...servers.map((s) => ({ id: `${s}-base`, target: s, kind: 'open', rate: FIRST_STEP, seconds: 4 / f, judge: 'latency' })),
+      ...servers.map((s) => ({ id: `${s}-cost`, target: s, kind: 'open', rate: COST_RATE, seconds: 4, judge: 'cost' })),
+      ...servers.map((s) => ({ id: `${s}-closed`, target: s, kind: 'closed', vus: k.connections, seconds: 20 / f })),
+      ...servers.map((s) => ({ id: `${s}-ramp`, target: s, kind: 'ramp', steps: STEPS, rampS: 1 / f, holdS: 4 / f })),
+    ],
   },
   suites: { smoke: true, breakpoint: true },
   /** The seed's closed-run figures (k r/s), from another machine: shown, never a threshold. */
   seedFigures: { 'node-closed': { krps: 5.3 }, 'node-cluster-closed': { krps: 7.2 } },
+  /*
+   * What the references measured in the same run, on this machine kind (2 cores, k6 on the same
+   * cores as the servers), over the runs listed: the reference's CPU per request at 2000 r/s
+   * over the server's (its efficiency against nginx and against the backend reached directly),
+   * and the server's relayed median latency unloaded (500 r/s) in ms above the direct
+   * backend's. `comparisonBounds` turns them into the floors and ceilings of the thresholds;
+   * a server twice as costly, or one adding `perturbMs` per request, must fail them.
+   */
+  perturbMs: 5,
+  measuredSpread: {
+    runs: '4 runs of `just test breakpoint --quick` (20261122-1647..1656), AMD EPYC 2 cores, k6 v1.8.1; min rounded down, max up',
+    efficiency: {
+      node: { nginx: [0.42, 0.52], direct: [0.34, 0.46] },
+      'node-cluster': { nginx: [0.35, 0.43], direct: [0.28, 0.39] },
+      erlang: { nginx: [0.33, 0.41], direct: [0.27, 0.36] },
+      nginx: { direct: [0.79, 0.92] },
+    },
+    overheadMs: { node: [0.48, 0.64], 'node-cluster': [0.47, 0.78], erlang: [0.28, 0.55], nginx: [0, 0.13] },
+  },
 };

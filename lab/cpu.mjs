@@ -1,0 +1,62 @@
+/*
+ * CPU time of each stack service over a run, read from /proc: a service is its process group
+ * (nginx and its workers, the Node cluster's primary and workers, the Erlang VM), so the sum
+ * of utime + stime over the group's members, sampled every `intervalMs`. What one request
+ * costs a service is then CPU seconds over a window divided by the requests in it, which does
+ * not depend on how much CPU k6 took on the same cores.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+
+const TICKS_PER_S = 100; // USER_HZ on Linux
+
+/** utime + stime (ticks) per process group, for the groups asked. */
+export function groupTicks(groups) {
+  const out = Object.fromEntries([...groups].map((g) => [g, 0]));
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pgrp = Number(f[2]);
+    if (pgrp in out) out[pgrp] += Number(f[11]) + Number(f[12]);
+  }
+  return out;
+}
+
+/** Starts sampling the services' process groups; stop() returns {service: [[epochMs, cpuS], ...]}. */
+export function sampleCpu(procs, intervalMs = 250) {
+  const groups = Object.fromEntries(procs.map((p) => [p.pid, p.name]));
+  const series = Object.fromEntries(procs.map((p) => [p.name, []]));
+  const take = () => {
+    const t = Date.now();
+    for (const [g, ticks] of Object.entries(groupTicks(Object.keys(groups)))) series[groups[g]].push([t, ticks / TICKS_PER_S]);
+  };
+  take();
+  const timer = setInterval(take, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return series;
+    },
+  };
+}
+
+/** CPU seconds a service used between two epoch times, interpolated between samples. */
+export function cpuBetween(samples, fromMs, toMs) {
+  const at = (t) => {
+    if (!(samples?.length >= 2) || t < samples[0][0] || t > samples.at(-1)[0]) return null;
+    let i = 1;
+    while (samples[i][0] < t) i += 1;
+    const [t0, c0] = samples[i - 1];
+    const [t1, c1] = samples[i];
+    return t1 === t0 ? c1 : c0 + ((c1 - c0) * (t - t0)) / (t1 - t0);
+  };
+  const a = at(fromMs);
+  const b = at(toMs);
+  return a === null || b === null ? null : b - a;
+}
