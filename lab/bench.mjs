@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { plan as makePlan, experiments } from '../thresholds/plan.js';
+import { plan as makePlan, stackTargets } from '../thresholds/plan.js';
 import { loadTopology } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
 import { requireTools } from './procs.mjs';
@@ -57,11 +57,10 @@ export async function bench(root, request, { say = console.log } = {}) {
   const { dir, tmp, state } = run;
   const body = join(tmp, 'relay.json');
   writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, 'k6', 'json-filter-sample.json'), 'utf8')), relay: true }));
-  const exp = experiments['json-filter'];
   let stack;
   const results = [];
   try {
-    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), experiment: 'json-filter', policy: p.policy, targets: exp.targets(p.policy), tmpDir: tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), experiment: 'json-filter', policy: p.policy, targets: stackTargets('json-filter', p.knobs, p.policy), tmpDir: tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
     for (const [name, service] of SERVERS) {
       const url = `${stack.baseUrls[service]}/filter`;
       say(`${name}: wrk -c ${connections} for ${seconds} s, then k6 with ${connections} VUs`);

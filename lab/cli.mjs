@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import { parseRunArgs } from './args.mjs';
 import { runSuite, labEnv, plansFor } from './run.mjs';
 import { bench } from './bench.mjs';
-import { plan as makePlan, experiments, experimentNamed } from '../thresholds/plan.js';
+import { plan as makePlan, experiments, experimentNamed, stackTargets } from '../thresholds/plan.js';
 import { describeKnobs } from '../thresholds/knobs.js';
 import { loadTopology, stackServices, portsByService } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
@@ -37,7 +37,7 @@ function policyFor(req) {
   const exp = experiments[req.name];
   const suite = Object.keys(exp.suites)[0];
   const p = makePlan({ experiment: req.name, suite, factor: req.factor, overrides: req.overrides[req.name] });
-  return { policy: p.policy, targets: exp.targets(p.policy) };
+  return { policy: p.policy, targets: stackTargets(req.name, p.knobs, p.policy) };
 }
 
 const commands = {

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync, readFileSync, rmSync, symlinkSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
-import { plan as makePlan, experiments } from '../thresholds/plan.js';
+import { plan as makePlan, stackTargets } from '../thresholds/plan.js';
 import { loadTopology } from './topology.mjs';
 import { startStack, stopStack } from './stack.mjs';
 import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
@@ -85,7 +85,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
       writeFileSync(planFile, JSON.stringify(plan, null, 1));
       const capped = plan.factor < plan.requestedFactor ? ` (--quick capped at x${plan.factor} for this experiment)` : '';
       say(`${plan.experiment}: starting stack${capped}`);
-      const targets = experiments[plan.experiment].targets(plan.policy);
+      const targets = stackTargets(plan.experiment, plan.knobs, plan.policy);
       const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
       current = { stack };
       try {

@@ -23,7 +23,7 @@ export function k6Options(plan, baseUrls) {
       gracefulStop: `${Math.round(c.graceS * 1000)}ms`,
       exec: 'hit',
       tags: { case: c.id },
-      env: { LAB_URL: base + c.path, LAB_TIMEOUT: `${c.timeoutS}s`, LAB_LIMITED: String(c.limitedStatus) },
+      env: { LAB_URL: base + c.path, LAB_CASE: c.id, LAB_TIMEOUT: `${c.timeoutS}s`, LAB_LIMITED: String(c.limitedStatus) },
     };
     Object.assign(thresholds, caseThresholds(c));
   }

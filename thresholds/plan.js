@@ -72,12 +72,31 @@ function latencyExpectation({ min, max }) {
   };
 }
 
-/** What the model predicts for each case (keyed by case) when each target runs its policy. */
+/**
+ * The targets as a stack serves them: each with the id of every case, of any suite, that
+ * reaches it (an Envoy route per case, for instance), so one stack serves every suite.
+ */
+export function stackTargets(name, knobs, policy) {
+  const exp = experimentNamed(name);
+  const ids = {};
+  for (const suite of Object.keys(exp.suites)) {
+    const pairs = exp.kind === 'capacity'
+      ? exp.cases[suite](knobs, 1).map((c) => [c.target, c.id])
+      : exp.suites[suite](knobs).flatMap((step) => step.targets.map((t) => [t, `${t}-${step.name}`]));
+    for (const [t, id] of pairs) (ids[t] ||= new Set()).add(id);
+  }
+  return exp.targets(policy).map((t) => ({ ...t, cases: [...(ids[t.id] || [])].map((id) => ({ id })) }));
+}
+
+/**
+ * What the model predicts for each case (keyed by case) when each target runs its policy. Every
+ * case meets a limiter of its own, fresh (its own key of the zone, its own Envoy route), as the
+ * seeds' separate runs did: what one case leaves in a queue never reaches the next.
+ */
 export function predict(targets, cases, seed) {
   const out = new Map();
   for (const target of targets) {
-    const mine = cases.filter((c) => c.target === target.id);
-    if (mine.length) simulate(target.policy, mine, { seed }).forEach((s, i) => out.set(mine[i], s));
+    for (const c of cases.filter((x) => x.target === target.id)) out.set(c, simulate(target.policy, [c], { seed })[0]);
   }
   return out;
 }

@@ -43,7 +43,8 @@ export function planRun(experiment) {
     },
 
     hit() {
-      const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT });
+      // The case names the limiter key (or Envoy route) it meets: a fresh one per case.
+      const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: { 'x-lab-case': __ENV.LAB_CASE } });
       if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
     },
 
