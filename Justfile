@@ -13,16 +13,24 @@ default:
 setup:
     @bash lab/install.sh
 
-# Run a suite (smoke, spike, soak): stacks up, k6, table, stacks down; non-zero exit on a failed case.
+# Only the Node packages: what the recipes that start nothing need on a fresh clone.
+deps:
+    @bash lab/install.sh npm
+
+# Run the pinned k6 (.lab/bin/k6), e.g. `./labw k6 run k6/burst.js` against `./labw up burst`.
+k6 *args: setup
+    .lab/bin/k6 "$@"
+
+# Run a suite (smoke, spike, soak, breakpoint): stacks up, k6 streaming to the metrics stores, tables, stacks down; non-zero exit on a failed case.
 test suite *args: setup
     node lab/cli.mjs test "$@"
 
 # Print what the model expects for a suite, as JSON, starting nothing; --sensitivity: what it catches.
-expect suite *args:
+expect suite *args: deps
     node lab/cli.mjs expect "$@"
 
 # Rewrite the README tables that come from the model (expected outcomes, sensitivity, --quick).
-docs:
+docs: deps
     node lab/cli.mjs docs
 
 # Start one experiment's stack and leave it up; prints `name url` per endpoint.
@@ -33,16 +41,32 @@ up experiment *args: setup
 bench experiment *args: setup
     node lab/cli.mjs bench "$@"
 
-# Stop whatever `just up` started.
-down:
+# Stop whatever `just up` started (the metrics stores stay up).
+down: deps
     node lab/cli.mjs down
 
+# The metrics stores (InfluxDB, Prometheus, process-exporter): up (kept between runs), down, status.
+metrics action: setup
+    node lab/cli.mjs metrics "$@"
+
+# Run every panel query of every dashboard against the stores for a run (default: the latest); a panel with no data fails.
+panels *testid: setup
+    node lab/cli.mjs panels "$@"
+
+# Rewrite the dashboards' JSON from dashboards/src (committed; a unit test checks it is current).
+dashboards: deps
+    node dashboards/build.mjs
+
+# Delete the stores' data (.lab/data), the results and rendered configs; says what it deletes.
+clean: deps
+    node lab/cli.mjs clean
+
 # Render an experiment's configs into .lab/rendered/ for `docker compose --profile <experiment> up`.
-render experiment *args:
+render experiment *args: deps
     node lab/cli.mjs render "$@"
 
 # List every experiment's knobs and their seed defaults.
-knobs *experiment:
+knobs *experiment: deps
     node lab/cli.mjs knobs "$@"
 
 # Unit tests: the model against the seeds' tables, the runner, template rendering, the topology.
@@ -52,5 +76,6 @@ unit: setup
 # What CI runs: unit tests, then every stack up briefly, then spike and breakpoint in quick time.
 ci: unit
     node lab/cli.mjs test smoke
+    node lab/cli.mjs panels
     node lab/cli.mjs test spike --quick
     node lab/cli.mjs test breakpoint --quick

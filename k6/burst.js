@@ -1,7 +1,15 @@
 /*
  * burst (seed 003): nginx limit_req at 3 r/s with one queue size per location (0, 50, 100, 300,
- * 400). Every location is hit at 2, 3 and 9 r/s in turn; the model says how many requests each
- * queue lets through, how many get 503, and how long the last one waits.
+ * 400). Every location is hit at 2, 3 and 9 r/s for 60 s, each case on a fresh limiter key;
+ * the model says how many requests each queue lets through, how many get 503, and how long the
+ * last one waits (stacks/burst/README.md has the table; thresholds/ computes it).
+ *
+ * By hand, against a stack that is up (`./labw up burst`), with the pinned k6 (.lab/bin/k6):
+ *   ./labw k6 run k6/burst.js                               smoke: a few requests per location
+ *   ./labw k6 run -e SUITE=spike -e QUICK=5 k6/burst.js     the spike suite, time compressed x5
+ *   ./labw k6 run -e SUITE=spike -e KNOBS='{"rate":5}' k6/burst.js   a what-if (the stack must run it too)
+ * The thresholds are the model's, the same as under `./labw test`. BASE_URL or LAB_BASE_URLS
+ * point it elsewhere (k6/lib/target.js).
  */
 import { planRun } from './lib/plan-run.js';
 

@@ -1,21 +1,22 @@
 /*
  * Command-line words to a request, checked before anything starts:
- *   <suite[/experiment]|experiment> [--quick[=N]] [experiment.knob=value | knob=value ...]
+ *   <suite[/experiment]|experiment> [--quick[=N]] [--no-metrics] [experiment.knob=value | knob=value ...]
  * A bare knob applies to every experiment of the run that has a knob of that name.
  */
-import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments } from '../thresholds/plan.js';
-import { resolveKnobs, scaleKnobs } from '../thresholds/knobs.js';
+import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, plan as makePlan } from '../thresholds/plan.js';
+import { resolveKnobs, scaleKnobs, parseFactor } from '../thresholds/knobs.js';
 
 export function parseRunArgs(words, { target = 'suite' } = {}) {
   const [name, ...rest] = words;
   if (!name || name.startsWith('-') || name.includes('=')) {
-    const valid = target === 'suite' ? 'smoke, spike, soak' : Object.keys(experiments).join(', ');
+    const valid = target === 'suite' ? Object.keys(suites).filter((s) => suites[s].length).join(', ') : Object.keys(experiments).join(', ');
     throw new Error(`name a ${target} first (${valid})`);
   }
   let names;
   if (target === 'suite') {
     // `spike/burst` runs one experiment of a suite.
-    const [suite, only] = name.split('/');
+    const [suite, only, ...extra] = name.split('/');
+    if (extra.length) throw new Error(`'${name}': name a suite, or suite/experiment (like spike/burst)`);
     names = suiteExperiments(suite);
     if (only !== undefined) {
       if (!names.includes(only)) throw new Error(`suite '${suite}' has no experiment '${only}'; it has: ${names.join(', ')}`);
@@ -25,12 +26,23 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     names = [experimentNamed(name).name];
   }
   let factor = 1;
+  let metrics = true;
   const overrides = Object.fromEntries(names.map((n) => [n, {}]));
+  const given = new Set(); // each option and knob once: a second one would silently win
+  const once = (key, word) => {
+    if (given.has(key)) throw new Error(`'${word}': ${key} is given twice`);
+    given.add(key);
+  };
   for (const w of rest) {
+    if (w === '--no-metrics') {
+      once('--no-metrics', w);
+      metrics = false;
+      continue;
+    }
     const quick = /^--quick(?:=(.*))?$/.exec(w);
     if (quick) {
-      factor = quick[1] === undefined ? QUICK_FACTOR : Number(quick[1]);
-      if (!Number.isInteger(factor) || factor < 1) throw new Error(`--quick takes a whole factor >= 1, got '${quick[1]}'`);
+      once('--quick', w);
+      factor = quick[1] === undefined ? QUICK_FACTOR : parseFactor(quick[1]);
       continue;
     }
     const m = /^(?:([a-z0-9-]+)\.)?([a-z_]+)=(.*)$/.exec(w);
@@ -39,6 +51,7 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     if (exp) {
       experimentNamed(exp);
       if (!names.includes(exp)) throw new Error(`experiment '${exp}' is not part of ${name} (${names.join(', ')})`);
+      once(`${exp}.${knob}`, w);
       overrides[exp][knob] = value;
     } else {
       const owners = names.filter((n) => experiments[n].knobs[knob]);
@@ -46,15 +59,23 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
         const valid = names.flatMap((n) => Object.keys(experiments[n].knobs).map((k) => `${n}.${k}`));
         throw new Error(`unknown knob '${knob}'; valid: ${valid.join(', ')}`);
       }
-      for (const o of owners) overrides[o][knob] = value;
+      for (const o of owners) {
+        once(`${o}.${knob}`, w);
+        overrides[o][knob] = value;
+      }
     }
   }
-  // Parse and check every knob now, so a bad value fails before any process starts.
-  for (const n of names) {
-    const exp = experiments[n];
-    const applied = Math.min(factor, exp.maxQuick ?? Infinity);
-    const scaled = scaleKnobs(exp, resolveKnobs(exp, overrides[n]), applied);
-    if (exp.checkScaled) exp.checkScaled(scaled, applied);
+  // Build every plan now (knobs parsed and checked, the machine's limits applied), so a bad
+  // value fails before any process starts.
+  if (target === 'suite') {
+    for (const n of names) makePlan({ experiment: n, suite: name.split('/')[0], factor, overrides: overrides[n] });
+  } else {
+    for (const n of names) {
+      const exp = experiments[n];
+      const applied = Math.min(factor, exp.maxQuick ?? Infinity);
+      const scaled = scaleKnobs(exp, resolveKnobs(exp, overrides[n]), applied);
+      if (exp.checkScaled) exp.checkScaled(scaled, applied);
+    }
   }
-  return { name: name.split('/')[0], experiments: names, factor, overrides };
+  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics };
 }

@@ -1,36 +1,43 @@
 #!/usr/bin/env node
 /*
  * The lab's command line, called by the Justfile:
- *   test <suite> [--quick[=N]] [knobs]     run a suite, print the table, exit non-zero on failure
+ *   test <suite> [--quick[=N]] [--no-metrics] [knobs]   run a suite, print the tables, exit non-zero on failure
  *   expect <suite> [--quick[=N]] [knobs]   the model's plan as JSON, nothing started
  *     --sensitivity                        instead: the smallest policy change each case catches
- *   docs [--check]                         rewrite (or check) the README figures from the model
  *   up <experiment> [--quick[=N]] [knobs]  start a stack and leave it up; prints `name url`
- *   keep <experiment> [knobs]              (internal) own an `up` stack until SIGTERM
  *   down                                   stop whatever `up` started (and any orphans)
+ *   metrics up|down|status                 the metrics stores, kept running between runs
+ *   clean                                  delete the stores' data, results and rendered configs
+ *   keep <experiment|metrics> [knobs]      (internal) own an `up` stack until SIGTERM
  *   bench json-filter [--quick] [knobs]    wrk and k6 against each filter, nginx and the backend
  *   render <experiment> [knobs]            write configs to .lab/rendered/ for docker compose
+ *   docs [--check]                         rewrite (or check) the README figures from the model
  *   knobs [experiment]                     list knobs with their defaults
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { parseRunArgs } from './args.mjs';
 import { runSuite, labEnv, plansFor } from './run.mjs';
 import { bench } from './bench.mjs';
 import { plan as makePlan, experiments, experimentNamed, stackTargets } from '../thresholds/plan.js';
 import { describeKnobs } from '../thresholds/knobs.js';
+import { sensitivity } from '../thresholds/sensitivity.js';
 import { loadTopology, stackServices, portsByService } from './topology.mjs';
-import { startStack, stopStack } from './stack.mjs';
+import { startStack, stopStack, topologyView } from './stack.mjs';
 import { StateFile, reapStale, readStates } from './procs.mjs';
 import { serviceView, renderConfigs } from './render.mjs';
-import { sensitivity } from '../thresholds/sensitivity.js';
 import { docs, formatSensitivity } from './docs.mjs';
+import { METRICS_PROFILE, storesUp, storeUrls, storesForRun } from './metrics.mjs';
+import { checkPanels } from './panels.mjs';
+import { openRun } from './run.mjs';
+import { formatTable } from './report.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stateDir = join(root, '.lab', 'state');
 const say = (m) => console.log(m);
+const topology = () => loadTopology(join(root, 'docker-compose.yml'));
 
 function policyFor(req) {
   // `up` and `render` serve a stack, not a suite: the knobs (and --quick scaling) of any plan of it.
@@ -39,6 +46,59 @@ function policyFor(req) {
   const p = makePlan({ experiment: req.name, suite, factor: req.factor, overrides: req.overrides[req.name] });
   return { policy: p.policy, targets: stackTargets(req.name, p.knobs, p.policy) };
 }
+
+/** What `keep` serves: an experiment's stack with its knobs, or the metrics stores. */
+function keptStack(words) {
+  if (words[0] === METRICS_PROFILE) return { name: METRICS_PROFILE, kind: METRICS_PROFILE, policy: {}, targets: [] };
+  const req = parseRunArgs(words, { target: 'experiment' });
+  return { name: req.name, kind: 'up', ...policyFor(req) };
+}
+
+/**
+ * Envoy ends itself when its parent exits, so a stack cannot outlive the command that started
+ * it: a detached keeper (`keep`) owns the stack until a stop sends it SIGTERM.
+ */
+async function keepUp(name, words, stopWith) {
+  await reapStale(stateDir, { log: say });
+  const dir = join(root, '.lab', 'tmp', `up-${name}`);
+  if (existsSync(join(stateDir, `up-${name}.json`))) throw new Error(`${name} is already up; '${stopWith}' first`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const log = join(dir, 'keeper.log');
+  const fd = openSync(log, 'a');
+  const keeper = spawn(process.execPath, [fileURLToPath(import.meta.url), 'keep', ...words], { cwd: root, detached: true, stdio: ['ignore', fd, fd] });
+  const exited = new Promise((resolve) => keeper.on('exit', resolve));
+  const endpoints = join(dir, 'endpoints.txt');
+  for (;;) {
+    if (existsSync(endpoints)) break;
+    if (keeper.exitCode !== null) {
+      await exited;
+      throw new Error(readFileSync(log, 'utf8').trim());
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  keeper.unref();
+  process.stdout.write(readFileSync(endpoints, 'utf8'));
+  say(`# logs in ${join(dir, 'logs')}; stop with: ${stopWith}`);
+  return 0;
+}
+
+/** Stops the keepers whose state matches, then reaps whatever they left; returns how many. */
+async function stopKept(which, { all = false } = {}) {
+  let n = 0;
+  for (const { id, path, st } of readStates(stateDir)) {
+    if (!which(st)) continue;
+    try {
+      process.kill(st.owner, 'SIGTERM');
+      say(`stopping ${id}`);
+      n += 1;
+    } catch { /* keeper gone: reaped below */ }
+    for (let i = 0; i < 150 && existsSync(path); i += 1) await new Promise((r) => setTimeout(r, 100));
+  }
+  return n + (await reapStale(stateDir, { all, log: say }));
+}
+
+const duSize = (path) => (existsSync(path) ? spawnSync('du', ['-sh', path], { encoding: 'utf8' }).stdout.split('\t')[0] : '0');
 
 const commands = {
   async test(words) {
@@ -72,47 +132,73 @@ const commands = {
     return 0;
   },
   async up(words) {
-    // Envoy ends itself when its parent exits, so a stack cannot outlive the command that
-    // started it: a detached keeper (`keep`) owns the stack until `down` sends it SIGTERM.
-    const req = parseRunArgs(words, { target: 'experiment' });
-    await reapStale(stateDir, { log: say });
-    const dir = join(root, '.lab', 'tmp', `up-${req.name}`);
-    if (existsSync(join(stateDir, `up-${req.name}.json`))) throw new Error(`${req.name} is already up; 'just down' first`);
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    const log = join(dir, 'keeper.log');
-    const fd = openSync(log, 'a');
-    const keeper = spawn(process.execPath, [fileURLToPath(import.meta.url), 'keep', ...words], { cwd: root, detached: true, stdio: ['ignore', fd, fd] });
-    const exited = new Promise((resolve) => keeper.on('exit', resolve));
-    const endpoints = join(dir, 'endpoints.txt');
-    for (;;) {
-      if (existsSync(endpoints)) break;
-      if (keeper.exitCode !== null) {
-        await exited;
-        throw new Error(readFileSync(log, 'utf8').trim());
-      }
-      await new Promise((r) => setTimeout(r, 100));
+    return keepUp(parseRunArgs(words, { target: 'experiment' }).name, words, 'just down');
+  },
+  async metrics([sub, ...rest]) {
+    if (rest.length || !['up', 'down', 'status'].includes(sub)) throw new Error(`usage: just metrics up|down|status; got '${[sub, ...rest].join(' ')}'`);
+    if (sub === 'up') {
+      if (await storesUp(topology())) throw new Error('the metrics stores are already up');
+      return keepUp(METRICS_PROFILE, [METRICS_PROFILE], 'just metrics down');
     }
-    keeper.unref();
-    process.stdout.write(readFileSync(endpoints, 'utf8'));
-    say(`# logs in ${join(dir, 'logs')}; stop with: just down`);
+    if (sub === 'down') {
+      const n = await stopKept((st) => st.kind === METRICS_PROFILE);
+      say(n ? 'metrics stores stopped; their data stays in .lab/data/ (just clean deletes it)' : 'the metrics stores were not up');
+      return 0;
+    }
+    const urls = storeUrls(topology());
+    say(`metrics stores: ${(await storesUp(topology())) ? 'up' : 'down'}; InfluxDB ${urls.influx} (database ${urls.database}), Prometheus ${urls.prometheus}`);
+    say(`data: ${join(root, '.lab', 'data')} (${duSize(join(root, '.lab', 'data'))})`);
+    return 0;
+  },
+  async panels([testid, ...rest]) {
+    if (rest.length) throw new Error(`usage: just panels [testid]; got '${[testid, ...rest].join(' ')}'`);
+    const dir = join(root, 'results', testid || 'latest');
+    if (!existsSync(join(dir, 'run.json'))) throw new Error(`no run ${testid || '(latest)'} with metrics under results/: run 'just test smoke' first`);
+    const info = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+    if (!info.metrics) throw new Error(`run ${info.testid} ran with --no-metrics: nothing in the stores to check`);
+    const t = topology();
+    const check = await openRun(root, `panels-${info.testid}`, { kind: 'panels', say, latest: false });
+    let stores;
+    let results = [];
+    try {
+      stores = await storesForRun({ root, env: labEnv(root), topology: t, tmp: check.tmp, dir: check.dir, state: check.state, say, wanted: true });
+      results = await checkPanels(root, stores.urls, { ...info, allExperiments: Object.keys(experiments) });
+    } finally {
+      await stores?.close();
+      check.close();
+    }
+    const rows = results.map((r) => [r.board, r.panel, r.refId ?? '', r.skipped ? `skipped: ${r.skipped}` : r.error ? `error: ${r.error}` : `${r.series} series, ${r.points} points`, r.skipped ? '-' : r.ok ? 'ok' : 'FAIL']);
+    say(formatTable(rows, ['dashboard', 'panel', 'query', 'returned', 'pass']));
+    for (const r of results.filter((x) => x.query && !x.ok)) say(`\nFAIL ${r.board} / ${r.panel} ${r.refId}:\n  ${r.query}`);
+    const failed = results.filter((r) => !r.skipped && !r.ok).length;
+    writeFileSync(join(check.dir, 'panels.json'), JSON.stringify(results, null, 1));
+    say(`\npanels of run ${info.testid}: ${results.filter((r) => r.ok).length} queries returned data, ${failed} returned none, ${results.filter((r) => r.skipped).length} skipped`);
+    return failed ? 1 : 0;
+  },
+  async clean(words) {
+    if (words.length) throw new Error(`just clean takes no arguments; got '${words.join(' ')}'`);
+    if (await storesUp(topology())) throw new Error("the metrics stores are up and use .lab/data: 'just metrics down' first");
+    for (const d of [join(root, '.lab', 'data'), join(root, 'results'), join(root, '.lab', 'rendered')]) {
+      if (!existsSync(d)) continue;
+      say(`deleting ${d} (${duSize(d)})`);
+      rmSync(d, { recursive: true, force: true });
+    }
+    say('kept: the toolchain (.lab/bin, .lab/venv) and node_modules');
     return 0;
   },
   async keep(words) {
-    const req = parseRunArgs(words, { target: 'experiment' });
-    const { policy, targets } = policyFor(req);
-    const dir = join(root, '.lab', 'tmp', `up-${req.name}`);
-    const state = new StateFile(stateDir, `up-${req.name}`, { kind: 'up', tmp: dir });
-    const topology = loadTopology(join(root, 'docker-compose.yml'));
+    const { name, kind, policy, targets } = keptStack(words);
+    const dir = join(root, '.lab', 'tmp', `up-${name}`);
+    const state = new StateFile(stateDir, `up-${name}`, { kind, tmp: dir });
     let stack;
     try {
-      stack = await startStack({ root, env: labEnv(root), topology, experiment: req.name, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
+      stack = await startStack({ root, env: labEnv(root), topology: topology(), experiment: name, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
     } catch (e) {
       state.remove();
       throw e;
     }
     const lines = [
-      ...targets.map((t) => `${req.name}/${t.id} ${stack.baseUrls[t.service]}${t.path}`),
+      ...targets.map((t) => `${name}/${t.id} ${stack.baseUrls[t.service]}${t.path}`),
       ...Object.entries(stack.baseUrls).map(([svc, url]) => `${svc} ${url}`),
     ];
     writeFileSync(join(dir, 'endpoints.txt'), `${lines.join('\n')}\n`);
@@ -124,31 +210,23 @@ const commands = {
     process.exit(0); // the signal listeners would keep it alive
   },
   async down() {
-    let n = 0;
-    for (const { id, path, st } of readStates(stateDir)) {
-      if (st.kind !== 'up') continue;
-      try {
-        process.kill(st.owner, 'SIGTERM');
-        say(`stopping ${id}`);
-        n += 1;
-      } catch { /* keeper gone: reaped below */ }
-      for (let i = 0; i < 150 && existsSync(path); i += 1) await new Promise((r) => setTimeout(r, 100));
-    }
-    n += await reapStale(stateDir, { all: true, log: say });
+    // The metrics stores are left running: `just metrics down` stops them.
+    const n = await stopKept((st) => st.kind === 'up');
     say(n ? 'stopped' : 'nothing was running');
     return 0;
   },
   async render(words) {
     const req = parseRunArgs(words, { target: 'experiment' });
     const { policy, targets } = policyFor(req);
-    const topology = loadTopology(join(root, 'docker-compose.yml'));
-    const ports = portsByService(topology);
-    for (const s of stackServices(topology, req.name)) {
+    const t = topology();
+    const ports = portsByService(t);
+    const services = [...stackServices(t, req.name), ...stackServices(t, METRICS_PROFILE)];
+    for (const s of services) {
       if (!Object.keys(s.configs).length) continue;
       const dir = join(root, '.lab', 'rendered', s.name);
       mkdirSync(dir, { recursive: true });
-      const out = renderConfigs(root, s, serviceView({ policy, targets, ports, service: s, prefix: '/tmp' }), dir);
-      for (const f of Object.values(out)) say(f);
+      const view = serviceView({ policy, targets, ports, service: s, prefix: '/tmp', extra: { ...topologyView(t), data: '/lab-data' } });
+      for (const f of Object.values(renderConfigs(root, s, view, dir))) say(f);
     }
     return 0;
   },
@@ -156,7 +234,7 @@ const commands = {
     const list = name ? [experimentNamed(name)] : Object.values(experiments);
     for (const e of list) {
       say(`${e.name} (seed ${e.seed}):`);
-      for (const k of describeKnobs(e)) say(`  ${e.name}.${k.name}=${k.default}    ${k.doc}; ${k.kind}`);
+      for (const k of describeKnobs(e)) say(`  ${e.name}.${k.name}=${k.default}    ${k.doc}; ${k.kind}${k.max !== undefined ? `, at most ${k.max} (${k.why})` : ''}`);
     }
     return 0;
   },

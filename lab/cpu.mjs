@@ -38,6 +38,11 @@ export function sampleCpu(procs, intervalMs = 250) {
   take();
   const timer = setInterval(take, intervalMs);
   return {
+    /** Samples one more process group from now on (k6, once started). */
+    track(name, pid) {
+      groups[pid] = name;
+      series[name] = [];
+    },
     stop() {
       clearInterval(timer);
       take();

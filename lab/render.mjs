@@ -11,9 +11,13 @@ Mustache.escape = (s) => String(s);
 
 export const renderText = (template, view) => Mustache.render(template, view);
 
-/** The view a service's templates see: the policy knobs, the model's targets, every port. */
-export function serviceView({ policy, targets, ports, service, prefix = '', config = {} }) {
-  return { ...policy, targets, svc: ports, self: ports[service.name], prefix, config };
+/**
+ * The view a service's templates see: the policy knobs, the model's targets, every port, the
+ * service's name, where the repository is (`root`: the checkout natively, /lab in Docker), and
+ * whether it runs natively (Debian's packages) or in the images of docker-compose.yml.
+ */
+export function serviceView({ policy, targets, ports, service, prefix = '', config = {}, root = '/lab', native = false, extra = {} }) {
+  return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, prefix, config, root, native };
 }
 
 /** Renders every config template of `service` into `dir`; returns {key: renderedPath}. */

@@ -13,6 +13,8 @@ import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
 import { limiterOutcomes, formatTable } from './report.mjs';
 import { capacityOutcomes } from './report-capacity.mjs';
 import { sampleCpu } from './cpu.mjs';
+import { storesForRun, k6Outputs, streamsFor } from './metrics.mjs';
+import { proxyCounts, k6Counts, storeCounts, countsTable } from './counts.mjs';
 
 export function labEnv(root) {
   const env = { ...process.env, K6_NO_USAGE_REPORT: 'true' };
@@ -30,7 +32,7 @@ export const plansFor = (request) =>
  * A run's folders and state file, after reaping what dead runs left: results/<run-id>/ (kept,
  * and results/latest points at it) and .lab/tmp/<run-id>/ (removed by close(), with the state).
  */
-export async function openRun(root, name, { kind, say }) {
+export async function openRun(root, name, { kind, say, latest = true }) {
   const stateDir = join(root, '.lab', 'state');
   await reapStale(stateDir, { log: say });
   const id = `${stamp()}-${name}`;
@@ -39,11 +41,12 @@ export async function openRun(root, name, { kind, say }) {
   mkdirSync(dir, { recursive: true });
   mkdirSync(tmp, { recursive: true });
   const state = new StateFile(stateDir, id, { kind, tmp });
-  const latest = join(root, 'results', 'latest');
-  rmSync(latest, { force: true });
-  symlinkSync(id, latest);
+  if (latest) {
+    rmSync(join(root, 'results', 'latest'), { force: true });
+    symlinkSync(id, join(root, 'results', 'latest'));
+  }
   return {
-    dir, tmp, state,
+    id, dir, tmp, state,
     close() {
       rmSync(tmp, { recursive: true, force: true });
       state.remove();
@@ -76,8 +79,12 @@ export async function runSuite(root, request, { say = console.log } = {}) {
 
   const outcomes = [];
   const rows = [];
+  const counts = [];
   const problems = [];
+  let stores = null;
+  const startedMs = Date.now();
   try {
+    stores = await storesForRun({ root, env, topology, tmp, dir, state, say, wanted: request.metrics !== false });
     for (const plan of plans) {
       if (interrupted) break;
       const logDir = join(dir, 'logs');
@@ -89,24 +96,40 @@ export async function runSuite(root, request, { say = console.log } = {}) {
       const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
       current = { stack };
       try {
+        const sampler = sampleCpu(stack.procs);
         const setChild = (k6) => {
           current.k6 = k6;
           state.add({ name: 'k6', pid: k6.pid });
+          sampler.track('k6', k6.pid);
         };
-        const sampler = sampleCpu(stack.procs);
         let result;
         try {
-          result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild });
+          const outputs = stores && k6Outputs(stores.urls, { testid: run.id, plan });
+          result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs });
         } finally {
           current.cpu = sampler.stop();
         }
         writeFileSync(join(dir, `${plan.suite}.${plan.experiment}.cpu.json`), JSON.stringify(current.cpu));
+        // Its last sample, once it exited, reads 0: the most it reached is what it used.
+        const k6cpu = current.cpu.k6?.length ? Math.max(...current.cpu.k6.map(([, s]) => s)) : undefined;
+        if (k6cpu !== undefined) say(`${plan.experiment}: k6 used ${k6cpu.toFixed(1)} CPU seconds${stores ? ' (streaming to the stores)' : ''}`);
         if (result.problem) problems.push(result.problem);
+        // The proxy's own counts, read before it stops; and a scrape more, so that Prometheus
+        // holds the last of them too.
+        if (stores && !result.problem) {
+          current.proxy = await proxyCounts(plan, topology);
+          await new Promise((r) => setTimeout(r, 2000));
+        }
       } finally {
         await stopStack(stack);
       }
       const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
       const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
+      if (stores && summary) {
+        const table = countsTable(plan, k6Counts(plan, summary), await storeCounts(stores.urls, run.id, plan.experiment, streamsFor(plan)), current.proxy);
+        counts.push(...table.rows);
+        if (!table.agree) problems.push(`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`);
+      }
       const judged = plan.kind === 'capacity' ? capacityOutcomes(plan, summary, current.cpu) : limiterOutcomes(plan, summary);
       outcomes.push(...judged.outcomes);
       rows.push(...judged.rows);
@@ -117,11 +140,23 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await stores?.close();
     run.close();
   }
 
   writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
+  // What `just panels` needs to find this run in the stores.
+  const runInfo = {
+    testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), metrics: Boolean(stores),
+    influx: Boolean(stores) && plans.some((p) => streamsFor(p).includes('influx')),
+  };
+  writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
   if (rows.length) say(`\n${formatTable(rows)}`);
+  if (counts.length) {
+    const head = ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'];
+    writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]]))), null, 1));
+    say(`\nnothing lost (testid ${run.id}):\n${formatTable(counts, head)}`);
+  }
   for (const p of problems) say(`\nERROR: ${p}`);
   const passed = outcomes.filter((o) => o.pass).length;
   say(`\nresults: ${dir}`);
@@ -131,24 +166,25 @@ export async function runSuite(root, request, { say = console.log } = {}) {
 }
 
 /** Runs k6 on one plan; a stack process that dies meanwhile stops k6 and is reported by name. */
-async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild }) {
+async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs }) {
   const name = `${plan.suite}.${plan.experiment}`;
   const k6env = {
     ...env,
     LAB_PLAN: planFile,
     LAB_RESULTS: dir,
     LAB_BASE_URLS: JSON.stringify(stack.baseUrls),
-    LAB_READY_URLS: JSON.stringify(stack.readyUrls),
     K6_WEB_DASHBOARD: 'true',
     K6_WEB_DASHBOARD_PORT: '-1',
     K6_WEB_DASHBOARD_PERIOD: '1s',
     K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}.report.html`),
+    ...outputs?.env,
   };
   const logFile = join(logDir, `k6.${name}.log`);
   const fd = openSync(logFile, 'a');
   // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
   // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
-  const k6 = spawn('k6', ['run', '--no-color', join(root, 'k6', `${plan.experiment}.js`)], { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
+  const args = ['run', '--no-color', ...(outputs?.args || []), join(root, 'k6', `${plan.experiment}.js`)];
+  const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
   closeSync(fd);
   setChild(k6);
   say(`${plan.experiment}: k6 running ${plan.cases.length} cases, about ${Math.ceil(plan.durationS)} s (log: ${logFile})`);

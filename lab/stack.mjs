@@ -5,11 +5,17 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { stackServices, portsByService } from './topology.mjs';
+import { stackServices, portsByService, scrapeTargets } from './topology.mjs';
 import { serviceView, renderConfigs, renderArgs, renderText } from './render.mjs';
 import { spawnLogged, stopProcess, assertPortsFree, logTail, requireTools } from './procs.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** What the metrics services' templates need from the topology: scrape targets, process groups. */
+export const topologyView = (topology) => ({
+  scrape: scrapeTargets(topology),
+  groups: Object.keys(topology.services).map((service) => ({ service })),
+});
 
 export async function startStack({ root, env, topology, experiment, policy, targets, tmpDir, logDir, state, log = () => {} }) {
   const services = stackServices(topology, experiment);
@@ -22,7 +28,9 @@ export async function startStack({ root, env, topology, experiment, policy, targ
     for (const s of services) {
       const prefix = join(tmpDir, s.name);
       mkdirSync(prefix, { recursive: true });
-      const base = serviceView({ policy, targets, ports, service: s, prefix });
+      const data = s.data ? join(root, '.lab', 'data', s.name) : undefined;
+      if (data) mkdirSync(data, { recursive: true });
+      const base = serviceView({ policy, targets, ports, service: s, prefix, root, native: true, extra: { ...topologyView(topology), data } });
       const view = { ...base, config: renderConfigs(root, s, base, prefix) };
       if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
       if (s.validate) validate(s, renderArgs(s.validate, view), root, env);

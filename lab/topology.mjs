@@ -8,9 +8,14 @@ import YAML from 'yaml';
 export function loadTopology(file) {
   const doc = YAML.parse(readFileSync(file, 'utf8'), { merge: true });
   const services = {};
+  const unavailable = {};
   for (const [name, s] of Object.entries(doc.services || {})) {
     const native = s['x-native'];
     if (!native) throw new Error(`${file}: service ${name} has no x-native block`);
+    if (native.unavailable) {
+      unavailable[name] = { profiles: s.profiles || [], why: native.unavailable };
+      continue;
+    }
     for (const key of ['ports', 'command', 'ready']) {
       if (!native[key]) throw new Error(`${file}: service ${name}: x-native.${key} is missing`);
     }
@@ -23,9 +28,26 @@ export function loadTopology(file) {
       validate: native.validate || null,
       ready: native.ready,
       configs: native.configs || {},
+      // A folder kept between runs (a store's data), under .lab/data/<service>.
+      data: native.data === true,
+      // Where Prometheus scrapes the service: {port: <name in ports>, path}.
+      metrics: native.metrics || null,
     };
+    if (services[name].metrics && !native.ports[services[name].metrics.port]) {
+      throw new Error(`${file}: service ${name}: x-native.metrics.port '${services[name].metrics.port}' is not one of its ports`);
+    }
   }
-  return { services };
+  return { services, unavailable };
+}
+
+/** Prometheus's scrape targets: every service that declares a metrics endpoint, any profile. */
+export function scrapeTargets(topology) {
+  return Object.values(topology.services).filter((s) => s.metrics).map((s) => ({
+    service: s.name,
+    profile: s.profiles[0],
+    port: s.ports[s.metrics.port],
+    path: s.metrics.path,
+  }));
 }
 
 /** The services of one compose profile, each after the services it depends on. */

@@ -12,7 +12,7 @@ import { loadTopology, stackServices, portsByService } from '../lab/topology.mjs
 import { serviceView, renderConfigs } from '../lab/render.mjs';
 import { assertPortsFree } from '../lab/procs.mjs';
 import { caseOutcomes } from '../lab/report.mjs';
-import { plan, experiments } from '../thresholds/plan.js';
+import { plan, experiments, stackTargets } from '../thresholds/plan.js';
 import { k6Options } from '../thresholds/k6-options.js';
 import { labEnv } from '../lab/run.mjs';
 
@@ -32,6 +32,19 @@ test('bad input is refused before anything starts, naming the valid choices', ()
   assert.throws(() => parseRunArgs(['soak', 'envoy-vs-nginx.status=429']), /not part of soak/);
   assert.throws(() => parseRunArgs(['cdnx'], { target: 'experiment' }), /unknown experiment 'cdnx'; valid: burst, envoy-vs-nginx/);
   assert.throws(() => parseRunArgs(['spike', '--quick', 'fill_interval=0.08']), /fill_interval becomes 40 ms with --quick=2; Envoy's minimum is 50 ms/);
+  // Only plain decimal numbers, each option and knob once, no stray path segment.
+  assert.throws(() => parseRunArgs(['spike/burst/x']), /name a suite, or suite\/experiment/);
+  assert.throws(() => parseRunArgs(['spike', 'rate=1e1']), /'1e1' is not a whole number > 0 \(decimal digits\)/);
+  assert.throws(() => parseRunArgs(['spike', 'rate=0x5']), /'0x5' is not a whole number/);
+  assert.throws(() => parseRunArgs(['spike', 'fill_interval=1e-1']), /'1e-1' is not a number > 0 \(decimal/);
+  assert.throws(() => parseRunArgs(['spike', '--quick=0x10']), /--quick takes a whole factor >= 1 \(decimal digits\), got '0x10'/);
+  assert.throws(() => parseRunArgs(['spike', 'rate=5', 'rate=6']), /'rate=6': burst.rate is given twice/);
+  assert.throws(() => parseRunArgs(['spike', '--quick', '--quick=2']), /--quick is given twice/);
+  assert.throws(() => parseRunArgs([]), /name a suite first \(smoke, spike, soak, breakpoint\)/);
+  // What this kind of machine can serve, and why.
+  assert.throws(() => parseRunArgs(['spike', '--quick=1000000']), /whole factor 1..100/);
+  assert.throws(() => parseRunArgs(['breakpoint', 'connections=1e9']), /not a whole number/);
+  assert.throws(() => parseRunArgs(['breakpoint', 'connections=10000']), /over 5000: the open-files limit/);
 });
 
 test('knobs: bare names reach every experiment that has them, qualified ones only theirs', () => {
@@ -58,7 +71,7 @@ function rendered(experiment, overrides, service) {
   const p = plan({ experiment, suite: Object.keys(experiments[experiment].suites)[1], overrides });
   const s = topology.services[service];
   const dir = mkdtempSync(join(tmpdir(), 'lab-render-'));
-  const view = serviceView({ policy: p.policy, targets: experiments[experiment].targets(p.policy), ports: portsByService(topology), service: s, prefix: dir });
+  const view = serviceView({ policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), ports: portsByService(topology), service: s, prefix: dir, root, native: true });
   const files = renderConfigs(root, s, view, dir);
   return { dir, file: files.conf, text: readFileSync(files.conf, 'utf8') };
 }

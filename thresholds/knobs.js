@@ -15,26 +15,32 @@ const kinds = {
   percent: { parse: (s) => { const n = nonNegInt(s); if (n > 100) throw new Error(`'${s}' is over 100`); return n; }, scale: (v) => v, doc: 'a whole percentage 0..100' },
 };
 
+// Plain decimal numbers only: JavaScript's Number() would also take 1e1, 0x5 and ' 5 '.
+const WHOLE = /^[0-9]{1,9}$/;
+const DECIMAL = /^[0-9]{1,9}(\.[0-9]{1,6})?$/;
+
 function posInt(s) {
-  const n = Number(s);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`'${s}' is not a whole number > 0`);
-  return n;
+  if (!WHOLE.test(String(s)) || Number(s) <= 0) throw new Error(`'${s}' is not a whole number > 0 (decimal digits)`);
+  return Number(s);
 }
 function nonNegInt(s) {
-  const n = Number(s);
-  if (String(s).trim() === '' || !Number.isInteger(n) || n < 0) throw new Error(`'${s}' is not a whole number >= 0`);
-  return n;
+  if (!WHOLE.test(String(s))) throw new Error(`'${s}' is not a whole number >= 0 (decimal digits)`);
+  return Number(s);
 }
 function posNumber(s) {
-  const n = Number(s);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`'${s}' is not a number > 0`);
-  return n;
+  if (!DECIMAL.test(String(s)) || Number(s) <= 0) throw new Error(`'${s}' is not a number > 0 (decimal, like 0.5)`);
+  return Number(s);
 }
 function httpStatus(s) {
-  const n = Number(s);
-  if (!Number.isInteger(n) || n < 400 || n > 599) throw new Error(`'${s}' is not an HTTP status 400..599`);
-  return n;
+  if (!WHOLE.test(String(s)) || Number(s) < 400 || Number(s) > 599) throw new Error(`'${s}' is not an HTTP status 400..599`);
+  return Number(s);
 }
+
+/** Parses a whole factor >= 1 the same way (--quick, QUICK=). */
+export const parseFactor = (s) => {
+  if (!WHOLE.test(String(s)) || Number(s) < 1) throw new Error(`--quick takes a whole factor >= 1 (decimal digits), got '${s}'`);
+  return Number(s);
+};
 
 /** Parses `name=value` overrides for one experiment; throws listing the valid knobs. */
 export function resolveKnobs(experiment, overrides = {}) {
@@ -47,6 +53,8 @@ export function resolveKnobs(experiment, overrides = {}) {
     }
     try {
       values[name] = kinds[spec.kind].parse(raw);
+      // A bound a knob states: what this kind of machine can serve, and why.
+      for (const v of [].concat(values[name])) if (spec.max !== undefined && v > spec.max) throw new Error(`'${v}' is over ${spec.max}: ${spec.why}`);
     } catch (e) {
       throw new Error(`knob ${experiment.name}.${name}: ${e.message} (expected ${kinds[spec.kind].doc})`);
     }
@@ -67,5 +75,5 @@ export function isDefault(experiment, values) {
 }
 
 export function describeKnobs(experiment) {
-  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kinds[s.kind].doc, doc: s.doc }));
+  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kinds[s.kind].doc, doc: s.doc, max: s.max, why: s.why }));
 }

@@ -13,6 +13,25 @@ import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS } from './simulat
 
 export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, 'json-filter': jsonFilter };
 export const QUICK_FACTOR = 5;
+
+/**
+ * What this kind of machine (2 cores, k6 beside the stack) can be asked to do, checked on every
+ * plan before anything starts:
+ * - an arrival rate: k6 sends about 10 k r/s here at best; twice that cannot be faithful;
+ * - VUs in flight: the open-files limit is 20000 and cannot be raised, and every VU holds a
+ *   connection (an fd in k6, two in a proxy); k6 itself falls behind its schedule well before;
+ * - --quick: a 60 s step must stay at least 0.6 s, or scenario start-up is what gets measured.
+ */
+export const LIMITS = { maxRate: 20_000, maxVus: 5000, maxQuick: 100 };
+
+function checkLimits(p) {
+  for (const c of p.cases) {
+    const rate = c.rate ?? Math.max(...(c.steps || [0]));
+    if (rate > LIMITS.maxRate) throw new Error(`${p.experiment} ${c.id} would ask ${rate} r/s: this kind of machine sends at most ${LIMITS.maxRate} (k6 beside the stack on 2 cores)`);
+    if ((c.vus || 0) > LIMITS.maxVus) throw new Error(`${p.experiment} ${c.id} would hold ${c.vus} VUs at once: at most ${LIMITS.maxVus} here (the open-files limit is 20000)`);
+  }
+  return p;
+}
 const LEAD_IN_MS = 2000;
 
 /** The stated tolerance of every threshold. */
@@ -110,13 +129,13 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   const exp = experimentNamed(name);
   const steps = exp.suites[suite];
   if (!steps) throw new Error(`experiment '${name}' has no '${suite}' cases; it has: ${Object.keys(exp.suites).join(', ')}`);
-  if (!(requested >= 1)) throw new Error(`--quick factor must be >= 1, got ${requested}`);
+  if (!Number.isInteger(requested) || requested < 1 || requested > LIMITS.maxQuick) throw new Error(`--quick takes a whole factor 1..${LIMITS.maxQuick}, got ${requested}: a 60 s step must stay at least 0.6 s`);
   // An experiment may cap the factor at what its load generator can still send faithfully.
   const factor = Math.min(requested, exp.maxQuick ?? Infinity);
   const knobs = resolveKnobs(exp, overrides);
   const policy = { ...scaleKnobs(exp, knobs, factor), ...exp.derived?.(knobs) };
   if (exp.checkScaled) exp.checkScaled(policy, factor);
-  if (exp.kind === 'capacity') return capacityPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS });
+  if (exp.kind === 'capacity') return checkLimits(capacityPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS }));
   const targets = exp.targets(policy);
   const seedComparable = isDefault(exp, knobs);
 
@@ -170,7 +189,7 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
       });
     });
   }
-  return {
+  return checkLimits({
     experiment: name,
     suite,
     factor,
@@ -181,5 +200,5 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
     leadInMs: LEAD_IN_MS,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     cases,
-  };
+  });
 }

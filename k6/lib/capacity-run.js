@@ -13,12 +13,13 @@ import exec from 'k6/execution';
 import { fail } from 'k6';
 import { Trend, Counter, Rate } from 'k6/metrics';
 import { summaryFiles } from './summary.js';
+import { loadPlan, baseUrls as serviceUrls } from './target.js';
 
 const bodyText = open('../json-filter-sample.json');
 
 export function capacityRun() {
-  const plan = JSON.parse(open(__ENV.LAB_PLAN));
-  const baseUrls = JSON.parse(__ENV.LAB_BASE_URLS);
+  const plan = loadPlan('json-filter');
+  const baseUrls = serviceUrls();
   const sample = JSON.parse(bodyText);
   const bodies = { relay: JSON.stringify({ ...sample, relay: true }), filtered: JSON.stringify({ ...sample, relay: false }) };
   const backendUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
@@ -60,6 +61,8 @@ export function capacityRun() {
         stages: c.steps.flatMap((r) => [{ target: r, duration: `${Math.round(c.rampS * 1000)}ms` }, { target: r, duration: `${Math.round(c.holdS * 1000)}ms` }]),
         env: { ...env, LAB_STEPS: c.steps.join(','), LAB_RAMP_MS: String(c.rampS * 1000), LAB_HOLD_MS: String(c.holdS * 1000) },
       };
+      // A ramp sends at least its first step in full (95 % delivered, as every step must be).
+      thresholds[`http_reqs{case:${c.id}}`] = [`count>=${Math.floor(c.steps[0] * c.holdS * 0.95)}`];
       mine.steps = Object.fromEntries(c.steps.map((r) => [r, {
         ms: new Trend(`${c.metric}_${r}_ms`, true), relayMs: new Trend(`${c.metric}_${r}_relay_ms`, true),
         reqs: new Counter(`${c.metric}_${r}_reqs`), failed: new Rate(`${c.metric}_${r}_failed`),

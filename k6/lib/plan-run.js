@@ -5,37 +5,29 @@
  */
 import http from 'k6/http';
 import { fail } from 'k6';
-import { Counter } from 'k6/metrics';
+import { Counter, Gauge } from 'k6/metrics';
 import { k6Options } from '../../thresholds/k6-options.js';
-import { plan as modelPlan } from '../../thresholds/plan.js';
 import { summaryFiles } from './summary.js';
+import { loadPlan, baseUrls as serviceUrls } from './target.js';
 
 const unexpected = new Counter('unexpected_status');
-
-function json(name, fallback) {
-  try {
-    return __ENV[name] ? JSON.parse(__ENV[name]) : fallback;
-  } catch (e) {
-    throw new Error(`${name} is not JSON: ${e.message}`);
-  }
-}
+// The model's longest wait per case, written once so that dashboards can set it beside k6's.
+const expectedWait = new Gauge('lab_expected_max_wait_ms');
 
 export function planRun(experiment) {
-  // By hand: k6 run -e SUITE=spike -e QUICK=5 -e KNOBS='{"rate":5}' -e LAB_BASE_URLS='{...}' k6/burst.js
-  const plan = __ENV.LAB_PLAN
-    ? JSON.parse(open(__ENV.LAB_PLAN))
-    : modelPlan({ experiment, suite: __ENV.SUITE || 'smoke', factor: Number(__ENV.QUICK || 1), overrides: json('KNOBS', {}) });
-  const baseUrls = json('LAB_BASE_URLS', {});
-  const readyUrls = json('LAB_READY_URLS', {});
+  const plan = loadPlan(experiment);
+  const baseUrls = serviceUrls();
   return {
     options: k6Options(plan, baseUrls),
 
     setup() {
       for (const service of new Set(plan.cases.map((c) => c.service))) {
-        const url = readyUrls[service] || baseUrls[service];
+        // Every proxy answers /healthz without spending its limiter's budget.
+        const url = `${baseUrls[service]}/healthz`;
         const res = http.get(url, { timeout: '3s', tags: { case: 'setup' } });
         if (res.status < 200 || res.status >= 300) fail(`${service} is not up at ${url} (status ${res.status} ${res.error || ''})`);
       }
+      for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });
     },
 
     warm() {

@@ -2,10 +2,12 @@
 /*
  * The service behind the rate limiters (seed 003's "hello", seed 002's "web"): answers every
  * GET at once, so any wait or rejection a client sees comes from the proxy in front.
+ * GET /metrics: what it served, by lab case (x-lab-case) and status, in Prometheus text format.
  * Usage: hello.js --port N [--host 127.0.0.1] [--name hello]
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import { serverMetrics } from './lib/metrics.js';
 
 const { values: opt } = parseArgs({
   options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, name: { type: 'string', default: 'hello' } },
@@ -16,13 +18,23 @@ if (!Number.isInteger(port) || port <= 0 || port > 65535) {
   process.exit(2);
 }
 
+const metrics = serverMetrics();
+const requests = metrics.counter('lab_http_requests_total', 'Requests answered, by lab case and status', ['case', 'status']);
+
 let served = 0;
 const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/metrics') {
+    metrics.text().then((text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text));
+    return;
+  }
+  const count = (status) => requests.inc({ case: metrics.caseLabel(req.headers['x-lab-case']), status: String(status) });
   if (req.method !== 'GET' && req.method !== 'HEAD') {
+    count(405);
     res.writeHead(405, { allow: 'GET, HEAD' }).end();
     return;
   }
   served += 1;
+  count(200);
   const body = `Hello from ${opt.name}\n`;
   res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
   res.end(req.method === 'HEAD' ? undefined : body);

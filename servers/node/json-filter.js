@@ -9,7 +9,9 @@
  *                  [--max-head 8192] [--header-timeout-ms 5000] [--idle-timeout-ms 60000]
  *                  [--backend-timeout-ms 1000] [--pool-size 512]
  *
- * GET /healthz answers 200; GET /stats answers the worker's counters as JSON.
+ * GET /healthz answers 200; GET /stats answers the worker's counters as JSON; GET /metrics the
+ * whole server's (every worker's) in Prometheus text format. --name labels them (and lets
+ * process-exporter find the processes by their command line).
  */
 import net from 'node:net';
 import cluster from 'node:cluster';
@@ -18,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { Http1Parser, HttpError, response } from './lib/http1.js';
 import { BackendPool } from './lib/backend-pool.js';
 import { shouldRelay } from './lib/filter-rule.js';
+import { serverMetrics, gatherForWorkers } from './lib/metrics.js';
 
 const { values: o } = parseArgs({
   options: {
@@ -31,6 +34,7 @@ const { values: o } = parseArgs({
     'idle-timeout-ms': { type: 'string', default: '60000' },
     'backend-timeout-ms': { type: 'string', default: '1000' },
     'pool-size': { type: 'string', default: '512' },
+    name: { type: 'string', default: 'json-filter' },
   },
 });
 
@@ -68,6 +72,7 @@ if (workers > 0 && cluster.isPrimary) {
       cluster.disconnect(() => process.exit(0));
     });
   }
+  gatherForWorkers();
   console.log(`json-filter primary ${process.pid}: ${workers} workers on ${o.host}:${port} -> ${o.backend}`);
 } else {
   serve();
@@ -76,42 +81,54 @@ if (workers > 0 && cluster.isPrimary) {
 function serve() {
   const pool = new BackendPool({ host: bhost, port: Number(bport), max: num('pool-size', 1), timeoutMs: num('backend-timeout-ms', 1) });
   const stats = { requests: 0, relayed: 0, filtered: 0, rejected: 0, backendErrors: 0, connections: 0 };
+  const metrics = serverMetrics();
+  const outcomes = metrics.counter('json_filter_requests_total', 'Requests by outcome: relayed, filtered, rejected, backend_error, served (GET)', ['outcome']);
+  const connections = metrics.counter('json_filter_connections_total', 'Client connections accepted');
+  // Both counts, the worker's own JSON and the server's Prometheus counters, move together.
+  const count = (key, outcome) => {
+    stats[key] += 1;
+    outcomes.inc({ outcome });
+  };
 
   /** One request -> a Promise of the response bytes (and whether to close after it). */
   async function handle(msg) {
     stats.requests += 1;
     if (msg.method === 'GET' && msg.target === '/healthz') return { bytes: response(200, { body: 'ok\n' }) };
+    if (msg.method === 'GET' && msg.target === '/metrics') {
+      return { bytes: response(200, { body: await metrics.text(), headers: { 'content-type': metrics.contentType } }) };
+    }
     if (msg.method === 'GET' && msg.target === '/stats') {
       return { bytes: response(200, { body: JSON.stringify({ pid: process.pid, pool: pool.open, ...stats }), headers: { 'content-type': 'application/json' } }) };
     }
     if (msg.method !== 'POST') {
-      stats.rejected += 1;
+      count('rejected', 'rejected');
       return { bytes: response(405, { body: 'POST a JSON document\n', headers: { allow: 'POST' } }) };
     }
     let doc;
     try {
       doc = JSON.parse(msg.body.toString('utf8'));
     } catch {
-      stats.rejected += 1;
+      count('rejected', 'rejected');
       return { bytes: response(400, { body: 'invalid JSON\n' }) };
     }
     if (!shouldRelay(doc)) {
-      stats.filtered += 1;
+      count('filtered', 'filtered');
       return { bytes: response(204) };
     }
     try {
       const r = await pool.request('POST', msg.target, msg.body);
-      stats.relayed += 1;
+      count('relayed', 'relayed');
       const headers = r.headers['content-type'] ? { 'content-type': r.headers['content-type'] } : undefined;
       return { bytes: response(r.status, { body: r.body, headers }) };
     } catch (e) {
-      stats.backendErrors += 1;
+      count('backendErrors', 'backend_error');
       return { bytes: response(e.status || 502, { body: `${e.message}\n` }) };
     }
   }
 
   const server = net.createServer((socket) => {
     stats.connections += 1;
+    connections.inc();
     socket.setNoDelay(true);
     const parser = new Http1Parser(limits);
     const queue = []; // pending answers, in request order: {bytes, close} once ready
@@ -159,7 +176,7 @@ function serve() {
         msgs = parser.push(chunk);
       } catch (e) {
         if (!(e instanceof HttpError)) throw e;
-        stats.rejected += 1;
+        count('rejected', 'rejected');
         clearTimeout(headerTimer);
         closing = true;
         enqueue(Promise.resolve({ bytes: response(e.status, { body: `${e.message}\n`, close: true }) }), true);

@@ -16,7 +16,7 @@ export default {
   knobs: {
     max_tokens: { default: 200, kind: 'count', doc: 'Envoy token_bucket.max_tokens (also the initial fill)' },
     tokens_per_fill: { default: 20, kind: 'count', doc: 'Envoy token_bucket.tokens_per_fill' },
-    fill_interval: { default: 1, kind: 'seconds', doc: 'Envoy token_bucket.fill_interval (s)' },
+    fill_interval: { default: 1, kind: 'seconds', doc: 'Envoy token_bucket.fill_interval (s)', max: 3600, why: 'a spike lasts seconds: an hour-long interval is a typo' },
     nginx_rate: { default: 20, kind: 'rate', doc: 'nginx limit_req_zone rate (r/s)' },
     nginx_burst: { default: 200, kind: 'count', doc: 'nginx limit_req burst' },
     nginx_delay: { default: 20, kind: 'count', doc: 'nginx limit_req delay (requests passed without waiting)' },

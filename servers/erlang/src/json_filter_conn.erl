@@ -107,6 +107,7 @@ dispatch(Sock, Cfg, Req = #{method := Method, path := Path}, Body, Rest) ->
 
 handle('GET', <<"/healthz">>, _) -> {200, <<"ok\n">>};
 handle('GET', <<"/stats">>, _) -> {200, json_filter_stats:to_json()};
+handle('GET', <<"/metrics">>, _) -> {200, json_filter_stats:to_prometheus()};
 handle('POST', Path, Body) ->
     case decode(Body) of
         invalid ->

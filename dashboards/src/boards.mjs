@@ -1,0 +1,172 @@
+/*
+ * The lab's Grafana dashboards, as code: `just dashboards` writes each to dashboards/<uid>.json.
+ * - k6-run: a run as k6 saw it (the lineage of the official k6 Prometheus dashboard);
+ * - k6-run-influxdb: the same overview in InfluxQL;
+ * - one per experiment, showing its policy at work (limiters: k6's view beside the proxy's
+ *   own counters, and the longest wait against the model's; json-filter: delivered against
+ *   offered, per server and step, and what the backend received);
+ * - resources: CPU, memory, threads and open files per stack service, over time and as a table.
+ */
+import { PROM, INFLUX, runVariables, panel, board } from './lib.mjs';
+
+const run = 'testid=~"$testid"';
+const runCase = `${run}, case=~"$case"`;
+// What the panel check must know of a panel, by title (panelRequirements()): the suite whose
+// runs alone fill it (the ramps' steps; skipped, and said so, for other runs), and the metrics
+// a healthy run may never emit (k6 writes dropped iterations only when some drop).
+const requires = {};
+const prom = (title, unit, queries, extra = {}) => {
+  if (extra.suite || extra.optional) requires[title] = { suite: extra.suite, optional: extra.optional || [] };
+  return { builder: panel({ title, unit, queries, ...extra }), ...extra };
+};
+
+function k6Run() {
+  return board({
+    uid: 'lab-k6-run', title: 'lab / k6 run', tags: ['k6'],
+    description: "A run as k6 saw it, per case: the testid is the run's folder name under results/.",
+    variables: runVariables(PROM),
+    rows: [
+      { title: 'Load', panels: [
+        prom('Virtual users', 'none', [{ expr: `sum(k6_vus{${run}})`, legend: 'VUs' }, { expr: `sum(k6_vus_max{${run}})`, legend: 'max VUs' }]),
+        prom('Requests per second, by case', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${runCase}}[$__rate_interval]))`, legend: '{{case}}' }]),
+      ] },
+      { title: 'Latency and failures', panels: [
+        prom('p95 and p99 (since the case started), by case', 's', [
+          { expr: `max by (case) (k6_http_req_duration_p95{${runCase}})`, legend: '{{case}} p95' },
+          { expr: `max by (case) (k6_http_req_duration_p99{${runCase}})`, legend: '{{case}} p99' },
+        ]),
+        prom('Failed requests (share, since the case started), by case', 'percentunit', [{ expr: `max by (case) (k6_http_req_failed_rate{${runCase}})`, legend: '{{case}}' }]),
+        prom('Dropped iterations per second, by case', 'none', [{ expr: orZero(`sum by (case) (rate(k6_dropped_iterations_total{${runCase}}[$__rate_interval]))`, `sum by (case) (rate(k6_iterations_total{${runCase}}[$__rate_interval]))`), legend: '{{case}}' }], { optional: ['k6_dropped_iterations_total'] }),
+        prom('Requests by status', 'reqps', [{ expr: `sum by (status) (rate(k6_http_reqs_total{${runCase}}[$__rate_interval]))`, legend: '{{status}}' }]),
+      ] },
+    ],
+  });
+}
+
+function k6RunInflux() {
+  const where = `"testid" =~ /^$testid$/ AND "case" =~ /^$case$/ AND $timeFilter`;
+  const influx = (title, unit, query, alias) => ({ builder: panel({ title, unit, source: INFLUX, queries: [{ query, alias }] }) });
+  return board({
+    uid: 'lab-k6-run-influxdb', title: 'lab / k6 run (InfluxDB)', tags: ['k6', 'influxdb'],
+    description: 'The k6 run overview in InfluxQL, for teams on InfluxDB: k6 writes every sample to database k6.',
+    variables: runVariables(INFLUX),
+    rows: [
+      { title: 'Load', panels: [
+        influx('Virtual users', 'none', `SELECT max("value") FROM "vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval) fill(none)`, 'VUs'),
+        influx('Requests per interval, by case', 'none', `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
+      ] },
+      { title: 'Latency and failures', panels: [
+        influx('p95 per interval, by case', 'ms', `SELECT percentile("value", 95) FROM "http_req_duration" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
+        influx('Failed requests (share per interval), by case', 'percentunit', `SELECT mean("value") FROM "http_req_failed" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
+        influx('Requests per interval, by status', 'none', `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "status" fill(none)`, '$tag_status'),
+      ] },
+    ],
+  });
+}
+
+/**
+ * A limiter experiment's board: what k6 saw accepted and limited, what the proxies themselves
+ * counted (`proxies`: {title, accepted, limited} PromQL, per case), and the longest wait
+ * against the model's expected maximum (k6 writes the plan's figure as lab_expected_max_wait_ms).
+ */
+function limiterBoard(experiment, description, proxies) {
+  return board({
+    uid: `lab-${experiment}`, title: `lab / ${experiment}`, tags: ['limiter', experiment], description,
+    variables: runVariables(PROM),
+    rows: [
+      { title: 'What k6 saw', panels: [
+        prom('Accepted (200) per second, by case', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status="200"}[$__rate_interval]))`, legend: '{{case}}' }]),
+        prom('Limited per second, by case', 'reqps', [{ expr: orZero(`sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status=~"4..|5.."}[$__rate_interval]))`, `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}"}[$__rate_interval]))`), legend: '{{case}}' }]),
+      ] },
+      ...proxies.map((p) => ({ title: `What ${p.title} counted`, panels: [
+        prom(`${p.title}: accepted per second, by case`, 'reqps', [{ expr: p.accepted, legend: '{{case}}' }]),
+        prom(`${p.title}: limited per second, by case`, 'reqps', [{ expr: p.limited, legend: '{{case}}' }]),
+      ] })),
+      { title: 'Queue wait against the model', panels: [
+        prom('Longest wait so far (k6), by case', 's', [{ expr: `max by (case) (k6_http_req_duration_max{${runCase}, experiment="${experiment}"})`, legend: '{{case}}' }]),
+        prom('Longest wait: model (expected) and measured, per case', 's', [
+          { expr: `max by (case) (max_over_time(k6_lab_expected_max_wait_ms{${runCase}, experiment="${experiment}"}[$__range])) / 1000`, legend: 'expected' },
+          { expr: `max by (case) (max_over_time(k6_http_req_duration_max{${runCase}, experiment="${experiment}"}[$__range]))`, legend: 'measured' },
+        ], { table: true }),
+      ] },
+    ],
+  });
+}
+
+// nginx's lab counters (stacks/lib/lab_metrics.lua) and Envoy's per-case local rate limit stats.
+const orZero = (expr, like) => `${expr} or (0 * ${like})`;
+
+const nginxCounted = (service) => ({
+  title: service,
+  accepted: `sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", limit_req=~"PASSED|DELAYED"}[$__rate_interval]))`,
+  limited: orZero(`sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", limit_req="REJECTED"}[$__rate_interval]))`, `sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", case!=""}[$__rate_interval]))`),
+});
+const envoyCounted = (service) => ({
+  title: service,
+  accepted: `sum by (case) (label_replace(rate(envoy_http_local_rate_limit_ok{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}[$__rate_interval]), "case", "$1", "envoy_local_http_ratelimit_prefix", "(.*)"))`,
+  limited: `sum by (case) (label_replace(rate(envoy_http_local_rate_limit_rate_limited{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}[$__rate_interval]), "case", "$1", "envoy_local_http_ratelimit_prefix", "(.*)"))`,
+});
+
+function jsonFilter() {
+  const ramp = `${run}, case=~"$case", case=~".*-ramp"`;
+  return board({
+    uid: 'lab-json-filter', title: 'lab / json-filter', tags: ['capacity', 'json-filter'],
+    description: 'Each server ramped through held arrival rates: what k6 offered and what got through, the p99 of each step, and what the backend received.',
+    variables: runVariables(PROM),
+    rows: [
+      { title: 'Ramps: offered and delivered', panels: [
+        prom('Delivered (answered) per second, by server', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${ramp}}[$__rate_interval]))`, legend: '{{case}}' }], { suite: 'breakpoint' }),
+        prom('Offered per second (started + dropped iterations), by server', 'reqps', [{ expr: `(sum by (case) (rate(k6_iterations_total{${ramp}}[$__rate_interval])) + sum by (case) (rate(k6_dropped_iterations_total{${ramp}}[$__rate_interval]))) or sum by (case) (rate(k6_iterations_total{${ramp}}[$__rate_interval]))`, legend: '{{case}}' }], { suite: 'breakpoint', optional: ['k6_dropped_iterations_total'] }),
+      ] },
+      { title: 'Per step and behind the filters', panels: [
+        prom('p99 of each held step, by server and rate', 's', [{ expr: `max by (__name__) ({__name__=~"k6_.*_ramp_[0-9]+_ms_p99", ${run}})`, legend: '{{__name__}}' }], { suite: 'breakpoint' }),
+        prom('What the backend received per second, by case', 'reqps', [{ expr: 'sum by (location) (rate(lab_nginx_requests_total{service="json-filter-backend", location=~"/filter/.*"}[$__rate_interval]))', legend: '{{location}}' }]),
+        prom("Filters' own outcomes per second", 'reqps', [{ expr: 'sum by (service, outcome) (rate(json_filter_requests_total[$__rate_interval]))', legend: '{{service}} {{outcome}}' }]),
+      ] },
+    ],
+  });
+}
+
+function resources() {
+  const cpu = 'sum by (groupname) (rate(namedprocess_namegroup_cpu_seconds_total[$__rate_interval])) * 100';
+  const mem = 'sum by (groupname) (namedprocess_namegroup_memory_bytes{memtype="resident"})';
+  return board({
+    uid: 'lab-resources', title: 'lab / resources', tags: ['resources'],
+    description: 'CPU, memory, threads and open files of every stack process, grouped by service (process-exporter), over time and as a table like `docker stats`.',
+    variables: [],
+    rows: [
+      { title: 'Over time', panels: [
+        prom('CPU % (of one core), by service', 'percent', [{ expr: cpu, legend: '{{groupname}}' }]),
+        prom('Resident memory, by service', 'bytes', [{ expr: mem, legend: '{{groupname}}' }]),
+        prom('Threads, by service', 'none', [{ expr: 'sum by (groupname) (namedprocess_namegroup_num_threads)', legend: '{{groupname}}' }]),
+        prom('Open files, by service', 'none', [{ expr: 'sum by (groupname) (namedprocess_namegroup_open_filedesc)', legend: '{{groupname}}' }]),
+      ] },
+      { title: 'Now, like docker stats', panels: [
+        prom('Per service: CPU %, memory, processes, threads, open files', 'none', [
+          { expr: cpu, legend: 'CPU %' },
+          { expr: mem, legend: 'memory' },
+          { expr: 'sum by (groupname) (namedprocess_namegroup_num_procs)', legend: 'processes' },
+          { expr: 'sum by (groupname) (namedprocess_namegroup_num_threads)', legend: 'threads' },
+          { expr: 'sum by (groupname) (namedprocess_namegroup_open_filedesc)', legend: 'open files' },
+        ], { table: true }),
+      ] },
+    ],
+  });
+}
+
+/** A count that may have no series yet (nothing limited, nothing dropped) shows as zeros per case. */
+export const boards = () => [
+  k6Run(),
+  k6RunInflux(),
+  limiterBoard('burst', 'nginx limit_req at 3 r/s, one queue size per location (seed 003).', [nginxCounted('burst-nginx')]),
+  limiterBoard('envoy-vs-nginx', "Envoy's token bucket beside nginx's leaky bucket at the same long-run rate (seed 002).",
+    [envoyCounted('envoy-vs-nginx-envoy'), nginxCounted('envoy-vs-nginx-nginx')]),
+  jsonFilter(),
+  resources(),
+].map((b) => b.build());
+
+/** {panel title: suite} for the panels only that suite's runs fill. */
+export function panelRequirements() {
+  boards();
+  return { ...requires };
+}

@@ -1,0 +1,94 @@
+/*
+ * Counts survive the trip: per case and status, what k6 counted (its summary), what the stores
+ * hold (Prometheus's k6_http_reqs_total, InfluxDB's http_reqs samples) and, for limiter cases,
+ * what the proxy itself counted (nginx's lab counters, Envoy's per-case local rate limit stats)
+ * must be the same number. A mismatch fails the run.
+ */
+import { okMetric, limitedMetric, sentMetric } from '../thresholds/k6-options.js';
+
+/** Prometheus text format -> [{name, labels, value}] (enough of it for counters). */
+export function parsePrometheusText(text) {
+  const out = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m || line.startsWith('#')) continue;
+    const labels = {};
+    for (const [, k, v] of (m[2] || '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v.replace(/\\(.)/g, '$1');
+    out.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+const add = (acc, kase, status, n) => {
+  acc[kase] ||= {};
+  acc[kase][status] = (acc[kase][status] || 0) + n;
+};
+
+/** The proxy's own counts per case and status, read from its metrics endpoint before it stops. */
+export async function proxyCounts(plan, topology) {
+  if (plan.kind === 'capacity') return null;
+  const out = {};
+  for (const service of new Set(plan.cases.map((c) => c.service))) {
+    const s = topology.services[service];
+    if (!s.metrics) continue;
+    const res = await fetch(`http://127.0.0.1:${s.ports[s.metrics.port]}${s.metrics.path}`, { signal: AbortSignal.timeout(5000) });
+    const samples = parsePrometheusText(await res.text());
+    const limited = Object.fromEntries(plan.cases.filter((c) => c.service === service).map((c) => [c.id, String(c.limitedStatus)]));
+    for (const { name, labels, value } of samples) {
+      if (name === 'lab_nginx_requests_total' && labels.case in limited) add(out, labels.case, labels.status, value);
+      const kase = labels.envoy_local_http_ratelimit_prefix;
+      if (kase in limited && name === 'envoy_http_local_rate_limit_ok') add(out, kase, '200', value);
+      if (kase in limited && name === 'envoy_http_local_rate_limit_rate_limited') add(out, kase, limited[kase], value);
+    }
+  }
+  return out;
+}
+
+/** What k6's summary says per case and status (the statuses its thresholds name), and in all. */
+export function k6Counts(plan, summary) {
+  const m = summary?.metrics || {};
+  const n = (name) => m[name]?.values?.count ?? 0;
+  const out = {};
+  for (const c of plan.cases) {
+    out[c.id] = { all: n(sentMetric(c)) };
+    if (c.limitedStatus) Object.assign(out[c.id], { 200: n(okMetric(c)), [c.limitedStatus]: n(limitedMetric(c)) });
+  }
+  return out;
+}
+
+async function getJson(url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`${url.split('?')[0]}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** What each store holds for one experiment of a run (testid), per case and status. */
+export async function storeCounts(urls, testid, experiment, streams = ['influx', 'prometheus']) {
+  const prometheus = {};
+  const q = `sum by (case, status) (last_over_time(k6_http_reqs_total{testid="${testid}", experiment="${experiment}"}[1d]))`;
+  const p = await getJson(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(q)}`);
+  for (const r of p.data.result) add(prometheus, r.metric.case, r.metric.status, Number(r.value[1]));
+  if (!streams.includes('influx')) return { prometheus, influx: null };
+  const influx = {};
+  const iq = `SELECT count("value") FROM "http_reqs" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY "case","status"`;
+  const i = await getJson(`${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(iq)}`);
+  for (const s of i.results[0].series || []) add(influx, s.tags.case, s.tags.status, s.values[0][1]);
+  return { prometheus, influx };
+}
+
+/** Rows case | status | k6 | Prometheus | InfluxDB | proxy | agree, and whether all agree. */
+export function countsTable(plan, k6, stores, proxy) {
+  const rows = [];
+  let agree = true;
+  const sum = (byStatus) => Object.values(byStatus || {}).reduce((a, b) => a + b, 0);
+  for (const c of plan.cases) {
+    for (const status of Object.keys(k6[c.id])) {
+      const pick = (src) => (src ? (status === 'all' ? sum(src[c.id]) : src[c.id]?.[status] ?? 0) : null);
+      const figures = [k6[c.id][status], pick(stores.prometheus), pick(stores.influx), pick(proxy)];
+      const same = figures.every((f) => f === null || f === figures[0]);
+      agree &&= same;
+      rows.push([`${plan.experiment}/${c.id}`, status, ...figures.map((f) => (f === null ? '-' : String(f))), same ? 'ok' : 'LOST']);
+    }
+  }
+  return { rows, agree, head: ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'] };
+}

@@ -1,0 +1,114 @@
+/*
+ * The dashboards, proven without a Grafana server: every panel's queries are executed against
+ * the live stores for one run, with the variables set to that run (testid, every case) and
+ * Grafana's macros expanded as Grafana does for the ones the dashboards use. A panel that
+ * returns no data fails. Prints, per dashboard and panel, the query and how many series and
+ * points it returned.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { panelRequirements } from '../dashboards/src/boards.mjs';
+
+const SCRAPE_S = 1; // the datasources' timeInterval (provisioning) and Prometheus's scrape interval
+
+/** Grafana's macros for a time range: $__interval from ~1000 points, never under the scrape interval. */
+export function macros({ fromMs, toMs, testid }) {
+  const rangeS = Math.max(1, Math.round((toMs - fromMs) / 1000));
+  const intervalS = Math.max(SCRAPE_S, Math.ceil(rangeS / 1000));
+  return {
+    $__rate_interval: `${Math.max(intervalS + SCRAPE_S, 4 * SCRAPE_S)}s`,
+    $__interval: `${intervalS}s`,
+    $__range: `${rangeS}s`,
+    $timeFilter: `time >= ${fromMs}ms AND time <= ${toMs}ms`,
+    $testid: testid,
+    $case: '.*',
+    intervalS,
+  };
+}
+
+export const expand = (text, m) => text.replace(/\$(__rate_interval|__interval|__range|timeFilter|testid|case)\b/g, (all) => m[all]);
+
+async function getJson(url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok || body.status === 'error' || body.results?.[0]?.error) {
+    throw new Error(body.error || body.results?.[0]?.error || `status ${res.status}`);
+  }
+  return body;
+}
+
+/** The metric names a PromQL expression selects by name (`name{...}`). */
+export const metricNames = (expr) => [...new Set([...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{/g)].map((x) => x[1]))];
+
+/**
+ * Every metric a query names must exist in the run's window: a query can return data while
+ * naming a metric that is not there (`a or (0 * b)`), and that panel is broken all the same.
+ */
+async function missingMetrics(expr, urls, { fromMs, toMs }, optional = []) {
+  const missing = [];
+  for (const name of metricNames(expr).filter((n) => !optional.includes(n))) {
+    const r = await getJson(`${urls.prometheus}/api/v1/series?match[]=${encodeURIComponent(name)}&start=${fromMs / 1000}&end=${toMs / 1000}`);
+    if (!r.data.length) missing.push(name);
+  }
+  return missing;
+}
+
+/** Runs one target; returns {query, series, points}. */
+async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
+  if (target.datasource?.type === 'influxdb') {
+    const query = expand(target.query, m);
+    const r = await getJson(`${urls.influx}/query?db=${urls.database}&epoch=ms&q=${encodeURIComponent(query)}`);
+    const series = r.results[0].series || [];
+    return { query, series: series.length, points: series.reduce((n, s) => n + s.values.length, 0) };
+  }
+  const query = expand(target.expr, m);
+  const missing = await missingMetrics(query, urls, { fromMs, toMs }, optional);
+  if (missing.length) throw new Error(`no such metric in the run's window: ${missing.join(', ')}`);
+  if (target.instant) {
+    const r = await getJson(`${urls.prometheus}/api/v1/query?time=${toMs / 1000}&query=${encodeURIComponent(query)}`);
+    return { query, series: r.data.result.length, points: r.data.result.length };
+  }
+  const r = await getJson(`${urls.prometheus}/api/v1/query_range?start=${fromMs / 1000}&end=${toMs / 1000}&step=${m.intervalS}&query=${encodeURIComponent(query)}`);
+  return { query, series: r.data.result.length, points: r.data.result.reduce((n, s) => n + s.values.length, 0) };
+}
+
+/**
+ * Checks the dashboards against a run ({testid, fromMs, toMs, suite, experiments}).
+ * Boards of an experiment the run did not include, and panels that need another suite, are
+ * listed as skipped, with the reason.
+ */
+export async function checkPanels(root, urls, run) {
+  const m = macros(run);
+  const requires = panelRequirements();
+  const results = [];
+  const dir = join(root, 'dashboards');
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const board = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    const experiment = board.tags.find((t) => run.allExperiments.includes(t));
+    for (const panel of board.panels.filter((p) => p.type !== 'row')) {
+      const base = { board: board.title, panel: panel.title };
+      if (experiment && !run.experiments.includes(experiment)) {
+        results.push({ ...base, skipped: `the run has no ${experiment} cases` });
+        continue;
+      }
+      if (panel.datasource?.uid === 'lab-influxdb' && run.influx === false) {
+        results.push({ ...base, skipped: "this run's experiments stream to Prometheus only" });
+        continue;
+      }
+      const needs = requires[panel.title] || {};
+      if (needs.suite && needs.suite !== run.suite) {
+        results.push({ ...base, skipped: `only ${needs.suite} runs fill it` });
+        continue;
+      }
+      for (const target of panel.targets) {
+        try {
+          const r = await runTarget(target, urls, m, run, needs.optional);
+          results.push({ ...base, refId: target.refId, ...r, ok: r.series > 0 && r.points > 0 });
+        } catch (e) {
+          results.push({ ...base, refId: target.refId, query: expand(target.expr || target.query, m), error: e.message, ok: false });
+        }
+      }
+    }
+  }
+  return results;
+}

@@ -1,0 +1,57 @@
+/*
+ * The Node servers' own metrics (prom-client), served on GET /metrics: the default process
+ * metrics and the server's counters. In a cluster, a worker
+ * that gets the scrape asks the primary, which gathers every worker's (AggregatorRegistry):
+ * a scrape answered by one worker alone would see only its share.
+ */
+import cluster from 'node:cluster';
+import client from 'prom-client';
+
+const MAX_CASES = 500; // the lab's case names; any further value of x-lab-case counts as 'other'
+
+// Prometheus labels every series with the service it scraped (docker-compose.yml), so no label here.
+export function serverMetrics() {
+  client.collectDefaultMetrics();
+  const seen = new Set();
+  let seq = 0;
+  const pending = new Map();
+  if (cluster.isWorker) {
+    // prom-client answers the primary's gathering only once a worker has built an
+    // AggregatorRegistry of its own (that is what registers its listener).
+    new client.AggregatorRegistry(); // eslint-disable-line no-new
+    process.on('message', (m) => {
+      if (m?.lab !== 'metrics') return;
+      pending.get(m.id)?.(m.text);
+      pending.delete(m.id);
+    });
+  }
+  return {
+    counter: (name, help, labelNames = []) => new client.Counter({ name, help, labelNames }),
+    /** A bounded label value for the lab case a request names. */
+    caseLabel(value = '') {
+      if (seen.has(value) || (seen.size < MAX_CASES && seen.add(value))) return value;
+      return 'other';
+    },
+    contentType: client.register.contentType,
+    /** The text a scrape gets: this process's, or the whole cluster's. */
+    text() {
+      if (!cluster.isWorker) return client.register.metrics();
+      return new Promise((resolve) => {
+        seq += 1;
+        pending.set(seq, resolve);
+        process.send({ lab: 'metrics?', id: seq });
+      });
+    },
+  };
+}
+
+/** In a cluster's primary: answer the workers' requests for the whole cluster's metrics. */
+export function gatherForWorkers() {
+  const registry = new client.AggregatorRegistry();
+  cluster.on('message', (worker, m) => {
+    if (m?.lab !== 'metrics?') return;
+    registry.clusterMetrics()
+      .then((text) => worker.send({ lab: 'metrics', id: m.id, text }))
+      .catch((e) => worker.send({ lab: 'metrics', id: m.id, text: `# gathering the workers' metrics failed: ${e.message}\n` }));
+  });
+}
