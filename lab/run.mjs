@@ -63,13 +63,13 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   const { dir, tmp, state } = run;
 
   let interrupted = null;
-  let current = null; // {stack, k6}
+  const running = new Set(); // the k6 processes of the plans under way
   const onSignal = (sig) => {
     if (interrupted) return;
     interrupted = sig;
-    say(`\n${sig}: stopping k6 and the stack...`);
-    const k6 = current?.k6;
-    if (k6 && k6.exitCode === null) {
+    say(`\n${sig}: stopping k6 and the stacks...`);
+    for (const k6 of running) {
+      if (k6.exitCode !== null) continue;
       k6.kill('SIGINT');
       setTimeout(() => k6.exitCode === null && k6.kill('SIGKILL'), 15_000).unref();
     }
@@ -77,64 +77,16 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const outcomes = [];
-  const rows = [];
-  const counts = [];
-  const problems = [];
   let stores = null;
   const startedMs = Date.now();
+  const judged = [];
+  const problems = [];
   try {
     stores = await storesForRun({ root, env, topology, tmp, dir, state, say, wanted: request.metrics !== false });
-    for (const plan of plans) {
-      if (interrupted) break;
-      const logDir = join(dir, 'logs');
-      const planFile = join(dir, `${plan.suite}.${plan.experiment}.plan.json`);
-      writeFileSync(planFile, JSON.stringify(plan, null, 1));
-      const capped = plan.factor < plan.requestedFactor ? ` (--quick capped at x${plan.factor} for this experiment)` : '';
-      say(`${plan.experiment}: starting stack${capped}`);
-      const targets = stackTargets(plan.experiment, plan.knobs, plan.policy);
-      const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
-      current = { stack };
-      try {
-        const sampler = sampleCpu(stack.procs);
-        const setChild = (k6) => {
-          current.k6 = k6;
-          state.add({ name: 'k6', pid: k6.pid });
-          sampler.track('k6', k6.pid);
-        };
-        let result;
-        try {
-          const outputs = stores && k6Outputs(stores.urls, { testid: run.id, plan });
-          result = await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs });
-        } finally {
-          current.cpu = sampler.stop();
-        }
-        writeFileSync(join(dir, `${plan.suite}.${plan.experiment}.cpu.json`), JSON.stringify(current.cpu));
-        // Its last sample, once it exited, reads 0: the most it reached is what it used.
-        const k6cpu = current.cpu.k6?.length ? Math.max(...current.cpu.k6.map(([, s]) => s)) : undefined;
-        if (k6cpu !== undefined) say(`${plan.experiment}: k6 used ${k6cpu.toFixed(1)} CPU seconds${stores ? ' (streaming to the stores)' : ''}`);
-        if (result.problem) problems.push(result.problem);
-        // The proxy's own counts, read before it stops; and a scrape more, so that Prometheus
-        // holds the last of them too.
-        if (stores && !result.problem) {
-          current.proxy = await proxyCounts(plan, topology);
-          await new Promise((r) => setTimeout(r, 2000));
-        }
-      } finally {
-        await stopStack(stack);
-      }
-      const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
-      const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
-      if (stores && summary) {
-        const table = countsTable(plan, k6Counts(plan, summary), await storeCounts(stores.urls, run.id, plan.experiment, streamsFor(plan)), current.proxy);
-        counts.push(...table.rows);
-        if (!table.agree) problems.push(`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`);
-      }
-      const judged = plan.kind === 'capacity' ? capacityOutcomes(plan, summary, current.cpu) : limiterOutcomes(plan, summary);
-      outcomes.push(...judged.outcomes);
-      rows.push(...judged.rows);
-      current = null;
-    }
+    // The experiments of a suite have stacks of their own (their ports differ): they run at
+    // the same time, each judged on its own.
+    const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted };
+    judged.push(...(await Promise.all(plans.map((plan) => runPlan(plan, ctx)))));
   } catch (e) {
     problems.push(e.message);
   } finally {
@@ -143,6 +95,10 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     await stores?.close();
     run.close();
   }
+  const outcomes = judged.flatMap((j) => j.outcomes);
+  const rows = judged.flatMap((j) => j.rows);
+  const counts = judged.flatMap((j) => j.counts);
+  problems.push(...judged.flatMap((j) => j.problems));
 
   writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
   // What `just panels` needs to find this run in the stores.
@@ -163,6 +119,72 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   say(`cases: ${passed} passed, ${outcomes.length - passed} failed`);
   if (interrupted) return 130;
   return problems.length === 0 && passed === outcomes.length && outcomes.length > 0 ? 0 : 1;
+}
+
+/**
+ * One experiment of a run: its stack up, k6 on its plan (with the stack's CPU sampled), the
+ * proxy's own counts, the stack down, then the judging and the counts against the stores.
+ * Never throws: what went wrong is in `problems`.
+ */
+async function runPlan(plan, { root, env, topology, run, stores, say, running, isInterrupted }) {
+  const { dir, tmp, state } = run;
+  const out = { outcomes: [], rows: [], counts: [], problems: [] };
+  if (isInterrupted()) return out;
+  const logDir = join(dir, 'logs');
+  const planFile = join(dir, `${plan.suite}.${plan.experiment}.plan.json`);
+  writeFileSync(planFile, JSON.stringify(plan, null, 1));
+  const capped = plan.factor < plan.requestedFactor ? ` (--quick capped at x${plan.factor} for this experiment)` : '';
+  say(`${plan.experiment}: starting stack${capped}`);
+  let stack;
+  let cpu = {};
+  let proxy = null;
+  try {
+    const targets = stackTargets(plan.experiment, plan.knobs, plan.policy);
+    stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
+    const sampler = sampleCpu(stack.procs);
+    const setChild = (k6) => {
+      running.add(k6);
+      state.add({ name: `k6 ${plan.experiment}`, pid: k6.pid });
+      sampler.track('k6', k6.pid);
+    };
+    let result;
+    try {
+      const outputs = stores && k6Outputs(stores.urls, { testid: run.id, plan });
+      result = isInterrupted() ? { problem: 'interrupted before k6 started' } : await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs });
+    } finally {
+      cpu = sampler.stop();
+    }
+    writeFileSync(join(dir, `${plan.suite}.${plan.experiment}.cpu.json`), JSON.stringify(cpu));
+    // Its last sample, once it exited, reads 0: the most it reached is what it used.
+    const k6cpu = cpu.k6?.length ? Math.max(...cpu.k6.map(([, s]) => s)) : undefined;
+    if (k6cpu !== undefined) say(`${plan.experiment}: k6 used ${k6cpu.toFixed(1)} CPU seconds${stores ? ' (streaming to the stores)' : ''}`);
+    if (result.problem) out.problems.push(result.problem);
+    // The proxy's own counts, read before it stops; and a scrape more, so that Prometheus
+    // holds the last of them too.
+    if (stores && !result.problem) {
+      proxy = await proxyCounts(plan, topology);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  } catch (e) {
+    out.problems.push(`${plan.experiment}: ${e.message}`);
+  } finally {
+    if (stack) await stopStack(stack);
+  }
+  const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
+  const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
+  try {
+    if (stores && summary) {
+      const table = countsTable(plan, k6Counts(plan, summary), await storeCounts(stores.urls, run.id, plan.experiment, streamsFor(plan)), proxy);
+      out.counts.push(...table.rows);
+      if (!table.agree) out.problems.push(`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`);
+    }
+  } catch (e) {
+    out.problems.push(`${plan.experiment}: reading the stores: ${e.message}`);
+  }
+  const j = plan.kind === 'capacity' ? capacityOutcomes(plan, summary, cpu) : limiterOutcomes(plan, summary);
+  out.outcomes.push(...j.outcomes);
+  out.rows.push(...j.rows);
+  return out;
 }
 
 /** Runs k6 on one plan; a stack process that dies meanwhile stops k6 and is reported by name. */

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { limitReq } from '../thresholds/limit-req.js';
 import { tokenBucket } from '../thresholds/token-bucket.js';
 import { plan } from '../thresholds/plan.js';
+import { simulate } from '../thresholds/simulate.js';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 const inRange = (v, r) => v >= r.lo && v <= r.hi;
@@ -114,13 +115,22 @@ test('thresholds can fail: a policy change the model is not told about moves the
   for (const id of ['envoy-1s', 'nginx-1s']) assert.ok(e2[id].expected.ok.max < e[id].expected.ok.lo, id);
 });
 
-test('--quick is capped per experiment where k6 could not keep up, and pauses only separate a limiter from itself', () => {
+test('--quick is capped per experiment where k6 could not keep up; fresh limiters need no pauses', () => {
   const p = plan({ experiment: 'envoy-vs-nginx', suite: 'spike', factor: 5 });
   assert.deepEqual([p.factor, p.requestedFactor], [2, 5]);
   const c = byId(p);
   assert.equal(c['envoy-1s'].rate, 800);
-  assert.equal(c['envoy-2s'].startMs - (c['envoy-1s'].startMs + c['envoy-1s'].durationMs), 5000, '10 s / 2');
-  assert.equal(c['nginx-1s'].startMs, c['envoy-4s'].startMs + c['envoy-4s'].durationMs, 'no pause between proxies');
+  assert.equal(c['envoy-2s'].startMs, c['envoy-1s'].startMs + c['envoy-1s'].durationMs, 'one burst right after another');
+  const burst = plan({ experiment: 'burst', suite: 'spike' });
+  assert.equal(new Set(burst.cases.map((x) => x.startMs)).size, 1, 'burst: every case at once, each on its own limiter key');
+});
+
+test('a what-if case expects what an isolated run of it gives: no state from the case before', () => {
+  // rate=2 bursts=15: the 9 r/s case on its own key, as if the 3 r/s case had never run.
+  const p = byId(plan({ experiment: 'burst', suite: 'spike', overrides: { rate: '2', bursts: '15' } }));
+  const alone = simulate({ kind: 'limit_req', rate: 2, burst: 15, delay: 0 }, [{ ...p['b15-9rps'] }], { seed: 'burst' })[0];
+  assert.deepEqual([p['b15-9rps'].expected.ok.min, p['b15-9rps'].expected.ok.max], [alone.ok.min, alone.ok.max]);
+  assert.ok(p['b15-9rps'].expected.ok.min >= 135, `isolated: 1 + 15 + 2 r/s x ~60 s, got ${p['b15-9rps'].expected.ok.min}`);
 });
 
 test('the plan is deterministic', () => {

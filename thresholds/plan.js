@@ -122,7 +122,7 @@ export function predict(targets, cases, seed) {
 
 /**
  * plan({experiment, suite, factor, overrides}) -> {experiment, suite, factor, knobs, policy, cases}
- * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations, pauses and
+ * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and
  * refill intervals divided by it, so the expected counts stay those of the seed timing.
  */
 export function plan({ experiment: name, suite, factor: requested = 1, overrides = {} }) {
@@ -144,15 +144,15 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   // meanwhile, which changes nothing (a token bucket is full, a leaky bucket empty).
   let t = LEAD_IN_MS;
   const stepList = steps(knobs);
-  stepList.forEach((step, i) => {
+  // Every case meets a fresh limiter (see predict), so no step waits for a queue to drain: the
+  // steps of an experiment start together, or, where their load would share the CPU with each
+  // other (400 r/s bursts), one right after another.
+  stepList.forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets) {
       cases.push({ id: `${id}-${step.name}`, target: id, startMs: t, rate: step.rate * factor, durationMs, step: step.name });
     }
-    // A pause lets a limiter recover; it is only needed before a step that hits the same one.
-    const next = stepList[i + 1];
-    const pause = next && next.targets.some((id) => step.targets.includes(id)) ? step.pause || 0 : 0;
-    t += durationMs + (pause * 1000) / factor;
+    if (!exp.stepsTogether) t += durationMs;
   });
 
   const predictions = predict(targets, cases, name);
@@ -182,9 +182,8 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
         model: { maxDelayMs: s.maxDelayMs },
         vus: Math.ceil(s.inFlight.max * 1.25) + 10,
         timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
-        // How long k6 lets the last queued requests finish. Kept short so that scenarios run one
-        // after another do not overlap, or k6 holds all their VUs at once (and a k6 with
-        // ~1000 idle VUs falls behind its own schedule).
+        // How long k6 lets the last queued requests finish: the model's longest wait and a
+        // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
         graceS: Math.ceil(((s.maxDelayMs.max + SERVICE_MS) * 1.1) / 100) / 10 + 0.5,
       });
     });
