@@ -53,9 +53,9 @@ test('bounds from a measured spread: the worst run passes, a 2x slowdown of the 
 });
 
 test('knob values that would make a threshold vacuous are refused', () => {
-  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { backend_delay_ms: '0' } }), /backend_delay_ms=0: must be >= 5/);
-  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '0' } }), /relay_percent=0: must be 1..99/);
-  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '100' } }), /relay_percent=100/);
+  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { backend_delay_ms: '0' } }), /backend_delay_ms: '0' is under 5: below it no threshold/);
+  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '0' } }), /relay_percent: '0' is under 1/);
+  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '100' } }), /relay_percent: '100' is over 99/);
 });
 
 // A summary as k6 would write it for one step of a ramp.

@@ -53,13 +53,16 @@ export function resolveKnobs(experiment, overrides = {}) {
     }
     try {
       values[name] = kinds[spec.kind].parse(raw);
-      // A bound a knob states: what this kind of machine can serve, and why.
-      for (const v of [].concat(values[name])) if (spec.max !== undefined && v > spec.max) throw new Error(`'${v}' is over ${spec.max}: ${spec.why}`);
+      // The bounds a knob states: what this kind of machine can serve (max), or what keeps every
+      // threshold able to fail (min), each with its reason.
+      for (const v of [].concat(values[name])) {
+        if (spec.max !== undefined && v > spec.max) throw new Error(`'${v}' is over ${spec.max}: ${spec.why}`);
+        if (spec.min !== undefined && v < spec.min) throw new Error(`'${v}' is under ${spec.min}: ${spec.minWhy}`);
+      }
     } catch (e) {
       throw new Error(`knob ${experiment.name}.${name}: ${e.message} (expected ${kinds[spec.kind].doc})`);
     }
   }
-  experiment.check?.(values);
   return values;
 }
 
@@ -75,5 +78,5 @@ export function isDefault(experiment, values) {
 }
 
 export function describeKnobs(experiment) {
-  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kinds[s.kind].doc, doc: s.doc, max: s.max, why: s.why }));
+  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kinds[s.kind].doc, doc: s.doc, min: s.min, minWhy: s.minWhy, max: s.max, why: s.why }));
 }
