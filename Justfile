@@ -22,11 +22,11 @@ k6 *args: setup
     .lab/bin/k6 "$@"
 
 # Run a suite (smoke, spike, soak, breakpoint): stacks up, k6 streaming to the metrics stores, tables, stacks down; non-zero exit on a failed case.
-test suite *args: setup
+test *args: setup
     node lab/cli.mjs test "$@"
 
 # Print what the model expects for a suite, as JSON, starting nothing; --sensitivity: what it catches.
-expect suite *args: deps
+expect *args: deps
     node lab/cli.mjs expect "$@"
 
 # Rewrite the README tables that come from the model (expected outcomes, sensitivity, --quick).

@@ -7,7 +7,11 @@
  * By hand, against a stack that is up (`./labw up burst`), with the pinned k6 (.lab/bin/k6):
  *   ./labw k6 run k6/burst.js                               smoke: a few requests per location
  *   ./labw k6 run -e SUITE=spike -e QUICK=5 k6/burst.js     the spike suite, time compressed x5
- *   ./labw k6 run -e SUITE=spike -e KNOBS='{"rate":5}' k6/burst.js   a what-if (the stack must run it too)
+ *                                   (the stack too: `./labw up burst --quick`)
+ *   ./labw k6 run -e SUITE=spike -e KNOBS='{"rate":5}' k6/burst.js   a what-if
+ *                                   (the stack too: `./labw up burst rate=5`)
+ * The stack cannot tell k6 what policy it runs: a plan and a stack that differ fail the
+ * thresholds, as a changed policy should.
  * The thresholds are the model's, the same as under `./labw test`. BASE_URL or LAB_BASE_URLS
  * point it elsewhere (k6/lib/target.js).
  */

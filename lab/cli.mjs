@@ -16,7 +16,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync, readdirSync, lstatSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { parseRunArgs } from './args.mjs';
 import { runSuite, labEnv, plansFor } from './run.mjs';
@@ -98,6 +98,7 @@ async function stopKept(which, { all = false } = {}) {
   return n + (await reapStale(stateDir, { all, log: say }));
 }
 
+const isSymlink = (path) => { try { return lstatSync(path).isSymbolicLink(); } catch { return false; } };
 const duSize = (path) => (existsSync(path) ? spawnSync('du', ['-sh', path], { encoding: 'utf8' }).stdout.split('\t')[0] : '0');
 
 const commands = {
@@ -178,8 +179,11 @@ const commands = {
   async clean(words) {
     if (words.length) throw new Error(`just clean takes no arguments; got '${words.join(' ')}'`);
     if (await storesUp(topology())) throw new Error("the metrics stores are up and use .lab/data: 'just metrics down' first");
-    for (const d of [join(root, '.lab', 'data'), join(root, 'results'), join(root, '.lab', 'rendered')]) {
-      if (!existsSync(d)) continue;
+    // results/ itself stays (with its README): k6 scripts run by hand write their summaries there.
+    const results = join(root, 'results');
+    const runs = existsSync(results) ? readdirSync(results).filter((f) => f !== 'README.md').map((f) => join(results, f)) : [];
+    for (const d of [join(root, '.lab', 'data'), ...runs, join(root, '.lab', 'rendered')]) {
+      if (!existsSync(d) && !isSymlink(d)) continue;
       say(`deleting ${d} (${duSize(d)})`);
       rmSync(d, { recursive: true, force: true });
     }

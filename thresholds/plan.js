@@ -67,7 +67,7 @@ export function experimentNamed(name) {
 
 export function suiteExperiments(suite) {
   const list = suites[suite];
-  if (!list) throw new Error(`unknown suite '${suite}'; valid: ${Object.keys(suites).join(', ')}`);
+  if (!list) throw new Error(`unknown suite '${suite}'; valid: ${Object.keys(suites).filter((s) => suites[s].length).join(', ')}`);
   if (list.length === 0) throw new Error(`suite '${suite}' has no experiments yet; runnable: ${Object.keys(suites).filter((s) => suites[s].length).join(', ')}`);
   return list;
 }

@@ -1,6 +1,8 @@
 /*
- * handleSummary output: k6's own summary JSON (the runner reads the measured figures from it)
- * and a JUnit XML report with one test case per threshold, for CI systems that show those.
+ * handleSummary output: k6's own summary JSON (the runner reads the measured figures from it),
+ * a JUnit XML report with one test case per threshold, for CI systems that show those, and on
+ * stdout every threshold with the value it was judged on, as k6's own summary lists them (a
+ * handleSummary replaces that summary, and k6 ships no text formatter without a network import).
  */
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -16,11 +18,34 @@ export function junit(data, suiteName) {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="${esc(suiteName)}" tests="${cases.length}" failures="${failures}">\n${cases.join('\n')}\n</testsuite>\n`;
 }
 
+const shown = (v) => (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
+
+/** k6's THRESHOLDS block: per metric, each expression with a mark and the value it tested. */
+export function thresholdsText(data) {
+  const lines = [];
+  let passed = 0;
+  let failed = 0;
+  for (const [metric, m] of Object.entries(data.metrics).sort(([a], [b]) => a.localeCompare(b))) {
+    const entries = Object.entries(m.thresholds || {});
+    if (!entries.length) continue;
+    lines.push(`    ${metric}`);
+    for (const [expr, t] of entries) {
+      const stat = expr.match(/^([a-z]+(?:\([0-9.]+\))?)/)?.[1];
+      const value = stat && m.values[stat] !== undefined ? ` ${stat}=${shown(m.values[stat])}` : '';
+      lines.push(`    ${t.ok ? '✓' : '✗'} '${expr}'${value}`);
+      if (t.ok) passed++;
+      else failed++;
+    }
+  }
+  return { text: lines.join('\n'), passed, failed };
+}
+
 export function summaryFiles(data, plan, dir) {
   const name = `${plan.suite}.${plan.experiment}`;
+  const t = thresholdsText(data);
   return {
     [`${dir}/${name}.summary.json`]: JSON.stringify(data, null, 1),
     [`${dir}/${name}.junit.xml`]: junit(data, name),
-    stdout: `${name}: ${plan.cases.length} cases done, summary in ${dir}/${name}.summary.json\n`,
+    stdout: `\n  THRESHOLDS\n\n${t.text}\n\n${name}: ${plan.cases.length} cases, thresholds ${t.passed} passed, ${t.failed} failed; summary in ${dir}/${name}.summary.json\n`,
   };
 }
