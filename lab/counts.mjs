@@ -19,6 +19,10 @@ export function parsePrometheusText(text) {
   return out;
 }
 
+// The row of what the application served (closed-loop plans): k6 has it from the application's
+// /counts, Prometheus from scraping its counter, the proxy from the back end's 200s.
+const APP = 'app served';
+
 const add = (acc, kase, status, n) => {
   acc[kase] ||= {};
   acc[kase][status] = (acc[kase][status] || 0) + n;
@@ -33,9 +37,22 @@ export async function proxyCounts(plan, topology) {
     if (!s.metrics) continue;
     const res = await fetch(`http://127.0.0.1:${s.ports[s.metrics.port]}${s.metrics.path}`, { signal: AbortSignal.timeout(5000) });
     const samples = parsePrometheusText(await res.text());
-    const limited = Object.fromEntries(plan.cases.filter((c) => c.service === service).map((c) => [c.id, String(c.limitedStatus)]));
+    const mine = plan.cases.filter((c) => c.service === service);
+    const limited = Object.fromEntries(mine.map((c) => [c.id, String(c.limitedStatus)]));
+    // Where a request passes two of the proxy's locations (caching's front and back ends), the
+    // one the case targets counts it.
+    const entry = Object.fromEntries(mine.map((c) => [c.id, c.path || '/']));
     for (const { name, labels, value } of samples) {
-      if (name === 'lab_nginx_requests_total' && labels.case in limited) add(out, labels.case, labels.status, value);
+      if (name === 'lab_nginx_requests_total' && labels.case in limited) {
+        if (labels.location.startsWith(entry[labels.case])) add(out, labels.case, labels.status, value);
+        // Beyond the entry, the back end's 200s are what it got from the application.
+        else if (plan.kind === 'closed-loop' && labels.status === '200') add(out, labels.case, APP, value);
+      }
+      // The application reached directly counts what it answered itself.
+      if (name === 'lab_app_requests_total' && labels.case in limited) {
+        add(out, labels.case, labels.status, value);
+        if (labels.status === '200') add(out, labels.case, APP, value);
+      }
       const kase = labels.envoy_local_http_ratelimit_prefix;
       if (kase in limited && name === 'envoy_http_local_rate_limit_ok') add(out, kase, '200', value);
       if (kase in limited && name === 'envoy_http_local_rate_limit_rate_limited') add(out, kase, limited[kase], value);
@@ -52,6 +69,8 @@ export function k6Counts(plan, summary) {
   for (const c of plan.cases) {
     out[c.id] = { all: n(sentMetric(c)) };
     if (c.limitedStatus) Object.assign(out[c.id], { 200: n(okMetric(c)), [c.limitedStatus]: n(limitedMetric(c)) });
+    // What the application served, as it told k6 (its /counts, read in teardown).
+    if (plan.kind === 'closed-loop') out[c.id][APP] = n(`lab_app_served{case:${c.id}}`);
   }
   return out;
 }
@@ -62,12 +81,22 @@ async function getJson(url) {
   return res.json();
 }
 
-/** What each store holds for one experiment of a run (testid), per case and status. */
-export async function storeCounts(urls, testid, experiment, streams = ['influx', 'prometheus']) {
+/**
+ * What each store holds for one experiment of a run (testid), per case and status; with `app`
+ * ({service, sinceMs}), also the application's own counter of 200s as Prometheus scraped it
+ * since its stack started (a scrape carries no testid, and the stack is fresh per run).
+ */
+export async function storeCounts(urls, testid, experiment, streams = ['influx', 'prometheus'], app = null) {
   const prometheus = {};
   const q = `sum by (case, status) (last_over_time(k6_http_reqs_total{testid="${testid}", experiment="${experiment}"}[1d]))`;
   const p = await getJson(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(q)}`);
   for (const r of p.data.result) add(prometheus, r.metric.case, r.metric.status, Number(r.value[1]));
+  if (app) {
+    const since = Math.max(1, Math.ceil((Date.now() - app.sinceMs) / 1000));
+    const aq = `sum by (case) (last_over_time(lab_app_requests_total{service="${app.service}", status="200"}[${since}s]))`;
+    const a = await getJson(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(aq)}`);
+    for (const r of a.data.result) add(prometheus, r.metric.case, APP, Number(r.value[1]));
+  }
   if (!streams.includes('influx')) return { prometheus, influx: null };
   const influx = {};
   const iq = `SELECT count("value") FROM "http_reqs" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY "case","status"`;
@@ -80,10 +109,12 @@ export async function storeCounts(urls, testid, experiment, streams = ['influx',
 export function countsTable(plan, k6, stores, proxy) {
   const rows = [];
   let agree = true;
-  const sum = (byStatus) => Object.values(byStatus || {}).reduce((a, b) => a + b, 0);
+  const sum = (byStatus) => Object.entries(byStatus || {}).filter(([k]) => k !== APP).reduce((a, [, b]) => a + b, 0);
   for (const c of plan.cases) {
     for (const status of Object.keys(k6[c.id])) {
-      const pick = (src) => (src ? (status === 'all' ? sum(src[c.id]) : src[c.id]?.[status] ?? 0) : null);
+      // A source that never counts what the application served (InfluxDB) has no say in that row.
+      const has = (src) => src && (status !== APP || Object.values(src).some((byStatus) => APP in byStatus));
+      const pick = (src) => (has(src) ? (status === 'all' ? sum(src[c.id]) : src[c.id]?.[status] ?? 0) : null);
       const figures = [k6[c.id][status], pick(stores.prometheus), pick(stores.influx), pick(proxy)];
       const same = figures.every((f) => f === null || f === figures[0]);
       agree &&= same;

@@ -43,6 +43,13 @@ command -v npm >/dev/null || die "npm is needed with Node.js $node_v: it comes w
 if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
   step "npm ci" bash -c "cd '$root' && npm ci --no-audit --no-fund --loglevel=error"
 fi
+# The client cache k6 runs (k6/lib/closed-run.js): http-cache-semantics from the lockfile, as
+# one ES module without Node built-ins, made by esbuild (also pinned there).
+bundle="$root/k6/lib/vendor/http-cache-semantics.js"
+if [ ! -s "$bundle" ] || [ "$root/package-lock.json" -nt "$bundle" ]; then
+  mkdir -p "$(dirname "$bundle")"
+  step "esbuild http-cache-semantics -> k6/lib/vendor" bash -c "cd '$root' && echo \"export { default } from 'http-cache-semantics';\" | node_modules/.bin/esbuild --bundle --format=esm --platform=neutral --main-fields=main --log-level=warning --outfile='$bundle'"
+fi
 [ "${1:-}" = npm ] && exit 0
 
 # --- Debian packages -------------------------------------------------------

@@ -49,11 +49,39 @@ export async function storesForRun({ root, env, topology, tmp, dir, state, say, 
   const urls = storeUrls(topology);
   if (await storesUp(topology)) {
     say(`metrics: streaming to the stores already up (${urls.influx}, ${urls.prometheus})`);
+    await untilScraping(urls);
     return { urls, close: async () => {} };
   }
   say('metrics: starting InfluxDB, Prometheus and process-exporter for this run (keep them with `just metrics up`)');
   const stack = await startStores({ root, env, topology, tmpDir: join(tmp, 'metrics'), logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+  try {
+    await untilScraping(urls);
+  } catch (e) {
+    await stopStack(stack);
+    throw e;
+  }
   return { urls, stack, close: () => stopStack(stack) };
+}
+
+/**
+ * Prometheus answers /-/ready before it scrapes anything: its discovery hands the static
+ * targets to the scrape loops up to 5 s later. A stack that lived only through that gap (a
+ * smoke case of 2 s) left one sample or none, and its panels nothing to show. So a run starts
+ * its load only once the scrape loops run: some target has been scraped.
+ */
+export async function untilScraping(urls, { timeoutMs = 20_000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${urls.prometheus}/api/v1/targets?state=active`, { signal: AbortSignal.timeout(1000) });
+      const targets = (await res.json()).data?.activeTargets || [];
+      if (targets.some((t) => Date.parse(t.lastScrape) > 0)) return;
+    } catch {
+      // not answering yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`Prometheus at ${urls.prometheus} scraped nothing within ${timeoutMs / 1000} s of starting, so no load was sent`);
 }
 
 /**

@@ -17,7 +17,7 @@ export const renderText = (template, view) => Mustache.render(template, view);
  * whether it runs natively (Debian's packages) or in the images of docker-compose.yml.
  */
 export function serviceView({ policy, targets, ports, service, prefix = '', config = {}, root = '/lab', native = false, extra = {} }) {
-  return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, prefix, config, root, native };
+  return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, experiment: service.profiles?.[0], prefix, config, root, native };
 }
 
 /** Renders every config template of `service` into `dir`; returns {key: renderedPath}. */

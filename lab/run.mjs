@@ -12,6 +12,7 @@ import { startStack, stopStack } from './stack.mjs';
 import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
 import { limiterOutcomes, formatTable } from './report.mjs';
 import { capacityOutcomes } from './report-capacity.mjs';
+import { closedOutcomes } from './report-closed.mjs';
 import { sampleCpu } from './cpu.mjs';
 import { storesForRun, k6Outputs, streamsFor } from './metrics.mjs';
 import { proxyCounts, k6Counts, storeCounts, countsTable } from './counts.mjs';
@@ -96,7 +97,9 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     run.close();
   }
   const outcomes = judged.flatMap((j) => j.outcomes);
-  const rows = judged.flatMap((j) => j.rows);
+  // One table per shape of row (a closed-loop plan also shows the model's own range).
+  const tables = new Map();
+  for (const j of judged) if (j.rows.length) tables.set(String(j.head || ''), [j.head, [...(tables.get(String(j.head || ''))?.[1] || []), ...j.rows]]);
   const counts = judged.flatMap((j) => j.counts);
   problems.push(...judged.flatMap((j) => j.problems));
 
@@ -107,7 +110,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     influx: Boolean(stores) && plans.some((p) => streamsFor(p).includes('influx')),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
-  if (rows.length) say(`\n${formatTable(rows)}`);
+  for (const [head, rows] of tables.values()) say(`\n${formatTable(rows, head)}`);
   if (counts.length) {
     const head = ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'];
     writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]]))), null, 1));
@@ -128,9 +131,10 @@ export async function runSuite(root, request, { say = console.log } = {}) {
  */
 async function runPlan(plan, { root, env, topology, run, stores, say, running, isInterrupted }) {
   const { dir, tmp, state } = run;
-  const out = { outcomes: [], rows: [], counts: [], problems: [] };
+  const out = { outcomes: [], rows: [], head: undefined, counts: [], problems: [] };
   if (isInterrupted()) return out;
   const logDir = join(dir, 'logs');
+  const planStartedMs = Date.now();
   const planFile = join(dir, `${plan.suite}.${plan.experiment}.plan.json`);
   writeFileSync(planFile, JSON.stringify(plan, null, 1));
   const capped = plan.factor < plan.requestedFactor ? ` (--quick capped at x${plan.factor} for this experiment)` : '';
@@ -174,14 +178,17 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
   const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
   try {
     if (stores && summary) {
-      const table = countsTable(plan, k6Counts(plan, summary), await storeCounts(stores.urls, run.id, plan.experiment, streamsFor(plan)), proxy);
+      const app = plan.kind === 'closed-loop' && { service: plan.accounting.service, sinceMs: planStartedMs };
+      const table = countsTable(plan, k6Counts(plan, summary), await storeCounts(stores.urls, run.id, plan.experiment, streamsFor(plan), app), proxy);
       out.counts.push(...table.rows);
       if (!table.agree) out.problems.push(`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`);
     }
   } catch (e) {
     out.problems.push(`${plan.experiment}: reading the stores: ${e.message}`);
   }
-  const j = plan.kind === 'capacity' ? capacityOutcomes(plan, summary, cpu) : limiterOutcomes(plan, summary);
+  const judge = { capacity: () => capacityOutcomes(plan, summary, cpu), 'closed-loop': () => closedOutcomes(plan, summary) }[plan.kind] ?? (() => limiterOutcomes(plan, summary));
+  const j = judge();
+  out.head = j.head;
   out.outcomes.push(...j.outcomes);
   out.rows.push(...j.rows);
   return out;

@@ -39,6 +39,17 @@ test('nothing lost: every source must give the same count per case and status, o
   assert.deepEqual(bad.rows.filter((r) => r.at(-1) === 'LOST').map((r) => r.slice(0, 2)), [['burst/b0-smoke', '200'], ['burst/b0-smoke', 'all']]);
 });
 
+test("nothing lost, closed loop: the application's served count is a row of its own, not in 'all'", () => {
+  const p = plan({ experiment: 'caching', suite: 'smoke' });
+  const k6 = Object.fromEntries(p.cases.map((c) => [c.id, { all: 4, 200: 4, 503: 0, 'app served': 1 }]));
+  const seen = Object.fromEntries(p.cases.map((c) => [c.id, { 200: 4, 'app served': 1 }]));
+  const t = countsTable(p, k6, { prometheus: seen, influx: { ...seen } }, seen);
+  assert.equal(t.agree, true);
+  const short = { ...seen, 'server-smoke': { 200: 4, 'app served': 0 } };
+  const bad = countsTable(p, k6, { prometheus: short, influx: null }, seen);
+  assert.deepEqual(bad.rows.filter((r) => r.at(-1) === 'LOST').map((r) => r.slice(0, 2)), [['caching/server-smoke', 'app served']]);
+});
+
 test("Grafana's macros as Grafana expands them for a run", () => {
   const m = macros({ fromMs: 0, toMs: 120_000, testid: 'run-1' });
   assert.equal(m.$__interval, '1s', 'never under the scrape interval');

@@ -40,7 +40,7 @@ test('bad input is refused before anything starts, naming the valid choices', ()
   assert.throws(() => parseRunArgs(['spike', '--quick=0x10']), /--quick takes a whole factor >= 1 \(decimal digits\), got '0x10'/);
   assert.throws(() => parseRunArgs(['spike', 'rate=5', 'rate=6']), /'rate=6': burst.rate is given twice/);
   assert.throws(() => parseRunArgs(['spike', '--quick', '--quick=2']), /--quick is given twice/);
-  assert.throws(() => parseRunArgs([]), /name a suite first \(smoke, spike, soak, breakpoint\)/);
+  assert.throws(() => parseRunArgs([]), /name a suite first \(smoke, spike, soak, stress, load, breakpoint\)/);
   // What this kind of machine can serve, and why.
   assert.throws(() => parseRunArgs(['spike', '--quick=1000000']), /whole factor 1..100/);
   assert.throws(() => parseRunArgs(['breakpoint', 'connections=1e9']), /not a whole number/);

@@ -70,3 +70,22 @@ export const sentMetric = (c) => `http_reqs{case:${c.id}}`;
 export const okMetric = (c) => `http_reqs{case:${c.id},status:200}`;
 export const limitedMetric = (c) => `http_reqs{case:${c.id},status:${c.limitedStatus}}`;
 export const latencyMetric = (c) => `http_req_duration{case:${c.id}}`;
+
+/** A closed-loop case's thresholds (caching): counts of answers, the run's length, latencies. */
+export function closedThresholds(c) {
+  const e = c.expected;
+  const range = (stat, r) => [`${stat}>=${r.lo}`, `${stat}<=${r.hi}`];
+  return {
+    [`lab_responses{case:${c.id}}`]: range('count', e.responses),
+    [`lab_responses{case:${c.id},status:200}`]: range('count', e.ok),
+    [`lab_responses{case:${c.id},status:${c.limitedStatus}}`]: range('count', e.limited),
+    [`lab_response_time{case:${c.id}}`]: [...range('avg', e.meanMs), ...range('max', e.maxMs)],
+    [`lab_case_end{case:${c.id}}`]: range('max', e.spanMs),
+    [`lab_app_served{case:${c.id}}`]: range('count', e.appServed),
+    // The requests themselves, as the proxy counts them too.
+    [okMetric(c)]: range('count', e.sentOk),
+    [limitedMetric(c)]: range('count', e.sentLimited),
+    [sentMetric(c)]: range('count', e.sent),
+    [`unexpected_status{case:${c.id}}`]: ['count<1'],
+  };
+}

@@ -13,7 +13,10 @@ const kinds = {
   // Whole numbers that are not rates or intervals of the policy: --quick leaves them alone.
   whole: { parse: posInt, scale: (v) => v, doc: 'a whole number > 0' },
   percent: { parse: (s) => { const n = nonNegInt(s); if (n > 100) throw new Error(`'${s}' is over 100`); return n; }, scale: (v) => v, doc: 'a whole percentage 0..100' },
+  // One of the values the knob lists (an implementation, a switch).
+  choice: { parse: (s, spec) => { if (!spec.values.includes(s)) throw new Error(`'${s}' is not one of ${spec.values.join(', ')}`); return s; }, scale: (v) => v, doc: 'one of the values listed' },
 };
+const kindDoc = (spec) => (spec.kind === 'choice' ? `one of ${spec.values.join(', ')}` : kinds[spec.kind].doc);
 
 // Plain decimal numbers only: JavaScript's Number() would also take 1e1, 0x5 and ' 5 '.
 const WHOLE = /^[0-9]{1,9}$/;
@@ -52,7 +55,7 @@ export function resolveKnobs(experiment, overrides = {}) {
       throw new Error(`unknown knob '${name}' for ${experiment.name}; valid: ${Object.keys(experiment.knobs).join(', ')}`);
     }
     try {
-      values[name] = kinds[spec.kind].parse(raw);
+      values[name] = kinds[spec.kind].parse(raw, spec);
       // The bounds a knob states: what this kind of machine can serve (max), or what keeps every
       // threshold able to fail (min), each with its reason.
       for (const v of [].concat(values[name])) {
@@ -60,7 +63,7 @@ export function resolveKnobs(experiment, overrides = {}) {
         if (spec.min !== undefined && v < spec.min) throw new Error(`'${v}' is under ${spec.min}: ${spec.minWhy}`);
       }
     } catch (e) {
-      throw new Error(`knob ${experiment.name}.${name}: ${e.message} (expected ${kinds[spec.kind].doc})`);
+      throw new Error(`knob ${experiment.name}.${name}: ${e.message} (expected ${kindDoc(spec)})`);
     }
   }
   return values;
@@ -78,5 +81,5 @@ export function isDefault(experiment, values) {
 }
 
 export function describeKnobs(experiment) {
-  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kinds[s.kind].doc, doc: s.doc, min: s.min, minWhy: s.minWhy, max: s.max, why: s.why }));
+  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kindDoc(s), doc: s.doc, min: s.min, minWhy: s.minWhy, max: s.max, why: s.why }));
 }

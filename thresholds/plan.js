@@ -7,11 +7,13 @@
 import burst from './experiments/burst.js';
 import envoyVsNginx from './experiments/envoy-vs-nginx.js';
 import jsonFilter from './experiments/json-filter.js';
+import caching from './experiments/caching.js';
 import { capacityPlan } from './capacity.js';
+import { closedPlan } from './closed.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
 import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS } from './simulate.js';
 
-export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, 'json-filter': jsonFilter };
+export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, caching, 'json-filter': jsonFilter };
 export const QUICK_FACTOR = 5;
 
 /**
@@ -99,8 +101,8 @@ export function stackTargets(name, knobs, policy) {
   const exp = experimentNamed(name);
   const ids = {};
   for (const suite of Object.keys(exp.suites)) {
-    const pairs = exp.kind === 'capacity'
-      ? exp.cases[suite](knobs, 1).map((c) => [c.target, c.id])
+    const pairs = exp.kind === 'capacity' || exp.kind === 'closed-loop'
+      ? exp.cases[suite](knobs, 1).map((c) => [c.target ?? exp.modes[c.mode].target, c.id])
       : exp.suites[suite](knobs).flatMap((step) => step.targets.map((t) => [t, `${t}-${step.name}`]));
     for (const [t, id] of pairs) (ids[t] ||= new Set()).add(id);
   }
@@ -136,8 +138,9 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   const policy = { ...scaleKnobs(exp, knobs, factor), ...exp.derived?.(knobs) };
   if (exp.checkScaled) exp.checkScaled(policy, factor);
   if (exp.kind === 'capacity') return checkLimits(capacityPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS }));
-  const targets = exp.targets(policy);
   const seedComparable = isDefault(exp, knobs);
+  if (exp.kind === 'closed-loop') return checkLimits(closedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable }));
+  const targets = exp.targets(policy);
 
   const cases = [];
   // Real time (not scaled by --quick) for k6's warm-up before the first case; the limiters idle

@@ -53,6 +53,9 @@ export function sensitivity({ experiment, suite, factor = 1, overrides = {} }) {
   const exp = experimentNamed(experiment);
   const base = plan({ experiment, suite, factor, overrides });
   if (base.kind === 'capacity') return capacitySensitivity(exp, base);
+  // A closed loop has no per-case replay to bisect cheaply (each step is a full simulation of
+  // every user); its perturbations are shown in its stack README instead.
+  if (base.kind === 'closed-loop') throw new Error(`--sensitivity is not computed for ${experiment} (a closed loop); stacks/${experiment}/README.md shows which policy changes its thresholds catch`);
   const baseTargets = exp.targets(base.policy);
   const perCase = base.cases.map((c) => ({ id: c.id, knobs: {} }));
   const summary = {};

@@ -3,8 +3,9 @@
  * - k6-run: a run as k6 saw it (the lineage of the official k6 Prometheus dashboard);
  * - k6-run-influxdb: the same overview in InfluxQL;
  * - one per experiment, showing its policy at work (limiters: k6's view beside the proxy's
- *   own counters, and the longest wait against the model's; json-filter: delivered against
- *   offered, per server and step, and what the backend received);
+ *   own counters, and the longest wait against the model's; caching: answers by source, each
+ *   hop's count and the application's queue; json-filter: delivered against offered, per
+ *   server and step, and what the backend received);
  * - resources: CPU, memory, threads and open files per stack service, over time and as a table.
  */
 import { PROM, INFLUX, runVariables, panel, board } from './lib.mjs';
@@ -127,6 +128,35 @@ function jsonFilter() {
   });
 }
 
+function caching() {
+  const mine = `${runCase}, experiment="caching"`;
+  return board({
+    uid: 'lab-caching', title: 'lab / caching', tags: ['closed-loop', 'caching'],
+    description: 'Users looping through two limiters to the application (seed 000): answers as JMeter counted them (client-cache hits included), what each hop counted, and the application\'s queue.',
+    variables: runVariables(PROM),
+    rows: [
+      { title: 'Answers, as the seed counted them', panels: [
+        // Counts over the range, as JMeter's summary report gives them: k6 pushes a counter only
+        // when it grows, and a case that ends within a second leaves one sample, no rate.
+        prom('Answers by case and source (client cache, server cache, upstream, app)', 'none', [{ expr: `sum by (case, source) (max_over_time(k6_lab_responses_total{${mine}}[$__range]))`, legend: '{{case}} {{source}}' }], { table: true }),
+        prom('Answers by case and status (200, 503)', 'none', [{ expr: `sum by (case, status) (max_over_time(k6_lab_responses_total{${mine}}[$__range]))`, legend: '{{case}} {{status}}' }], { table: true }),
+        prom('Mean and max latency (since the case started), by case', 's', [
+          { expr: `max by (case) (k6_lab_response_time_avg{${mine}})`, legend: '{{case}} mean' },
+          { expr: `max by (case) (k6_lab_response_time_max{${mine}})`, legend: '{{case}} max' },
+        ]),
+      ] },
+      { title: 'Along the chain', panels: [
+        prom('Front and back nginx: requests per second, by location and limit_req decision', 'reqps', [{ expr: 'sum by (location, limit_req) (rate(lab_nginx_requests_total{service="caching-nginx", case=~"$case"}[$__rate_interval]))', legend: '{{location}} {{limit_req}}' }]),
+        prom('Application: served per second, by case and resource', 'reqps', [{ expr: 'sum by (case, resource) (rate(lab_app_requests_total{service="caching-app", case=~"$case", status="200"}[$__rate_interval]))', legend: '{{case}} {{resource}}' }]),
+        prom("Application: busy workers and queue", 'none', [
+          { expr: 'max(lab_app_busy_workers{service="caching-app"})', legend: 'busy workers' },
+          { expr: 'max(lab_app_queue_length{service="caching-app"})', legend: 'queued' },
+        ]),
+      ] },
+    ],
+  });
+}
+
 function resources() {
   const cpu = 'sum by (groupname) (rate(namedprocess_namegroup_cpu_seconds_total[$__rate_interval])) * 100';
   const mem = 'sum by (groupname) (namedprocess_namegroup_memory_bytes{memtype="resident"})';
@@ -161,6 +191,7 @@ export const boards = () => [
   limiterBoard('burst', 'nginx limit_req at 3 r/s, one queue size per location (seed 003).', [nginxCounted('burst-nginx')]),
   limiterBoard('envoy-vs-nginx', "Envoy's token bucket beside nginx's leaky bucket at the same long-run rate (seed 002).",
     [envoyCounted('envoy-vs-nginx-envoy'), nginxCounted('envoy-vs-nginx-nginx')]),
+  caching(),
   jsonFilter(),
   resources(),
 ].map((b) => b.build());

@@ -27,6 +27,7 @@ export function serverMetrics() {
   }
   return {
     counter: (name, help, labelNames = []) => new client.Counter({ name, help, labelNames }),
+    gauge: (name, help, labelNames = []) => new client.Gauge({ name, help, labelNames }),
     /** A bounded label value for the lab case a request names. */
     caseLabel(value = '') {
       if (seen.has(value) || (seen.size < MAX_CASES && seen.add(value))) return value;

@@ -1,0 +1,112 @@
+/*
+ * The k6 run of a closed-loop plan (caching): per case, one VU per user, started one by one
+ * over the ramp-up as JMeter starts its threads, each going through its own list of requests
+ * as fast as the answers come back (the list is the plan's: the model simulated that order).
+ *
+ * The client cache is a private RFC 9111 cache per user, built on http-cache-semantics (its
+ * freshness rules, not ours). A response it serves sends no request but counts as a response,
+ * as JMeter counted it: `lab_responses` counts answers by case, status and source
+ * (client-cache, server-cache, upstream, app), `lab_response_time` their latency, and
+ * `lab_case_end` when each came, from the case's start (its maximum is the run's length, so
+ * responses/s). A retrying client counts one response per request, after its last attempt;
+ * k6's http_reqs counts every attempt, as the proxy does.
+ */
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { sleep, fail } from 'k6';
+import { Counter, Trend } from 'k6/metrics';
+import CachePolicy from './vendor/http-cache-semantics.js';
+import { summaryFiles } from './summary.js';
+import { loadPlan, baseUrls as serviceUrls } from './target.js';
+import { closedThresholds } from '../../thresholds/k6-options.js';
+
+const responses = new Counter('lab_responses');
+const responseTime = new Trend('lab_response_time', true);
+const caseEnd = new Trend('lab_case_end', true);
+const appServed = new Counter('lab_app_served');
+const unexpected = new Counter('unexpected_status');
+
+const lowerCased = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+
+export function closedRun(experiment) {
+  const plan = loadPlan(experiment);
+  const baseUrls = serviceUrls();
+  const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
+  const scenarios = {};
+  const thresholds = {};
+  for (const c of plan.cases) {
+    scenarios[c.id] = {
+      executor: 'per-vu-iterations',
+      vus: c.vus,
+      iterations: 1,
+      startTime: `${Math.round(c.startMs)}ms`,
+      maxDuration: `${c.maxDurationS}s`,
+      gracefulStop: '0s',
+      exec: 'user',
+      tags: { case: c.id },
+    };
+    Object.assign(thresholds, closedThresholds(c));
+  }
+  const countsUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
+  const appCounts = () => {
+    const res = http.get(countsUrl, { tags: { case: 'accounting' }, responseType: 'text' });
+    if (res.status !== 200) fail(`the application's ${countsUrl} answered ${res.status} ${res.error || ''}`);
+    return res.json();
+  };
+  const servedFor = (counts, id) => Object.values(counts[id] || {}).reduce((a, b) => a + b, 0);
+
+  return {
+    options: { scenarios, thresholds, discardResponseBodies: true, summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(99)'], setupTimeout: '30s' },
+
+    setup() {
+      for (const s of new Set([...plan.cases.map((c) => c.service), plan.accounting.service])) {
+        const res = http.get(`${baseUrls[s]}/healthz`, { tags: { case: 'setup' }, timeout: '3s' });
+        if (res.status !== 200) fail(`${s} is not up at ${baseUrls[s]} (status ${res.status} ${res.error || ''})`);
+      }
+      return { before: appCounts() };
+    },
+
+    user() {
+      const c = byId[exec.scenario.name];
+      // Each VU runs one iteration, so this numbers the users 0..n-1.
+      const u = exec.scenario.iterationInTest;
+      sleep((u * c.rampMs) / c.users.length / 1000);
+      const cache = new Map();
+      const base = `${baseUrls[c.service]}${c.path}/`;
+      const tags = { case: c.id };
+      for (const name of c.users[u]) {
+        const started = Date.now();
+        const request = { url: `/${name}`, method: 'GET', headers: {} };
+        const stored = c.clientCache && cache.get(name);
+        let status = 200;
+        let source = 'client-cache';
+        if (!stored || !stored.satisfiesWithoutRevalidation(request)) {
+          let res;
+          for (let attempt = 0; ; attempt += 1) {
+            res = http.get(base + name, { headers: { 'x-lab-case': c.id }, timeout: `${c.timeoutS}s`, tags });
+            if (res.status !== 503 || !c.retry || attempt >= c.retry.attempts) break;
+            sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
+          }
+          status = res.status;
+          source = res.headers['X-Lab-Cache'] === 'HIT' ? 'server-cache' : c.target === 'app' ? 'app' : 'upstream';
+          if (c.clientCache && status === 200) {
+            const policy = new CachePolicy(request, { status, headers: lowerCased(res.headers) }, { shared: false });
+            if (policy.storable()) cache.set(name, policy);
+          }
+        }
+        const ended = Date.now();
+        if (status !== 200 && status !== c.limitedStatus) unexpected.add(1, { ...tags, status: String(status) });
+        responses.add(1, { ...tags, status: String(status), source });
+        responseTime.add(ended - started, tags);
+        caseEnd.add(ended - exec.scenario.startTime, tags);
+      }
+    },
+
+    teardown(data) {
+      const after = appCounts();
+      for (const c of plan.cases) appServed.add(servedFor(after, c.id) - servedFor(data.before, c.id), { case: c.id });
+    },
+
+    handleSummary: (data) => summaryFiles(data, plan, __ENV.LAB_RESULTS || 'results'),
+  };
+}

@@ -1,0 +1,98 @@
+// The closed-loop model (thresholds/closed-loop.js) and the caching plan built on it: the
+// mechanics one at a time, then the seed's figures, then that a changed policy moves the
+// expected ranges out of the default ones (so the run would fail).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { runLoop, summarize, predictLoop } from '../thresholds/closed-loop.js';
+import { plan } from '../thresholds/plan.js';
+import { shuffledOrders } from '../thresholds/experiments/caching.js';
+import { parseResources } from '../servers/node/lib/resources.js';
+
+const resources = { hare: { serviceMs: 100, maxAgeS: 3 }, tortoise: { serviceMs: 2000, maxAgeS: 10 }, snail: { serviceMs: 5000, maxAgeS: 60 } };
+const users = (n, list) => Array.from({ length: n }, () => [...list]);
+const front = { rate: 100, burst: 200, delay: 0 };
+const back = { rate: 10, burst: 50, delay: 0 };
+const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
+const disjoint = (a, b) => a.hi < b.lo || b.hi < a.lo;
+// The figures of a case whose expected ranges do not overlap between two plans: any one fails.
+const caught = (a, b) => Object.keys(a.expected).filter((k) => disjoint(a.expected[k], b.expected[k]));
+
+test('the application serves `workers` at once and queues the rest in order', () => {
+  const s = summarize(runLoop({ users: users(4, ['hare']), resources, front: null, back: null, workers: 2, hopMs: 0 }));
+  assert.deepEqual([s.minMs, s.maxMs, s.appServed], [100, 200, 4]);
+});
+
+test('the back limiter passes 1 + burst at once and answers the rest 503 at once', () => {
+  const s = summarize(runLoop({ users: users(60, ['hare']), resources, front: null, back, workers: 100, hopMs: 0 }));
+  assert.deepEqual([s.ok, s.limited], [51, 9]);
+  assert.equal(s.minMs, 0, 'a rejected request is answered without waiting');
+  assert.equal(Math.round(s.maxMs), 5000 + 100, 'the 50th queued request waits 50 / 10 r/s');
+});
+
+test("proxy_cache counts whole seconds (3 to 4 s of life), the lua and client caches milliseconds", () => {
+  // One user, /hare every 1 ms after a 2999 ms pause: when does the server fetch again?
+  const refetchAt = (serverCache) => {
+    const loop = runLoop({ users: [['hare', 'hare', 'hare']], thinkMs: 2999, resources, front: null, back: { rate: 1000, burst: 1000, delay: 0 }, serverCache, workers: 1, hopMs: 0 });
+    return loop.records.map((r) => r.source);
+  };
+  // Stored at ~100 ms: proxy_cache keeps it until the clock's second 3 ends (t < 4000 ms).
+  assert.deepEqual(refetchAt('proxy_cache'), ['upstream', 'server-hit', 'upstream']);
+  assert.deepEqual(refetchAt('lua'), ['upstream', 'server-hit', 'upstream']);
+  const at = (serverCache, thinkMs) => runLoop({ users: [['hare', 'hare']], thinkMs, resources, front: null, back: { rate: 1000, burst: 1000, delay: 0 }, serverCache, workers: 1, hopMs: 0 }).records[1].source;
+  assert.equal(at('proxy_cache', 3500), 'server-hit', 'stored at 100 ms, asked at 3600 ms: still second 3');
+  assert.equal(at('lua', 3500), 'upstream', '3.5 s > max-age 3');
+});
+
+test('the client cache answers in no time, sends nothing, and counts as a response', () => {
+  const s = summarize(runLoop({ users: [['hare', 'hare', 'hare']], resources, front: null, back: null, clientCache: true, workers: 1, hopMs: 0 }));
+  assert.deepEqual([s.responses, s.fromClientCache, s.appServed, s.sent], [3, 2, 1, 1]);
+});
+
+test('a retrying client waits 100, 200, 400 ms and counts one response per request', () => {
+  const loop = runLoop({ users: users(3, ['hare']), resources, front: null, back: { rate: 1, burst: 0, delay: 0 }, retry: { attempts: 3, backoffMs: 100 }, workers: 10, hopMs: 0 });
+  const s = summarize(loop);
+  assert.equal(s.responses, 3);
+  assert.ok(s.retries >= 3 && s.sent === s.responses + s.retries);
+});
+
+test("the seed's stress figures: cached modes from a 5 s ramp-up, direct from ~4 busy workers", () => {
+  const stress = (o, workers = 10) => predictLoop({ users: users(100, Array(10).fill('hare')), rampMs: 5000, resources, front, back, workers, ...o }, { trials: 4 });
+  const near = (r, seed, rel) => Math.abs(r.min - seed) / seed <= rel && Math.abs(r.max - seed) / seed <= rel;
+  assert.ok(near(stress({ serverCache: 'proxy_cache' }).throughput, 99.3, 0.02), 'server cache: 99.3 r/s');
+  assert.ok(near(stress({ clientCache: true }).throughput, 99.5, 0.02), 'client cache: 99.5 r/s');
+  assert.ok(near(stress({ serverCache: 'proxy_cache', clientCache: true }).throughput, 193, 0.06), 'both: 193 r/s');
+  assert.ok(near(stress({ front: null, back: null }, 4).throughput, 39, 0.03), 'direct with 4 workers: 39 r/s');
+  for (const o of [{ serverCache: 'proxy_cache' }, { clientCache: true }]) assert.equal(stress(o).limited.max, 0, 'no 503 with a cache');
+});
+
+test('the load order is seeded, recorded in the plan, and each iteration is the three resources', () => {
+  const a = shuffledOrders(10, 10, 'x');
+  assert.deepEqual(a, shuffledOrders(10, 10, 'x'));
+  assert.notDeepEqual(a, shuffledOrders(10, 10, 'y'));
+  for (const u of a) for (let i = 0; i < u.length; i += 3) assert.deepEqual([...u.slice(i, i + 3)].sort(), ['hare', 'snail', 'tortoise']);
+  const p = byId(plan({ experiment: 'caching', suite: 'load' }));
+  assert.equal(p['none-load'].users.flat().length, 300);
+  assert.deepEqual(p['none-load'].users, p['both-load'].users, 'every mode replays the same order');
+});
+
+test('a policy the model is not told about falls outside the expected ranges', () => {
+  const base = byId(plan({ experiment: 'caching', suite: 'stress' }));
+  const life1 = byId(plan({ experiment: 'caching', suite: 'stress', overrides: { hare_max_age: '1' } }));
+  assert.ok(disjoint(base['server-stress'].expected.appServed, life1['server-stress'].expected.appServed), 'lifetime 1 s instead of 3');
+  // The cache off: what the server mode expects against what no cache gives.
+  assert.ok(disjoint(base['server-stress'].expected.appServed, base['none-stress'].expected.appServed), 'cache off');
+  const back20 = byId(plan({ experiment: 'caching', suite: 'stress', overrides: { back_rate: '20' } }));
+  assert.ok(caught(base['none-stress'], back20['none-stress']).includes('spanMs'), 'back limiter 20 r/s: the run takes half as long');
+  assert.ok(caught(base['retry-stress'], back20['retry-stress']).includes('ok'));
+});
+
+test('the plan is deterministic, and refuses --quick and unknown cache kinds', () => {
+  assert.deepEqual(plan({ experiment: 'caching', suite: 'stress' }), plan({ experiment: 'caching', suite: 'stress' }));
+  assert.equal(plan({ experiment: 'caching', suite: 'stress', factor: 5 }).factor, 1, 'lifetimes are whole seconds');
+  assert.throws(() => plan({ experiment: 'caching', suite: 'stress', overrides: { server_cache: 'varnish' } }), /'varnish' is not one of proxy_cache, lua/);
+});
+
+test("the application's --resources argument refuses bad input", () => {
+  assert.deepEqual(parseResources('hare=100:3'), { hare: { serviceMs: 100, maxAgeS: 3 } });
+  for (const bad of ['hare', 'hare=1e2:3', 'hare=100:3,hare=5:1', 'Hare=1:1', 'hare=-1:3']) assert.throws(() => parseResources(bad), /--resources/, bad);
+});

@@ -1,0 +1,97 @@
+/*
+ * Plans for closed-loop experiments (caching): a fixed set of users, each with its list of
+ * requests, looping as fast as answers come back. What is expected comes from the simulation
+ * (closed-loop.js) over jitter trials, widened by the tolerance below. Cases run one after
+ * another, as they share the application's workers; each meets fresh limiter keys and a fresh
+ * server cache (both keyed by the case), and its users fresh client caches.
+ */
+import { predictLoop } from './closed-loop.js';
+
+/**
+ * The stated tolerance around the model's range. A closed loop feeds its own timing back (an
+ * answer 1 ms later moves every later request of that user), so counts get more room than the
+ * open plans' 2 %; latencies cover loopback and k6 (a request through two nginx and Node takes
+ * about 1 ms here, where the model counts 0.4 ms).
+ */
+export const CLOSED_TOLERANCE = {
+  countRel: 0.05, // 200s, 503s and requests the application served: +-5 % or +-3
+  countAbs: 3,
+  spanRel: 0.1, // the run's length (first request to last answer), hence responses/s: +-10 %
+  spanAbsMs: 100,
+  meanRel: 0.15, // mean latency: +-15 % and +-30 ms
+  meanAbsMs: 30,
+  maxRel: 0.1, // max latency: +-10 %, 30 ms below and 200 ms above
+  maxBelowMs: 30,
+  maxAboveMs: 200,
+  gapMs: 2000, // between cases, beyond the longest the model says one can last
+};
+
+const T = CLOSED_TOLERANCE;
+const widen = ({ min, max }, rel, below, above = below) => ({
+  min, max,
+  lo: Math.max(0, Math.floor(min * (1 - rel) - below)),
+  hi: Math.ceil(max * (1 + rel) + above),
+});
+const countRange = (r) => ({ ...r, lo: Math.max(0, Math.floor(r.min - Math.max(T.countAbs, T.countRel * r.min))), hi: Math.ceil(r.max + Math.max(T.countAbs, T.countRel * r.max)) });
+
+export function closedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
+  const targets = Object.fromEntries(exp.targets(policy).map((t) => [t.id, t]));
+  let t = leadInMs;
+  const cases = exp.cases[suite](knobs).map((spec) => {
+    const mode = exp.modes[spec.mode];
+    const config = { ...exp.loopConfig(knobs, spec.mode), ...(spec.rampS !== undefined ? { rampMs: spec.rampS * 1000 } : {}), resources: policy.resources };
+    const p = predictLoop({ ...config, users: spec.users }, { seed: `${exp.name}:${spec.id}` });
+    const target = targets[mode.target];
+    const responses = spec.users.reduce((n, u) => n + u.length, 0);
+    const c = {
+      id: spec.id,
+      name: `${exp.name}/${spec.id}`,
+      kind: 'closed-loop',
+      mode: spec.mode,
+      target: target.id,
+      service: target.service,
+      path: target.path,
+      limitedStatus: 503,
+      clientCache: config.clientCache,
+      retry: config.retry,
+      rampMs: config.rampMs,
+      users: spec.users,
+      startMs: t,
+      vus: spec.users.length,
+      responses,
+      seed: seedComparable ? exp.seedFigures?.[spec.id] ?? null : null,
+      model: p,
+      expected: {
+        responses: { lo: responses, hi: responses },
+        ok: countRange(p.ok),
+        limited: countRange(p.limited),
+        appServed: countRange(p.appServed),
+        sentOk: countRange(p.sentOk),
+        sentLimited: countRange(p.sentLimited),
+        sent: countRange(p.sent),
+        spanMs: widen(p.durationMs, T.spanRel, T.spanAbsMs),
+        meanMs: widen(p.meanMs, T.meanRel, T.meanAbsMs),
+        maxMs: widen(p.maxMs, T.maxRel, T.maxBelowMs, T.maxAboveMs),
+      },
+      // Long enough for a run the model says is 50 % slower, so that a failing case still ends.
+      maxDurationS: Math.ceil((p.durationMs.max * 1.5) / 1000 + 10),
+      timeoutS: Math.ceil((p.maxMs.max * 1.5) / 1000 + 10),
+    };
+    t += p.durationMs.max * (1 + T.spanRel) + T.gapMs;
+    return c;
+  });
+  return {
+    experiment: exp.name,
+    suite,
+    kind: 'closed-loop',
+    factor,
+    requestedFactor: requested,
+    knobs,
+    policy,
+    model: { tolerance: T },
+    leadInMs,
+    accounting: exp.accounting,
+    durationS: t / 1000,
+    cases,
+  };
+}
