@@ -1,7 +1,7 @@
 /*
  * Counts survive the trip: per case and status, what k6 counted (its summary), what the stores
- * hold (Prometheus's k6_http_reqs_total, InfluxDB's http_reqs samples) and, for limiter cases,
- * what the proxy itself counted (nginx's lab counters, Envoy's per-case local rate limit stats)
+ * hold (Prometheus's k6_http_reqs_total; InfluxDB's lab_requests points, see k6/lib/wire.js)
+ * and, for limiter cases, what the proxy itself counted (nginx's lab counters, Envoy's per-case local rate limit stats)
  * must be the same number. A mismatch fails the run.
  */
 import { okMetric, limitedMetric, sentMetric } from '../thresholds/k6-options.js';
@@ -99,7 +99,8 @@ export async function storeCounts(urls, testid, experiment, streams = ['influx',
   }
   if (!streams.includes('influx')) return { prometheus, influx: null };
   const influx = {};
-  const iq = `SELECT count("value") FROM "http_reqs" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY "case","status"`;
+  // k6's lab_requests (k6/lib/wire.js): http_reqs's points can merge in InfluxDB.
+  const iq = `SELECT count("value") FROM "lab_requests" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY "case","status"`;
   const i = await getJson(`${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(iq)}`);
   for (const s of i.results[0].series || []) add(influx, s.tags.case, s.tags.status, s.values[0][1]);
   return { prometheus, influx };

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeFileSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync, accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { removeAll } from './cgroups.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -115,6 +116,11 @@ export class StateFile {
     this.data.procs.push({ name: proc.name, pid: proc.pid, start: startTicks(proc.pid) });
     this.save();
   }
+  /** Cgroups the run made: removed by whoever reaps the run if it dies before it could. */
+  addCgroups(paths) {
+    (this.data.cgroups ||= []).push(...paths);
+    this.save();
+  }
   save() { writeFileSync(this.path, JSON.stringify(this.data, null, 1)); }
   remove() { rmSync(this.path, { force: true }); }
 }
@@ -148,6 +154,10 @@ export async function reapStale(dir, { all = false, log = () => {} } = {}) {
       reaped += 1;
     }
     if (st.tmp) rmSync(st.tmp, { recursive: true, force: true });
+    // Its processes are gone, so their cgroups can go (the kernel refuses while one is inside).
+    for (let i = 0; i < 20 && st.cgroups?.length && removeAll(st.cgroups).length; i += 1) await sleep(100);
+    const left = st.cgroups?.length ? removeAll(st.cgroups) : [];
+    if (left.length) log(`cgroups left by ${id} could not be removed: ${left.join(', ')}`);
     rmSync(path, { force: true });
   }
   return reaped;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { stackServices, portsByService, scrapeTargets } from './topology.mjs';
 import { serviceView, renderConfigs, renderArgs, renderText } from './render.mjs';
 import { spawnLogged, stopProcess, assertPortsFree, logTail, requireTools } from './procs.mjs';
+import { createCgroup, parseCaps, wrapInCgroup } from './cgroups.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,7 +35,17 @@ export async function startStack({ root, env, topology, experiment, policy, targ
       const view = { ...base, config: renderConfigs(root, s, base, prefix) };
       if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
       if (s.validate) validate(s, renderArgs(s.validate, view), root, env);
-      const proc = spawnLogged(s.name, renderArgs(s.command, view), { cwd: root, env, logFile: join(logDir, `${s.name}.log`) });
+      let argv = renderArgs(s.command, view);
+      const caps = s.caps ? renderText(s.caps, view).trim() : '';
+      let cgroup = null;
+      if (caps) {
+        cgroup = createCgroup(`lab-${process.pid}-${s.name}`, parseCaps(caps));
+        state.addCgroups(cgroup.paths);
+        argv = wrapInCgroup(argv, cgroup.procsFiles);
+      }
+      const proc = spawnLogged(s.name, argv, { cwd: root, env, logFile: join(logDir, `${s.name}.log`) });
+      proc.cgroup = cgroup;
+      proc.caps = caps;
       stack.procs.push(proc);
       state.add(proc);
       const ready = renderText(s.ready, view);
@@ -77,7 +88,19 @@ async function waitReady(proc, url, timeoutMs = 30_000) {
   }
 }
 
-/** Stops in reverse start order, so proxies go before the servers behind them. */
+/**
+ * Stops in reverse start order, so proxies go before the servers behind them; a capped
+ * service's cgroup goes once its last process is reaped (the kernel refuses it before).
+ */
 export async function stopStack(stack) {
-  for (const p of [...stack.procs].reverse()) await stopProcess(p);
+  for (const p of [...stack.procs].reverse()) {
+    await stopProcess(p);
+    if (!p.cgroup) continue;
+    let left = p.cgroup.remove();
+    for (let i = 0; i < 50 && left.length; i += 1) {
+      await sleep(100);
+      left = p.cgroup.remove();
+    }
+    if (left.length) console.error(`${p.name}: cgroup(s) not removed: ${left.join(', ')}`);
+  }
 }

@@ -32,6 +32,9 @@ export function loadTopology(file) {
       data: native.data === true,
       // Where Prometheus scrapes the service: {port: <name in ports>, path}.
       metrics: native.metrics || null,
+      // CPU and memory caps, a template like "{{caps}}" (cpu=2% mem=25M; empty: none), run in a
+      // cgroup of the service's own (lab/cgroups.mjs).
+      caps: native.caps || null,
     };
     if (services[name].metrics && !native.ports[services[name].metrics.port]) {
       throw new Error(`${file}: service ${name}: x-native.metrics.port '${services[name].metrics.port}' is not one of its ports`);

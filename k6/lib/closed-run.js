@@ -19,6 +19,7 @@ import CachePolicy from './vendor/http-cache-semantics.js';
 import { summaryFiles } from './summary.js';
 import { loadPlan, baseUrls as serviceUrls } from './target.js';
 import { closedThresholds } from '../../thresholds/k6-options.js';
+import { countOnWire } from './wire.js';
 
 const responses = new Counter('lab_responses');
 const responseTime = new Trend('lab_response_time', true);
@@ -84,6 +85,7 @@ export function closedRun(experiment) {
           let res;
           for (let attempt = 0; ; attempt += 1) {
             res = http.get(base + name, { headers: { 'x-lab-case': c.id }, timeout: `${c.timeoutS}s`, tags });
+            countOnWire(res, tags);
             if (res.status !== 503 || !c.retry || attempt >= c.retry.attempts) break;
             sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
           }

@@ -9,6 +9,7 @@ import { Counter, Gauge } from 'k6/metrics';
 import { k6Options } from '../../thresholds/k6-options.js';
 import { summaryFiles } from './summary.js';
 import { loadPlan, baseUrls as serviceUrls } from './target.js';
+import { countOnWire } from './wire.js';
 
 const unexpected = new Counter('unexpected_status');
 // The model's longest wait per case, written once so that dashboards can set it beside k6's.
@@ -38,6 +39,7 @@ export function planRun(experiment) {
       // The case names the limiter key (or Envoy route) it meets: a fresh one per case.
       const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: { 'x-lab-case': __ENV.LAB_CASE } });
       if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
+      countOnWire(res);
     },
 
     handleSummary: (data) => summaryFiles(data, plan, __ENV.LAB_RESULTS || 'results'),

@@ -1,0 +1,155 @@
+/*
+ * CPU and memory caps for a service, natively: one cgroup per capped service, made before its
+ * process starts and removed once the process is reaped. Docker's `--cpus 0.02 --memory 25m` is
+ * the same thing: a CFS quota over a period, and a memory limit.
+ *
+ * Both hierarchies are supported:
+ * - v1 (these machines): a directory per controller, each mounted on its own
+ *   (/sys/fs/cgroup/{cpu,cpuacct,memory,pids}); quota in cpu.cfs_quota_us, usage in
+ *   cpuacct.usage (ns), limit in memory.limit_in_bytes, OOM kills in memory.oom_control;
+ * - v2 (most hosts): one directory; cpu.max "quota period", cpu.stat usage_usec, memory.max,
+ *   memory.events oom_kill, pids.current. The parent must delegate the controllers
+ *   (cgroup.subtree_control), which the lab asks for and reports if refused.
+ * A process joins before it runs anything (the spawn wrapper below writes its own pid into the
+ * cgroups, then execs), so an nginx master's workers are born inside.
+ */
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const PERIOD_US = 100_000;
+const V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids'];
+
+/** 'v1', 'v2' or null, from what is mounted under `fsRoot`. */
+export function cgroupVersion(fsRoot = '/sys/fs/cgroup') {
+  if (existsSync(join(fsRoot, 'cgroup.controllers'))) return 'v2';
+  if (V1_CONTROLLERS.every((c) => existsSync(join(fsRoot, c, 'cgroup.procs')))) return 'v1';
+  return null;
+}
+
+/** Parses `cpu=2% mem=25M` style caps: {cpu: fraction of one core, memBytes}. */
+export function parseCaps(text) {
+  const out = {};
+  for (const part of String(text).trim().split(/\s+/).filter(Boolean)) {
+    let m;
+    if ((m = /^cpu=([0-9]{1,3}(?:\.[0-9]{1,2})?)%$/.exec(part))) {
+      out.cpu = Number(m[1]) / 100;
+      if (!(out.cpu >= 0.01 && out.cpu <= 2)) throw new Error(`caps: '${part}': cpu from 1% (the kernel's 1 ms minimum quota per 100 ms) to 200% (2 cores here)`);
+    } else if ((m = /^mem=([0-9]{1,6})([KMG])$/.exec(part))) {
+      out.memBytes = Number(m[1]) * { K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[m[2]];
+      if (out.memBytes < 4 * 1024 ** 2) throw new Error(`caps: '${part}': at least 4M (an nginx worker alone needs a few MiB)`);
+    } else {
+      throw new Error(`caps: '${part}' is not cpu=<N>% or mem=<N>[KMG] (like cpu=2% mem=25M)`);
+    }
+  }
+  return out;
+}
+
+const read = (path) => readFileSync(path, 'utf8').trim();
+const readNumber = (path) => {
+  try {
+    return Number(read(path));
+  } catch {
+    return null;
+  }
+};
+const fieldOf = (path, key) => {
+  try {
+    const line = read(path).split('\n').find((l) => l.startsWith(`${key} `));
+    return line ? Number(line.split(/\s+/)[1]) : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Makes the cgroup(s) of one capped service: {version, paths, procsFiles, stats(), remove()}.
+ * `name` must be unique on the machine (the run's id and the service).
+ */
+export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = cgroupVersion(fsRoot) } = {}) {
+  if (!version) throw new Error(`no cgroup hierarchy at ${fsRoot}: caps need cgroup v1 (cpu, cpuacct, memory, pids) or v2`);
+  const quotaUs = caps.cpu ? Math.round(caps.cpu * PERIOD_US) : null;
+  if (version === 'v1') {
+    const paths = Object.fromEntries(V1_CONTROLLERS.map((c) => [c, join(fsRoot, c, name)]));
+    // Where cpu and cpuacct are mounted together (cpu,cpuacct with two links to it), both names
+    // are one directory: made once, removed once.
+    const unique = [...new Set(Object.values(paths).map((p) => { mkdirSync(p, { recursive: true }); return realpathSync(p); }))];
+    if (quotaUs) {
+      writeFileSync(join(paths.cpu, 'cpu.cfs_period_us'), String(PERIOD_US));
+      writeFileSync(join(paths.cpu, 'cpu.cfs_quota_us'), String(quotaUs));
+    }
+    if (caps.memBytes) writeFileSync(join(paths.memory, 'memory.limit_in_bytes'), String(caps.memBytes));
+    return {
+      version,
+      paths: unique,
+      procsFiles: unique.map((p) => join(p, 'cgroup.procs')),
+      stats: () => ({
+        cpuS: (readNumber(join(paths.cpuacct, 'cpuacct.usage')) ?? 0) / 1e9,
+        memBytes: readNumber(join(paths.memory, 'memory.usage_in_bytes')),
+        memMaxBytes: readNumber(join(paths.memory, 'memory.max_usage_in_bytes')),
+        memLimitBytes: caps.memBytes ?? null,
+        oomKills: fieldOf(join(paths.memory, 'memory.oom_control'), 'oom_kill') ?? 0,
+        pids: readNumber(join(paths.pids, 'pids.current')),
+        throttledS: (fieldOf(join(paths.cpu, 'cpu.stat'), 'throttled_time') ?? 0) / 1e9,
+      }),
+      remove: () => removeAll(unique),
+    };
+  }
+  // v2: the parent hands cpu, memory and pids down to its children.
+  const wanted = ['cpu', 'memory', 'pids'];
+  const control = join(fsRoot, 'cgroup.subtree_control');
+  const enabled = existsSync(control) ? read(control).split(/\s+/) : [];
+  const missing = wanted.filter((c) => !enabled.includes(c));
+  if (missing.length) {
+    try {
+      writeFileSync(control, missing.map((c) => `+${c}`).join(' '));
+    } catch (e) {
+      throw new Error(`cgroup v2 at ${fsRoot} does not delegate ${missing.join(', ')} (${e.code || e.message}): run as root or under a delegated slice`);
+    }
+  }
+  const path = join(fsRoot, name);
+  mkdirSync(path);
+  if (quotaUs) writeFileSync(join(path, 'cpu.max'), `${quotaUs} ${PERIOD_US}`);
+  if (caps.memBytes) {
+    writeFileSync(join(path, 'memory.max'), String(caps.memBytes));
+    // Docker's --memory without --memory-swap allows as much swap again; the seed's caps are
+    // what the process gets, so none.
+    if (existsSync(join(path, 'memory.swap.max'))) writeFileSync(join(path, 'memory.swap.max'), '0');
+  }
+  return {
+    version,
+    paths: [path],
+    procsFiles: [join(path, 'cgroup.procs')],
+    stats: () => ({
+      cpuS: (fieldOf(join(path, 'cpu.stat'), 'usage_usec') ?? 0) / 1e6,
+      memBytes: readNumber(join(path, 'memory.current')),
+      memMaxBytes: readNumber(join(path, 'memory.peak')),
+      memLimitBytes: caps.memBytes ?? null,
+      oomKills: fieldOf(join(path, 'memory.events'), 'oom_kill') ?? 0,
+      pids: readNumber(join(path, 'pids.current')),
+      throttledS: (fieldOf(join(path, 'cpu.stat'), 'throttled_usec') ?? 0) / 1e6,
+    }),
+    remove: () => removeAll([path]),
+  };
+}
+
+/** rmdir each cgroup (the kernel refuses while a process is inside); returns those left. */
+export function removeAll(paths) {
+  const left = [];
+  for (const p of paths) {
+    try {
+      if (existsSync(p)) rmdirSync(p);
+    } catch (e) {
+      left.push(`${p} (${e.code})`);
+    }
+  }
+  return left;
+}
+
+/**
+ * The argv that starts `argv` inside the cgroups: a shell writes its own pid into each
+ * cgroup.procs, then execs the command, so nothing of it runs outside.
+ */
+export function wrapInCgroup(argv, procsFiles) {
+  const joins = procsFiles.map((f) => `echo $$ > '${f.replace(/'/g, "'\\''")}'`).join(' && ');
+  return ['/bin/sh', '-c', `${joins} && exec "$@"`, 'lab-cgroup', ...argv];
+}
