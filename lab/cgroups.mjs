@@ -146,6 +146,19 @@ export function removeAll(paths) {
 }
 
 /**
+ * Removes the cgroups once the processes in them are gone: the kernel refuses a cgroup with a
+ * process inside, and a killed process leaves it a moment after it is reaped. Returns those left.
+ */
+export async function removeWhenEmpty(paths, { tries = 50, waitMs = 100 } = {}) {
+  let left = removeAll(paths);
+  for (let i = 1; i < tries && left.length; i += 1) {
+    await new Promise((r) => setTimeout(r, waitMs));
+    left = removeAll(paths);
+  }
+  return left;
+}
+
+/**
  * The argv that starts `argv` inside the cgroups: a shell writes its own pid into each
  * cgroup.procs, then execs the command, so nothing of it runs outside.
  */

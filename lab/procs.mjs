@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeFileSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync, accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { removeAll } from './cgroups.mjs';
+import { removeWhenEmpty } from './cgroups.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -155,8 +155,7 @@ export async function reapStale(dir, { all = false, log = () => {} } = {}) {
     }
     if (st.tmp) rmSync(st.tmp, { recursive: true, force: true });
     // Its processes are gone, so their cgroups can go (the kernel refuses while one is inside).
-    for (let i = 0; i < 20 && st.cgroups?.length && removeAll(st.cgroups).length; i += 1) await sleep(100);
-    const left = st.cgroups?.length ? removeAll(st.cgroups) : [];
+    const left = st.cgroups?.length ? await removeWhenEmpty(st.cgroups, { tries: 20 }) : [];
     if (left.length) log(`cgroups left by ${id} could not be removed: ${left.join(', ')}`);
     rmSync(path, { force: true });
   }

@@ -5,11 +5,12 @@
  * how many requests reached the application.
  */
 import { closedThresholds } from '../thresholds/k6-options.js';
+import { within, ms } from './report.mjs';
 
-const within = (v, r) => v !== null && v >= r.lo && v <= r.hi;
+// One object, so the runner prints every closed-loop plan's rows in one table.
+const HEAD = ['case', 'measure', 'seed', 'model', 'expected', 'measured', 'pass'];
 const mark = (b) => (b === null ? '-' : b ? 'ok' : 'FAIL');
 const range = (r, f = (x) => x) => (r.lo === r.hi ? f(r.lo) : `${f(r.lo)}..${f(r.hi)}`);
-const ms = (v) => (v == null ? '-' : v >= 1000 ? `${(v / 1000).toFixed(2)}s` : `${v.toFixed(1)}ms`);
 const pct = (v) => (v == null ? '-' : `${(v * 100).toFixed(1)} %`);
 const rps = (v) => (v == null || !Number.isFinite(v) ? '-' : v.toFixed(1));
 
@@ -67,5 +68,5 @@ export function closedOutcomes(plan, summary) {
       pass: summary != null && k6ok && Object.values(checks).every(Boolean),
     };
   });
-  return { outcomes, rows, head: ['case', 'measure', 'seed', 'model', 'expected', 'measured', 'pass'] };
+  return { outcomes, rows, head: HEAD };
 }

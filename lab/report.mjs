@@ -5,7 +5,7 @@
  */
 import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds } from '../thresholds/k6-options.js';
 
-const within = (v, r) => v >= r.lo && v <= r.hi;
+export const within = (v, r) => v !== null && v >= r.lo && v <= r.hi;
 
 export function caseOutcomes(plan, summary) {
   const metrics = summary?.metrics || {};
@@ -24,7 +24,7 @@ export function caseOutcomes(plan, summary) {
     const checks = {
       ok: within(measured.ok, e.ok),
       limited: within(measured.limited, e.limited),
-      latency: e.maxMs ? measured.maxMs !== null && within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
+      latency: e.maxMs ? within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
       clean: measured.unexpected === 0 && measured.dropped === 0 && within(measured.sent, e.sent),
     };
     // k6 judged the same thresholds; a case passes only if both agree it did.
@@ -49,7 +49,7 @@ export function limiterOutcomes(plan, summary) {
 }
 
 const range = (r) => (r.lo === r.hi ? `${r.lo}` : `${r.lo}..${r.hi}`);
-const ms = (v) => (v == null ? '-' : v >= 1000 ? `${(v / 1000).toFixed(2)}s` : `${v.toFixed(1)}ms`);
+export const ms = (v) => (v == null ? '-' : v >= 1000 ? `${(v / 1000).toFixed(2)}s` : `${v.toFixed(1)}ms`);
 
 export function tableRows(outcome, limitedStatus) {
   const { seed, expected: e, measured: m, checks } = outcome;

@@ -99,8 +99,8 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   }
   const outcomes = judged.flatMap((j) => j.outcomes);
   // One table per shape of row (a closed-loop plan also shows the model's own range).
-  const tables = new Map();
-  for (const j of judged) if (j.rows.length) tables.set(String(j.head || ''), [j.head, [...(tables.get(String(j.head || ''))?.[1] || []), ...j.rows]]);
+  const tables = new Map(); // head (or the default one) -> rows
+  for (const j of judged) if (j.rows.length) tables.set(j.head, [...(tables.get(j.head) || []), ...j.rows]);
   const counts = judged.flatMap((j) => j.counts);
   problems.push(...judged.flatMap((j) => j.problems));
 
@@ -111,7 +111,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     influx: Boolean(stores) && plans.some((p) => streamsFor(p).includes('influx')),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
-  for (const [head, rows] of tables.values()) say(`\n${formatTable(rows, head)}`);
+  for (const [head, rows] of tables) say(`\n${formatTable(rows, head)}`);
   if (counts.length) {
     const head = ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'];
     writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]]))), null, 1));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { stackServices, portsByService, scrapeTargets } from './topology.mjs';
 import { serviceView, renderConfigs, renderArgs, renderText } from './render.mjs';
 import { spawnLogged, stopProcess, assertPortsFree, logTail, requireTools } from './procs.mjs';
-import { createCgroup, parseCaps, wrapInCgroup } from './cgroups.mjs';
+import { createCgroup, parseCaps, wrapInCgroup, removeWhenEmpty } from './cgroups.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,11 +96,7 @@ export async function stopStack(stack) {
   for (const p of [...stack.procs].reverse()) {
     await stopProcess(p);
     if (!p.cgroup) continue;
-    let left = p.cgroup.remove();
-    for (let i = 0; i < 50 && left.length; i += 1) {
-      await sleep(100);
-      left = p.cgroup.remove();
-    }
+    const left = await removeWhenEmpty(p.cgroup.paths);
     if (left.length) console.error(`${p.name}: cgroup(s) not removed: ${left.join(', ')}`);
   }
 }

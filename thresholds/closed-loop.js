@@ -61,12 +61,13 @@ function eventQueue() {
 }
 
 /** How long a stored response stays fresh, per cache implementation. */
+// lua_shared_dict expiry and http-cache-semantics: milliseconds.
+const msClock = (storedMs, maxAgeS) => (nowMs) => nowMs - storedMs < maxAgeS * 1000;
 const freshness = {
   // proxy_cache: whole seconds of ngx_time(), see above.
   proxy_cache: (storedMs, maxAgeS) => (nowMs) => Math.floor(nowMs / 1000) <= Math.floor(storedMs / 1000) + maxAgeS,
-  // lua_shared_dict expiry and http-cache-semantics: milliseconds.
-  lua: (storedMs, maxAgeS) => (nowMs) => nowMs - storedMs < maxAgeS * 1000,
-  client: (storedMs, maxAgeS) => (nowMs) => nowMs - storedMs < maxAgeS * 1000,
+  lua: msClock,
+  client: msClock,
 };
 
 /**

@@ -6,6 +6,7 @@
  * server cache (both keyed by the case), and its users fresh client caches.
  */
 import { predictLoop } from './closed-loop.js';
+import { countRange } from './ranges.js';
 
 /**
  * The stated tolerance around the model's range. A closed loop feeds its own timing back (an
@@ -32,7 +33,7 @@ const widen = ({ min, max }, rel, below, above = below) => ({
   lo: Math.max(0, Math.floor(min * (1 - rel) - below)),
   hi: Math.ceil(max * (1 + rel) + above),
 });
-const countRange = (r) => ({ ...r, lo: Math.max(0, Math.floor(r.min - Math.max(T.countAbs, T.countRel * r.min))), hi: Math.ceil(r.max + Math.max(T.countAbs, T.countRel * r.max)) });
+const counts = (r) => countRange(r, T);
 
 export function closedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
   const targets = Object.fromEntries(exp.targets(policy).map((t) => [t.id, t]));
@@ -63,12 +64,12 @@ export function closedPlan({ exp, suite, factor, requested, knobs, policy, leadI
       model: p,
       expected: {
         responses: { lo: responses, hi: responses },
-        ok: countRange(p.ok),
-        limited: countRange(p.limited),
-        appServed: countRange(p.appServed),
-        sentOk: countRange(p.sentOk),
-        sentLimited: countRange(p.sentLimited),
-        sent: countRange(p.sent),
+        ok: counts(p.ok),
+        limited: counts(p.limited),
+        appServed: counts(p.appServed),
+        sentOk: counts(p.sentOk),
+        sentLimited: counts(p.sentLimited),
+        sent: counts(p.sent),
         spanMs: widen(p.durationMs, T.spanRel, T.spanAbsMs),
         meanMs: widen(p.meanMs, T.meanRel, T.meanAbsMs),
         maxMs: widen(p.maxMs, T.maxRel, T.maxBelowMs, T.maxAboveMs),

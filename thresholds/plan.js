@@ -10,6 +10,7 @@ import jsonFilter from './experiments/json-filter.js';
 import caching from './experiments/caching.js';
 import { capacityPlan } from './capacity.js';
 import { closedPlan } from './closed.js';
+import { countRange } from './ranges.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
 import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS } from './simulate.js';
 
@@ -74,12 +75,6 @@ export function suiteExperiments(suite) {
   return list;
 }
 
-const countRange = ({ min, max }) => ({
-  min,
-  max,
-  lo: Math.max(0, Math.floor(min - Math.max(TOLERANCE.countAbs, TOLERANCE.countRel * min))),
-  hi: Math.ceil(max + Math.max(TOLERANCE.countAbs, TOLERANCE.countRel * max)),
-});
 
 function latencyExpectation({ min, max }) {
   if (max < TOLERANCE.queuedMs) return { p99Ms: { hi: TOLERANCE.p99Ms } };
@@ -165,7 +160,7 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
       const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
       const latency = latencyExpectation(s.maxDelayMs);
       const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
-      const limited = countRange(s.limited);
+      const limited = countRange(s.limited, TOLERANCE);
       Object.assign(c, {
         name: `${name}/${c.id}`,
         service: target.service,
@@ -176,7 +171,7 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
         seed: seed ? { ...seed, maxS: latency.maxMs ? seed.maxS / factor : seed.maxS } : null,
         expected: {
           sent: { lo: requestCount(c) - unsent, hi: requestCount(c) },
-          ok: countRange(s.ok),
+          ok: countRange(s.ok, TOLERANCE),
           limited: { ...limited, lo: Math.max(0, limited.lo - unsent) },
           ...latency,
           timingSensitive: s.ok.min !== s.ok.max,
