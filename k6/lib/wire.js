@@ -4,7 +4,9 @@
  * so two of k6's http_reqs samples with the same tags that end in the same nanosecond become
  * one point (it happened: 1308 of 1309 in a 400 r/s burst, with no write error). A VU sends
  * one request at a time, so with its id as a tag no two samples are the same point. The tag is
- * on this counter only: on http_reqs it would multiply every trend's series by the VUs.
+ * on this counter only: on http_reqs it would multiply every trend's series by the VUs. It is
+ * not named `vu`: k6's influxdb output turns a tag of that name into a field (its default
+ * K6_INFLUXDB_TAGS_AS_FIELDS is vu,iter,url), and fields do not tell points apart.
  */
 import exec from 'k6/execution';
 import { Counter } from 'k6/metrics';
@@ -12,5 +14,5 @@ import { Counter } from 'k6/metrics';
 const onWire = new Counter('lab_requests');
 
 export function countOnWire(res, tags = {}) {
-  onWire.add(1, { ...tags, status: String(res.status), vu: String(exec.vu.idInTest) });
+  onWire.add(1, { ...tags, status: String(res.status), sender: String(exec.vu.idInTest) });
 }
