@@ -13,7 +13,7 @@
  * A process joins before it runs anything (the spawn wrapper below writes its own pid into the
  * cgroups, then execs), so an nginx master's workers are born inside.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const PERIOD_US = 100_000;
@@ -82,15 +82,7 @@ export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = 
       version,
       paths: unique,
       procsFiles: unique.map((p) => join(p, 'cgroup.procs')),
-      stats: () => ({
-        cpuS: (readNumber(join(paths.cpuacct, 'cpuacct.usage')) ?? 0) / 1e9,
-        memBytes: readNumber(join(paths.memory, 'memory.usage_in_bytes')),
-        memMaxBytes: readNumber(join(paths.memory, 'memory.max_usage_in_bytes')),
-        memLimitBytes: caps.memBytes ?? null,
-        oomKills: fieldOf(join(paths.memory, 'memory.oom_control'), 'oom_kill') ?? 0,
-        pids: readNumber(join(paths.pids, 'pids.current')),
-        throttledS: (fieldOf(join(paths.cpu, 'cpu.stat'), 'throttled_time') ?? 0) / 1e9,
-      }),
+      stats: () => ({ ...statsOf('v1', paths), memLimitBytes: caps.memBytes ?? null }),
       remove: () => removeAll(unique),
     };
   }
@@ -119,17 +111,63 @@ export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = 
     version,
     paths: [path],
     procsFiles: [join(path, 'cgroup.procs')],
-    stats: () => ({
-      cpuS: (fieldOf(join(path, 'cpu.stat'), 'usage_usec') ?? 0) / 1e6,
-      memBytes: readNumber(join(path, 'memory.current')),
-      memMaxBytes: readNumber(join(path, 'memory.peak')),
-      memLimitBytes: caps.memBytes ?? null,
-      oomKills: fieldOf(join(path, 'memory.events'), 'oom_kill') ?? 0,
-      pids: readNumber(join(path, 'pids.current')),
-      throttledS: (fieldOf(join(path, 'cpu.stat'), 'throttled_usec') ?? 0) / 1e6,
-    }),
+    stats: () => ({ ...statsOf('v2', path), memLimitBytes: caps.memBytes ?? null }),
     remove: () => removeAll([path]),
   };
+}
+
+/**
+ * What a cgroup has used: CPU seconds, memory now and its peak, OOM kills, PIDs, time throttled
+ * by the quota; and its caps as the kernel holds them (cpuQuota in cores, memLimitBytes; null
+ * where none). `where` is {cpu, cpuacct, memory, pids} directories (v1) or one directory (v2).
+ */
+export function statsOf(version, where) {
+  if (version === 'v1') {
+    const quota = readNumber(join(where.cpu, 'cpu.cfs_quota_us'));
+    const period = readNumber(join(where.cpu, 'cpu.cfs_period_us'));
+    const limit = readNumber(join(where.memory, 'memory.limit_in_bytes'));
+    return {
+      cpuS: (readNumber(join(where.cpuacct, 'cpuacct.usage')) ?? 0) / 1e9,
+      memBytes: readNumber(join(where.memory, 'memory.usage_in_bytes')),
+      memMaxBytes: readNumber(join(where.memory, 'memory.max_usage_in_bytes')),
+      // An unlimited v1 memory cgroup reads the largest page-aligned number there is.
+      memLimitBytes: limit !== null && limit < 2 ** 60 ? limit : null,
+      cpuQuota: quota > 0 && period > 0 ? quota / period : null,
+      oomKills: fieldOf(join(where.memory, 'memory.oom_control'), 'oom_kill') ?? 0,
+      pids: readNumber(join(where.pids, 'pids.current')),
+      throttledS: (fieldOf(join(where.cpu, 'cpu.stat'), 'throttled_time') ?? 0) / 1e9,
+    };
+  }
+  let cpuMax = [];
+  try {
+    cpuMax = read(join(where, 'cpu.max')).split(/\s+/);
+  } catch { /* no cpu controller */ }
+  const limit = readNumber(join(where, 'memory.max')); // 'max' reads NaN
+  return {
+    cpuS: (fieldOf(join(where, 'cpu.stat'), 'usage_usec') ?? 0) / 1e6,
+    memBytes: readNumber(join(where, 'memory.current')),
+    memMaxBytes: readNumber(join(where, 'memory.peak')),
+    memLimitBytes: Number.isFinite(limit) ? limit : null,
+    cpuQuota: cpuMax[0] && cpuMax[0] !== 'max' ? Number(cpuMax[0]) / Number(cpuMax[1]) : null,
+    oomKills: fieldOf(join(where, 'memory.events'), 'oom_kill') ?? 0,
+    pids: readNumber(join(where, 'pids.current')),
+    throttledS: (fieldOf(join(where, 'cpu.stat'), 'throttled_usec') ?? 0) / 1e6,
+  };
+}
+
+/** The lab's cgroups on this machine, {name, service, stats()}: named lab-<runner pid>-<service>. */
+export function labCgroups({ fsRoot = '/sys/fs/cgroup', version = cgroupVersion(fsRoot) } = {}) {
+  if (!version) return [];
+  const base = version === 'v1' ? join(fsRoot, 'cpuacct') : fsRoot;
+  let names = [];
+  try {
+    names = readdirSync(base).filter((n) => /^lab-[0-9]+-./.test(n));
+  } catch { /* no hierarchy */ }
+  return names.map((name) => ({
+    name,
+    service: name.replace(/^lab-[0-9]+-/, ''),
+    stats: () => statsOf(version, version === 'v1' ? Object.fromEntries(V1_CONTROLLERS.map((c) => [c, join(fsRoot, c, name)])) : join(fsRoot, name)),
+  }));
 }
 
 /** rmdir each cgroup (the kernel refuses while a process is inside); returns those left. */

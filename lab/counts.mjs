@@ -5,19 +5,9 @@
  * must be the same number. A mismatch fails the run.
  */
 import { okMetric, limitedMetric, sentMetric } from '../thresholds/k6-options.js';
+import { parsePrometheusText } from '../k6/lib/prom-text.js';
 
-/** Prometheus text format -> [{name, labels, value}] (enough of it for counters). */
-export function parsePrometheusText(text) {
-  const out = [];
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!m || line.startsWith('#')) continue;
-    const labels = {};
-    for (const [, k, v] of (m[2] || '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v.replace(/\\(.)/g, '$1');
-    out.push({ name: m[1], labels, value: Number(m[3]) });
-  }
-  return out;
-}
+export { parsePrometheusText };
 
 // The row of what the application served (closed-loop plans): k6 has it from the application's
 // /counts, Prometheus from scraping its counter, the proxy from the back end's 200s.

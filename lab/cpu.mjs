@@ -27,13 +27,25 @@ export function groupTicks(groups) {
   return out;
 }
 
-/** Starts sampling the services' process groups; stop() returns {service: [[epochMs, cpuS], ...]}. */
+/**
+ * Starts sampling the services' process groups; stop() returns {service: [[epochMs, cpuS], ...]}.
+ * A service in a cgroup of its own (lab/cgroups.mjs) is read from the cgroup instead: its CPU
+ * in nanoseconds, counting every process that ever ran in it; its memory, PIDs and OOM kills
+ * are kept too, for the resources table (cgroupSamples()).
+ */
 export function sampleCpu(procs, intervalMs = 250) {
-  const groups = Object.fromEntries(procs.map((p) => [p.pid, p.name]));
+  const inCgroup = procs.filter((p) => p.cgroup);
+  const groups = Object.fromEntries(procs.filter((p) => !p.cgroup).map((p) => [p.pid, p.name]));
   const series = Object.fromEntries(procs.map((p) => [p.name, []]));
+  const stats = Object.fromEntries(inCgroup.map((p) => [p.name, []]));
   const take = () => {
     const t = Date.now();
     for (const [g, ticks] of Object.entries(groupTicks(Object.keys(groups)))) series[groups[g]].push([t, ticks / TICKS_PER_S]);
+    for (const p of inCgroup) {
+      const s = p.cgroup.stats();
+      series[p.name].push([t, s.cpuS]);
+      stats[p.name].push([t, s]);
+    }
   };
   take();
   const timer = setInterval(take, intervalMs);
@@ -48,6 +60,8 @@ export function sampleCpu(procs, intervalMs = 250) {
       take();
       return series;
     },
+    /** {service: [[epochMs, stats], ...]} of the services in cgroups. */
+    cgroupSamples: () => stats,
   };
 }
 

@@ -13,6 +13,10 @@ import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
 import { limiterOutcomes, formatTable } from './report.mjs';
 import { capacityOutcomes } from './report-capacity.mjs';
 import { closedOutcomes } from './report-closed.mjs';
+import { cappedOutcomes, costsFrom } from './report-capped.mjs';
+import { resourceRows } from './resources.mjs';
+import { parseCaps } from './cgroups.mjs';
+import { withCosts } from '../thresholds/capped.js';
 import { sampleCpu } from './cpu.mjs';
 import { storesForRun, k6Outputs, streamsFor } from './metrics.mjs';
 import { proxyCounts, k6Counts, storeCounts, countsTable } from './counts.mjs';
@@ -88,7 +92,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     // 800 r/s Envoy burst beside burst's 1700 VUs dropped 6 iterations for want of a free VU).
     // Within an experiment, the cases that can share the machine already run together.
     const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted };
-    for (const plan of plans) judged.push(await runPlan(plan, ctx));
+    for (const plan of plans) judged.push(await (plan.kind === 'capped' ? runCapped(plan, ctx) : runPlan(plan, ctx)));
   } catch (e) {
     problems.push(e.message);
   } finally {
@@ -100,7 +104,9 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   const outcomes = judged.flatMap((j) => j.outcomes);
   // One table per shape of row (a closed-loop plan also shows the model's own range).
   const tables = new Map(); // head (or the default one) -> rows
-  for (const j of judged) if (j.rows.length) tables.set(j.head, [...(tables.get(j.head) || []), ...j.rows]);
+  for (const j of judged) {
+    for (const t of [{ head: j.head, rows: j.rows }, ...(j.more || [])]) if (t.rows.length) tables.set(t.head, [...(tables.get(t.head) || []), ...t.rows]);
+  }
   const counts = judged.flatMap((j) => j.counts);
   problems.push(...judged.flatMap((j) => j.problems));
 
@@ -132,21 +138,25 @@ export async function runSuite(root, request, { say = console.log } = {}) {
  */
 async function runPlan(plan, { root, env, topology, run, stores, say, running, isInterrupted }) {
   const { dir, tmp, state } = run;
-  const out = { outcomes: [], rows: [], head: undefined, counts: [], problems: [] };
+  const out = { outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] };
   if (isInterrupted()) return out;
   const logDir = join(dir, 'logs');
   const planStartedMs = Date.now();
-  const planFile = join(dir, `${plan.suite}.${plan.experiment}.plan.json`);
+  const name = runName(plan);
+  const planFile = join(dir, `${name}.plan.json`);
   writeFileSync(planFile, JSON.stringify(plan, null, 1));
   const capped = plan.factor < plan.requestedFactor ? ` (--quick capped at x${plan.factor} for this experiment)` : '';
-  say(`${plan.experiment}: starting stack${capped}`);
+  say(`${plan.experiment}: starting stack${capped}${plan.phase ? ` for ${plan.phase}${plan.policy.caps ? ` (caps ${plan.policy.caps})` : ''}` : ''}`);
   let stack;
   let cpu = {};
+  let cgroupSamples = {};
+  let caps = {};
   let proxy = null;
   try {
     const targets = stackTargets(plan.experiment, plan.knobs, plan.policy);
     stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
     const sampler = sampleCpu(stack.procs);
+    caps = Object.fromEntries(stack.procs.filter((p) => p.cgroup).map((p) => [p.name, parseCaps(p.caps)]));
     const setChild = (k6) => {
       running.add(k6);
       state.add({ name: `k6 ${plan.experiment}`, pid: k6.pid });
@@ -158,8 +168,9 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
       result = isInterrupted() ? { problem: 'interrupted before k6 started' } : await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs });
     } finally {
       cpu = sampler.stop();
+      cgroupSamples = sampler.cgroupSamples();
     }
-    writeFileSync(join(dir, `${plan.suite}.${plan.experiment}.cpu.json`), JSON.stringify(cpu));
+    writeFileSync(join(dir, `${name}.cpu.json`), JSON.stringify(cpu));
     // Its last sample, once it exited, reads 0: the most it reached is what it used.
     const k6cpu = cpu.k6?.length ? Math.max(...cpu.k6.map(([, s]) => s)) : undefined;
     if (k6cpu !== undefined) say(`${plan.experiment}: k6 used ${k6cpu.toFixed(1)} CPU seconds${stores ? ' (streaming to the stores)' : ''}`);
@@ -175,7 +186,7 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
   } finally {
     if (stack) await stopStack(stack);
   }
-  const summaryFile = join(dir, `${plan.suite}.${plan.experiment}.summary.json`);
+  const summaryFile = join(dir, `${name}.summary.json`);
   const summary = existsSync(summaryFile) ? JSON.parse(readFileSync(summaryFile, 'utf8')) : null;
   try {
     if (stores && summary) {
@@ -187,17 +198,53 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
   } catch (e) {
     out.problems.push(`${plan.experiment}: reading the stores: ${e.message}`);
   }
-  const judge = { capacity: () => capacityOutcomes(plan, summary, cpu), 'closed-loop': () => closedOutcomes(plan, summary) }[plan.kind] ?? (() => limiterOutcomes(plan, summary));
+  const judge = {
+    capacity: () => capacityOutcomes(plan, summary, cpu),
+    'closed-loop': () => closedOutcomes(plan, summary),
+    capped: () => cappedOutcomes(plan, summary, caps, cgroupSamples),
+  }[plan.kind] ?? (() => limiterOutcomes(plan, summary));
   const j = judge();
+  // The services in cgroups: the resources table of the loaded window, saved and shown.
+  for (const o of j.outcomes.filter((x) => x.measured?.resources?.length)) {
+    writeFileSync(join(dir, `${name}.resources.json`), JSON.stringify(o.measured.resources, null, 1));
+    out.more.push(resourceRows(o.case, o.measured.resources));
+  }
   out.head = j.head;
   out.outcomes.push(...j.outcomes);
   out.rows.push(...j.rows);
   return out;
 }
 
+/**
+ * A capped plan (cdn): one stack and one k6 run per cap level, one after another, each stack
+ * with its level's caps. The uncapped level comes first and measures what a request costs each
+ * service; the capped levels are then planned with those costs (thresholds/capped.js).
+ */
+async function runCapped(plan, ctx) {
+  const all = { outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] };
+  let planned = plan;
+  for (const c of plan.cases) {
+    const mine = planned.cases.find((x) => x.id === c.id);
+    const j = await runPlan({ ...planned, phase: c.id, cases: [mine], durationS: (plan.leadInMs + mine.durationMs) / 1000, policy: { ...plan.policy, caps: c.level.caps } }, ctx);
+    for (const k of ['outcomes', 'rows', 'more', 'counts', 'problems']) all[k].push(...j[k]);
+    const measured = j.outcomes[0];
+    if (!c.level.cpu && !c.level.mem && measured && !planned.model.costs) {
+      const costs = costsFrom(plan, measured);
+      if (costs) {
+        planned = withCosts(plan, costs, `measured in this run (${c.id})`, { seed: c.seed?.rps ?? null, measured: measured.measured.rps });
+        ctx.say(`${plan.experiment}: CPU per request, from ${c.id}: ${Object.entries(costs).map(([s, x]) => `${s} ${(x * 1e6).toFixed(0)} us`).join(', ')}`);
+      }
+    }
+  }
+  return all;
+}
+
+/** A plan's file names: suite.experiment, and the cap level of a capped plan's phase. */
+const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
+
 /** Runs k6 on one plan; a stack process that dies meanwhile stops k6 and is reported by name. */
 async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs }) {
-  const name = `${plan.suite}.${plan.experiment}`;
+  const name = runName(plan);
   const k6env = {
     ...env,
     LAB_PLAN: planFile,
@@ -217,7 +264,7 @@ async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setCh
   const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
   closeSync(fd);
   setChild(k6);
-  say(`${plan.experiment}: k6 running ${plan.cases.length} cases, about ${Math.ceil(plan.durationS)} s (log: ${logFile})`);
+  say(`${plan.experiment}: k6 running ${plan.cases.length} case${plan.cases.length > 1 ? "s" : ""}, about ${Math.ceil(plan.durationS)} s (log: ${logFile})`);
   const started = Date.now();
   const ticker = setInterval(() => say(`  ${plan.experiment}: ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
   const exited = new Promise((resolve) => {

@@ -36,9 +36,11 @@ export async function startStack({ root, env, topology, experiment, policy, targ
       if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
       if (s.validate) validate(s, renderArgs(s.validate, view), root, env);
       let argv = renderArgs(s.command, view);
-      const caps = s.caps ? renderText(s.caps, view).trim() : '';
+      // A service that declares caps gets a cgroup even when the level caps nothing: its CPU
+      // and memory are then accounted the same way, which is what the model's costs need.
+      const caps = s.caps ? renderText(s.caps, view).trim() : null;
       let cgroup = null;
-      if (caps) {
+      if (caps !== null) {
         cgroup = createCgroup(`lab-${process.pid}-${s.name}`, parseCaps(caps));
         state.addCgroups(cgroup.paths);
         argv = wrapInCgroup(argv, cgroup.procsFiles);

@@ -27,7 +27,8 @@ export function loadTopology(file) {
       command: native.command,
       validate: native.validate || null,
       ready: native.ready,
-      configs: native.configs || {},
+      // A config set to null drops one inherited through a YAML merge.
+      configs: Object.fromEntries(Object.entries(native.configs || {}).filter(([, v]) => v !== null)),
       // A folder kept between runs (a store's data), under .lab/data/<service>.
       data: native.data === true,
       // Where Prometheus scrapes the service: {port: <name in ports>, path}.

@@ -8,13 +8,15 @@ import burst from './experiments/burst.js';
 import envoyVsNginx from './experiments/envoy-vs-nginx.js';
 import jsonFilter from './experiments/json-filter.js';
 import caching from './experiments/caching.js';
+import cdn from './experiments/cdn.js';
 import { capacityPlan } from './capacity.js';
 import { closedPlan } from './closed.js';
+import { cappedPlan } from './capped.js';
 import { countRange } from './ranges.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
 import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS } from './simulate.js';
 
-export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, caching, 'json-filter': jsonFilter };
+export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, caching, cdn, 'json-filter': jsonFilter };
 export const QUICK_FACTOR = 5;
 
 /**
@@ -96,6 +98,8 @@ export function stackTargets(name, knobs, policy) {
   const exp = experimentNamed(name);
   const ids = {};
   for (const suite of Object.keys(exp.suites)) {
+    // A capped plan's cases all go to its one entry; no stack config is per case.
+    if (exp.kind === 'capped') continue;
     const pairs = exp.kind === 'capacity' || exp.kind === 'closed-loop'
       ? exp.cases[suite](knobs, 1).map((c) => [c.target ?? exp.modes[c.mode].target, c.id])
       : exp.suites[suite](knobs).flatMap((step) => step.targets.map((t) => [t, `${t}-${step.name}`]));
@@ -135,6 +139,7 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   if (exp.kind === 'capacity') return checkLimits(capacityPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS }));
   const seedComparable = isDefault(exp, knobs);
   if (exp.kind === 'closed-loop') return checkLimits(closedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable }));
+  if (exp.kind === 'capped') return checkLimits(cappedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable }));
   const targets = exp.targets(policy);
 
   const cases = [];

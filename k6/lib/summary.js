@@ -41,7 +41,8 @@ export function thresholdsText(data) {
 }
 
 export function summaryFiles(data, plan, dir) {
-  const name = `${plan.suite}.${plan.experiment}`;
+  // A capped plan runs one k6 per cap level (its phase), each with a summary of its own.
+  const name = `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
   const t = thresholdsText(data);
   return {
     [`${dir}/${name}.summary.json`]: JSON.stringify(data, null, 1),

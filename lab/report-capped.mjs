@@ -1,0 +1,76 @@
+/*
+ * Judging one level of a capped plan (cdn) from k6's summary and the cgroups sampled over the
+ * loaded window: throughput against cap / cost, the bottleneck's use of its quota, errors,
+ * OOM kills and the origins' refills; the uncapped level yields the costs the capped ones are
+ * judged by (costsFrom). Every figure, and the seed's beside it, goes in the table.
+ */
+import { within } from './report.mjs';
+import { resourcesOver } from './resources.mjs';
+
+const mark = (b) => (b ? 'ok' : 'FAIL');
+const fixed = (x, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+const pct = (x) => `${fixed(x * 100, 2)} %`;
+
+/** The loaded window of the level: from when k6's scenario started, for its duration. */
+const windowOf = (c, summary) => {
+  const t0 = summary?.setup_data?.t0;
+  return t0 === undefined ? null : { fromMs: t0, toMs: t0 + c.durationMs };
+};
+
+/** What one request cost each service of the plan's roles (CPU s per request to the balancer). */
+export function costsFrom(plan, outcome) {
+  const requests = outcome.measured.requests;
+  if (!requests) return null;
+  const costs = {};
+  for (const r of outcome.measured.resources) if (r.cpuS !== null && Object.values(plan.roles).flat().includes(r.service)) costs[r.service] = r.cpuS / requests;
+  return costs;
+}
+
+export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
+  const c = plan.cases[0];
+  const e = c.expected;
+  const metrics = summary?.metrics || {};
+  const v = (name, stat, dflt = null) => metrics[name]?.values?.[stat] ?? dflt;
+  const w = windowOf(c, summary);
+  const resources = w ? resourcesOver(cgroupSamples, caps, w.fromMs, w.toMs) : [];
+  const byService = Object.fromEntries(resources.map((r) => [r.service, r]));
+  const requests = v(`http_reqs{case:${c.id}}`, 'count', 0);
+  const sumCpu = (list) => list.reduce((a, s) => a + (byService[s]?.cpuS ?? 0), 0);
+  const measured = {
+    requests,
+    rps: requests / (c.durationMs / 1000),
+    errorRate: v(`http_req_failed{case:${c.id}}`, 'rate'),
+    originFills: v(`lab_origin_fills{case:${c.id}}`, 'count'),
+    oomKills: resources.reduce((a, r) => a + r.oomKills, 0),
+    edgesOverLb: byService[plan.roles.lb[0]]?.cpuS ? sumCpu(plan.roles.edge) / byService[plan.roles.lb[0]].cpuS : null,
+    resources,
+  };
+  const checks = {
+    errors: measured.errorRate !== null && measured.errorRate < e.errorRate.hi,
+    originFills: within(measured.originFills, e.originFills),
+    oom: measured.oomKills <= e.oomKills.hi,
+    resources: resources.length > 0,
+  };
+  const rows = [];
+  const row = (measure, seed, expected, got, pass) => rows.push([rows.length ? '' : c.name, measure, seed, expected, got, pass === null ? '-' : mark(pass)]);
+  const seed = c.seed;
+  if (e.rps) {
+    const b = byService[e.bottleneck.service];
+    measured.busy = b && b.capPct ? b.cpuPct / b.capPct : null;
+    checks.rps = within(measured.rps, e.rps);
+    checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo;
+    const { uncapped } = plan;
+    row('throughput', seed ? `${seed.rps} r/s` : '-', `${fixed(e.rps.model)} r/s (${fixed(e.rps.lo)}..${fixed(e.rps.hi)})`, `${fixed(measured.rps)} r/s`, checks.rps);
+    if (uncapped) row('  of the uncapped', seed && uncapped.seed ? fixed(seed.rps / uncapped.seed, 3) : '-', '-', uncapped.measured ? fixed(measured.rps / uncapped.measured, 3) : '-', null);
+    row(`bottleneck ${e.bottleneck.service}`, seed ? 'load balancer' : '-', `>= ${pct(e.bottleneck.busyLo)} of its quota`, `${pct(measured.busy ?? NaN)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
+  } else {
+    row('throughput', seed ? `${seed.rps} r/s` : '-', c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)', `${fixed(measured.rps)} r/s`, null);
+  }
+  row('errors', '-', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : pct(measured.errorRate), checks.errors);
+  row('origin fills', '-', `${e.originFills.lo}..${e.originFills.hi}`, String(measured.originFills ?? '-'), checks.originFills);
+  row('OOM kills', '-', '0', String(measured.oomKills), checks.oom);
+  row("edges' CPU / balancer's", seed ? '~1' : '-', '(shown)', fixed(measured.edgesOverLb, 2), null);
+  const k6ok = Object.entries(metrics).every(([name, m]) => !name.includes(`case:${c.id}`) || Object.values(m.thresholds || {}).every((t) => t.ok));
+  const outcome = { suite: plan.suite, case: c.name, params: { level: c.level, factor: plan.factor, policy: plan.policy }, seed, expected: e, measured, checks, pass: summary != null && k6ok && Object.values(checks).every(Boolean) };
+  return { outcomes: [outcome], rows };
+}

@@ -1,0 +1,106 @@
+/*
+ * Plans for capped experiments (cdn): one case per cap level, each its own stack (a cgroup per
+ * service with the level's caps, started fresh as the seed restarted its containers) under a
+ * closed load. The first level is uncapped: it measures what one request costs each service in
+ * CPU, from the cgroups' accounting. For every capped level the model then predicts:
+ * - throughput: the smallest of cap / cost over the services, which names the bottleneck;
+ * - the bottleneck busy: it used at least BUSY of its quota;
+ * - every other service under its cap, no OOM kill, errors under a bound;
+ * - the edges' CPU against the balancer's (the seed's "routing works"), shown;
+ * - the origins asked once per edge per cache lifetime (proxy_cache_lock), any level.
+ * Until the costs are measured (k6 alone, or `just expect`), a capped case has no throughput
+ * expectation: the runner fills it in after the uncapped level (`withCosts`).
+ */
+export const CAPPED_TOLERANCE = {
+  rpsRel: 0.2, // measured throughput within +-20 % of cap / cost (see stacks/cdn/README.md)
+  busy: 0.9, // the bottleneck used at least 90 % of its quota
+  errorRate: 0.01, // errors (non-2xx, timeouts) under 1 %
+  originAbs: 1, // origin fills: the model's range, +-1 per edge in use
+};
+
+/**
+ * predictCapped({costs: {service: CPU seconds per request}, caps: {service: cores}}) ->
+ * {rps, bottleneck, limits: {service: r/s its cap allows}}. A service with no cap, or no cost,
+ * sets no limit.
+ */
+export function predictCapped({ costs, caps }) {
+  const limits = {};
+  for (const [s, cost] of Object.entries(costs)) if (caps[s] && cost > 0) limits[s] = caps[s] / cost;
+  let bottleneck = null;
+  for (const [s, r] of Object.entries(limits)) if (bottleneck === null || r < limits[bottleneck]) bottleneck = s;
+  return { rps: bottleneck === null ? null : limits[bottleneck], bottleneck, limits };
+}
+
+/** Origin fills over `seconds` of continuous load: each edge in use once per lifetime. */
+export function originFills({ edges, seconds, cacheS }) {
+  const perEdge = { min: Math.floor(seconds / cacheS), max: Math.floor(seconds / cacheS) + 1 };
+  const slack = CAPPED_TOLERANCE.originAbs * edges;
+  return { min: perEdge.min * edges, max: perEdge.max * edges, lo: Math.max(edges, perEdge.min * edges - slack), hi: perEdge.max * edges + slack };
+}
+
+export function cappedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
+  const roles = exp.services(knobs);
+  const cases = exp.cases[suite](policy).map((spec) => {
+    const id = `${spec.level.id}-${suite}`;
+    const seed = seedComparable ? exp.seedFigures[id] : undefined;
+    return {
+      id,
+      name: `${exp.name}/${id}`,
+      kind: 'capped',
+      level: spec.level,
+      service: 'cdn-lb',
+      path: '/',
+      vus: spec.vus,
+      durationMs: spec.seconds * 1000,
+      startMs: leadInMs,
+      seed: seed || null,
+      expected: {
+        errorRate: { hi: CAPPED_TOLERANCE.errorRate },
+        originFills: originFills({ edges: roles.edge.length, seconds: spec.seconds, cacheS: policy.cache_s }),
+        oomKills: { hi: 0 },
+      },
+    };
+  });
+  return {
+    experiment: exp.name,
+    kind: 'capped',
+    suite,
+    factor,
+    requestedFactor: requested,
+    knobs,
+    policy,
+    roles,
+    model: { tolerance: CAPPED_TOLERANCE, costs: null },
+    leadInMs,
+    // Each case is its own stack and k6 run, one after another.
+    durationS: cases.reduce((s, c) => s + (leadInMs + c.durationMs) / 1000, 0),
+    cases,
+  };
+}
+
+/**
+ * The plan once the uncapped level has measured `costs` ({service: CPU s per request}): each
+ * capped case gets the model's throughput, its bottleneck and the bounds around them.
+ * `uncapped` ({seed, measured} r/s) is shown beside each level as a ratio.
+ */
+export function withCosts(plan, costs, source, uncapped = null) {
+  const T = CAPPED_TOLERANCE;
+  const cases = plan.cases.map((c) => {
+    if (!c.level.cpu) return c;
+    const caps = Object.fromEntries(Object.keys(costs).map((s) => [s, c.level.cpu / 100]));
+    const p = predictCapped({ costs, caps });
+    if (!p.rps) return c;
+    const requests = (p.rps * c.durationMs) / 1000;
+    return {
+      ...c,
+      expected: {
+        ...c.expected,
+        rps: { model: p.rps, lo: p.rps * (1 - T.rpsRel), hi: p.rps * (1 + T.rpsRel) },
+        requests: { lo: Math.floor(requests * (1 - T.rpsRel)), hi: Math.ceil(requests * (1 + T.rpsRel)) },
+        bottleneck: { service: p.bottleneck, busyLo: T.busy, limits: p.limits },
+      },
+    };
+  });
+  // The uncapped level's throughput, seed and measured, for the ratios the table shows.
+  return { ...plan, model: { ...plan.model, costs, costSource: source }, uncapped, cases };
+}

@@ -1,0 +1,83 @@
+/*
+ * Seed 001: an nginx load balancer (round robin) in front of 4 nginx edge caches in front of 2
+ * nginx origins serving a small site, loaded by wrk with 10 connections for 60 s, once
+ * uncapped, once with every nginx capped at 2 % of one CPU and 25 MiB, once at 1 % and 15 MiB.
+ * The seed read `docker stats`, found the load balancer at its cap, and saw 106, 39 and 21 r/s.
+ *
+ * The model (thresholds/capped.js): the uncapped level measures what one request costs each
+ * service in CPU (its cgroup's accounting); under caps, throughput is the smallest cap / cost,
+ * and that service is the bottleneck. What the seed does not state, each a knob with the
+ * lab's assumption as default:
+ * - the edges' cache lifetime (cache_s: 10 s, so refills are seen within a minute);
+ * - the page: 6385 responses read 2.73 MB, 428 B each with nginx's headers; the origins'
+ *   headers and the edge's X-Cache-Status take 255 B here, so a 173 B page.
+ */
+const SEED_RPS = { uncapped: 106.26, 'cpu2-mem25': 38.92, 'cpu1-mem15': 21.27 };
+// docker stats of the seed: memory in use (MiB) by role, the largest of the role's containers.
+const SEED_MEM_MIB = {
+  uncapped: { lb: 29.32, edge: 29.73, origin: 40.64 },
+  'cpu2-mem25': { lb: 14.24, edge: 22.57, origin: 22.77 },
+  'cpu1-mem15': { lb: 8.711, edge: 11.29, origin: 12.47 },
+};
+
+/** A cap level's name: uncapped, cpu2-mem25, cpu1, mem15. */
+export const levelName = (cpu, mem) => [cpu ? `cpu${cpu}` : '', mem ? `mem${mem}` : ''].filter(Boolean).join('-') || 'uncapped';
+
+/** The caps text of a level, as lab/cgroups.mjs parses it ('' is accounting only). */
+export const capsText = (cpu, mem) => [cpu ? `cpu=${cpu}%` : '', mem ? `mem=${mem}M` : ''].filter(Boolean).join(' ');
+
+/** The cap levels the knobs ask for, the uncapped one first (it measures the costs). */
+export function capLevels(k) {
+  if (k.cpu_levels.length !== k.mem_levels.length) throw new Error(`knobs cdn.cpu_levels and cdn.mem_levels must list as many levels (${k.cpu_levels.length} and ${k.mem_levels.length})`);
+  if (k.cpu_levels[0] !== 0 || k.mem_levels[0] !== 0) throw new Error('knobs cdn.cpu_levels and cdn.mem_levels: the first level must be 0,0 (uncapped): it measures what a request costs each service');
+  const levels = k.cpu_levels.map((cpu, i) => ({ cpu, mem: k.mem_levels[i], id: levelName(cpu, k.mem_levels[i]), caps: capsText(cpu, k.mem_levels[i]) }));
+  const ids = levels.map((l) => l.id);
+  if (new Set(ids).size !== ids.length) throw new Error(`knobs cdn.cpu_levels and cdn.mem_levels repeat a level (${ids.join(', ')})`);
+  return levels;
+}
+
+const EDGES = [1, 2, 3, 4];
+
+export default {
+  name: 'cdn',
+  seed: '001',
+  kind: 'capped',
+  // Nginx counts a cache lifetime in whole seconds: --quick must keep cache_s whole.
+  maxQuick: 10,
+  knobs: {
+    cpu_levels: { default: [0, 2, 1], kind: 'counts', doc: 'per cap level, the CPU cap of every nginx in % of one core (0: none); the first level is uncapped', max: 200, why: 'this kind of machine has 2 cores' },
+    mem_levels: { default: [0, 25, 15], kind: 'counts', doc: 'per cap level, the memory cap of every nginx in MiB (0: none)', max: 4096, why: 'more than this machine has' },
+    vus: { default: 10, kind: 'whole', doc: "connections (k6 VUs), as the seed's wrk -c 10", max: 1000, why: 'a closed load on nginx capped at 1 % of a core' },
+    seconds: { default: 60, kind: 'seconds', doc: 'how long each cap level is loaded (s)', max: 600, why: 'a suite must end in minutes' },
+    cache_s: { default: 10, kind: 'seconds', doc: "the edges' cache lifetime (proxy_cache_valid, s)", max: 3600, why: 'longer than any run' },
+    page_bytes: { default: 173, kind: 'whole', doc: "the size of the origins' page (B)", max: 1_000_000, why: 'a capped nginx serves kilobytes, not megabytes, per request' },
+    edges: { default: 4, kind: 'whole', doc: 'edges the load balancer routes to (of the 4)', max: 4, why: 'the topology has 4 edges' },
+    up_level: { default: 0, kind: 'count', doc: 'the cap level (0: the first) whose caps `just up cdn` starts the stack with; a run restarts it per level', max: 9, why: 'at most 10 levels' },
+    origins: { default: 2, kind: 'whole', doc: 'origins the edges ask (of the 2)', max: 2, why: 'the topology has 2 origins' },
+  },
+  checkScaled(policy, factor) {
+    if (!Number.isInteger(policy.cache_s)) throw new Error(`--quick ${factor} makes cdn.cache_s ${policy.cache_s} s: nginx counts cache lifetimes in whole seconds (try a factor that divides it)`);
+    for (const l of capLevels(policy)) if (l.mem && l.mem < 4) throw new Error(`knob cdn.mem_levels: ${l.mem} MiB: at least 4 (an nginx worker alone needs a few MiB)`);
+  },
+  derived: (k) => ({
+    // For the templates: which edges and origins are in use, and the page.
+    ...Object.fromEntries(EDGES.map((i) => [`edge${i}`, i <= k.edges])),
+    origin2: k.origins >= 2,
+    page: `${'<p>cdn</p>'.repeat(Math.ceil(k.page_bytes / 10)).slice(0, Math.max(0, k.page_bytes - 1))}`,
+    levels: capLevels(k),
+    caps: capLevels(k)[Math.min(k.up_level, k.cpu_levels.length - 1)].caps,
+  }),
+  targets: () => [{ id: 'lb', service: 'cdn-lb', path: '/' }],
+  /** The services whose CPU the model weighs, by role; an unused edge or origin costs nothing. */
+  services: (k) => ({
+    lb: ['cdn-lb'],
+    edge: EDGES.filter((i) => i <= k.edges).map((i) => `cdn-edge${i}`),
+    origin: [1, 2].filter((i) => i <= k.origins).map((i) => `cdn-origin${i}`),
+  }),
+  cases: {
+    smoke: (k) => [{ level: capLevels(k)[0], seconds: 2, vus: 2 }],
+    load: (k) => capLevels(k).map((level) => ({ level, seconds: k.seconds, vus: k.vus })),
+  },
+  suites: { smoke: true, load: true },
+  seedFigures: Object.fromEntries(Object.entries(SEED_RPS).map(([level, rps]) => [`${level}-load`, { rps, memMiB: SEED_MEM_MIB[level] }])),
+};
