@@ -1,9 +1,15 @@
 /*
- * `just bench json-filter [--quick] [knobs]`: the json-filter stack up once, then each server in
+ * `just bench <experiment> [--quick] [knobs]`, for json-filter and cdn. A benchmark, not a test:
+ * it fails only when a run itself fails.
+ *
+ * json-filter: the stack up once, then each server in
  * turn (the filters, nginx, and the backend directly) under the seed's closed load, first by wrk
  * (as the seed measured), then by k6 with the same number of connections. Prints k r/s and the
- * ratios the goals are stated in; writes results/<run-id>/bench.json. A benchmark, not a test:
- * it fails only when a run itself fails.
+ * ratios the goals are stated in; writes results/<run-id>/bench.json.
+ *
+ * cdn: per cap level, the stack up with its caps and wrk with the seed's flags (-t4 -c10 -d60s)
+ * against the load balancer; the uncapped level's CPU per request (from the cgroups) gives the
+ * model's throughput for the others, printed beside the seed's and wrk's.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync, readFileSync } from 'node:fs';
@@ -14,6 +20,7 @@ import { startStack, stopStack } from './stack.mjs';
 import { requireTools } from './procs.mjs';
 import { formatTable } from './report.mjs';
 import { labEnv, openRun } from './run.mjs';
+import { predictCapped } from '../thresholds/capped.js';
 
 const SERVERS = [
   ['node', 'json-filter-node'],
@@ -23,9 +30,10 @@ const SERVERS = [
   ['direct', 'json-filter-backend'],
 ];
 
-function wrk(env, url, body, connections, seconds) {
-  const r = spawnSync('wrk', ['-t', '2', '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', 'stacks/json-filter/wrk-post.lua', url],
-    { env: { ...env, LAB_BODY: body }, encoding: 'utf8' });
+function wrk(env, url, body, connections, seconds, { threads = 2, timeout = ['--timeout', '5s'] } = {}) {
+  const script = body ? ['-s', 'stacks/json-filter/wrk-post.lua'] : [];
+  const r = spawnSync('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, ...timeout, ...script, url],
+    { env: { ...env, LAB_BODY: body || '' }, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`wrk ${url}: ${r.stderr || r.stdout}`);
   const num = (re) => Number((re.exec(r.stdout) || [])[1] ?? 0);
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(r.stdout);
@@ -46,8 +54,57 @@ function k6(env, url, connections, seconds, out) {
   return { rps: Math.round(m.http_reqs.values.count / seconds), failed: m.http_req_failed.values.rate, p99: m.http_req_duration.values['p(99)'] };
 }
 
-export async function bench(root, request, { say = console.log } = {}) {
-  if (request.name !== 'json-filter') throw new Error(`no benchmark for '${request.name}'; there is one for json-filter`);
+export async function bench(root, request, opts = {}) {
+  const benches = { 'json-filter': benchJsonFilter, cdn: benchCdn };
+  if (!benches[request.name]) throw new Error(`no benchmark for '${request.name}'; there are: ${Object.keys(benches).join(', ')}`);
+  return benches[request.name](root, request, opts);
+}
+
+async function benchCdn(root, request, { say = console.log } = {}) {
+  const p = makePlan({ experiment: 'cdn', suite: 'load', factor: request.factor, overrides: request.overrides.cdn });
+  const env = labEnv(root);
+  requireTools(['wrk'], env);
+  const seconds = Math.max(5, Math.round(p.cases[0].durationMs / 1000));
+  const run = await openRun(root, 'bench-cdn', { kind: 'bench', say });
+  const { dir, tmp, state } = run;
+  const topology = loadTopology(join(root, 'docker-compose.yml'));
+  const services = Object.values(p.roles).flat();
+  const results = [];
+  let costs = null;
+  try {
+    for (const c of p.cases) {
+      const policy = { ...p.policy, caps: c.level.caps };
+      say(`${c.level.id}: stack up${c.level.caps ? ` with ${c.level.caps}` : ''}, then wrk -t4 -c${c.vus} -d${seconds}s (the seed's flags)`);
+      const stack = await startStack({ root, env, topology, experiment: 'cdn', policy, targets: stackTargets('cdn', p.knobs, policy), tmpDir: tmp, logDir: join(dir, 'logs', c.level.id), state, log: () => {} });
+      try {
+        const cpu = () => Object.fromEntries(stack.procs.filter((x) => x.cgroup).map((x) => [x.name, x.cgroup.stats().cpuS]));
+        const before = cpu();
+        // wrk's default 2 s timeout, as the seed ran it (its timeouts are in the seed's tables).
+        const w = wrk(env, `${stack.baseUrls['cdn-lb']}/`, null, c.vus, seconds, { threads: 4, timeout: [] });
+        const after = cpu();
+        const model = costs && c.level.cpu ? predictCapped({ costs, caps: Object.fromEntries(services.map((s) => [s, c.level.cpu / 100])) }) : null;
+        if (!c.level.cpu && !c.level.mem) costs = Object.fromEntries(services.map((s) => [s, (after[s] - before[s]) / w.requests]));
+        results.push({ level: c.level.id, seed: c.seed?.rps ?? null, model: model?.rps ?? null, bottleneck: model?.bottleneck ?? null, wrk: w });
+      } finally {
+        await stopStack(stack);
+      }
+    }
+  } finally {
+    run.close();
+  }
+  const first = results[0];
+  const f = (x, d = 1) => (x === null || x === undefined ? '-' : x.toFixed(d));
+  const rows = results.map((r) => [r.level, f(r.seed), f(r.model), r.bottleneck ?? '-', f(r.wrk.rps), `${r.wrk.non2xx + r.wrk.socketErrors}`,
+    f(r.seed && first.seed ? r.seed / first.seed : null, 3), f(r.wrk.rps / first.wrk.rps, 3), f(r.model ? r.wrk.rps / r.model : null, 2)]);
+  const head = ['level', 'seed r/s', 'model r/s', 'bottleneck', 'wrk r/s', 'wrk errors', 'seed / uncapped', 'wrk / uncapped', 'wrk / model'];
+  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ seconds, machine: machine(), costs, results: results.map(({ wrk: { raw, ...w }, ...r }) => ({ ...r, wrk: w })) }, null, 1));
+  say(`\nwrk -t4 -c10 -d${seconds}s against the load balancer per cap level; ${machine()}\n\n${formatTable(rows, head)}\n`);
+  say(`CPU per request (uncapped, wrk): ${Object.entries(costs || {}).map(([s, x]) => `${s} ${f(x * 1e6, 0)} us`).join(', ')}`);
+  say(`\nresults: ${dir}`);
+  return 0;
+}
+
+async function benchJsonFilter(root, request, { say = console.log } = {}) {
   const p = makePlan({ experiment: 'json-filter', suite: 'smoke', overrides: request.overrides['json-filter'] });
   const env = labEnv(root);
   requireTools(['wrk', 'k6'], env);

@@ -50,26 +50,33 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     originFills: within(measured.originFills, e.originFills),
     oom: measured.oomKills <= e.oomKills.hi,
     resources: resources.length > 0,
+    edges: within(measured.edgesOverLb, e.edgesOverLb),
   };
   const rows = [];
   const row = (measure, seed, expected, got, pass) => rows.push([rows.length ? '' : c.name, measure, seed, expected, got, pass === null ? '-' : mark(pass)]);
   const seed = c.seed;
+  const lb = byService[plan.roles.lb[0]];
+  const seedRps = seed ? `${seed.rps} r/s${seed.modelRps ? ` (cap/cost: ${fixed(seed.modelRps)})` : ''}` : '-';
   if (e.rps) {
     const b = byService[e.bottleneck.service];
     measured.busy = b && b.capPct ? b.cpuPct / b.capPct : null;
     checks.rps = within(measured.rps, e.rps);
     checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo;
-    const { uncapped } = plan;
-    row('throughput', seed ? `${seed.rps} r/s` : '-', `${fixed(e.rps.model)} r/s (${fixed(e.rps.lo)}..${fixed(e.rps.hi)})`, `${fixed(measured.rps)} r/s`, checks.rps);
-    if (uncapped) row('  of the uncapped', seed && uncapped.seed ? fixed(seed.rps / uncapped.seed, 3) : '-', '-', uncapped.measured ? fixed(measured.rps / uncapped.measured, 3) : '-', null);
-    row(`bottleneck ${e.bottleneck.service}`, seed ? 'load balancer' : '-', `>= ${pct(e.bottleneck.busyLo)} of its quota`, `${pct(measured.busy ?? NaN)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
+    row('throughput', seedRps, `${fixed(e.rps.model)} r/s x ${e.rps.lo / e.rps.model}..${e.rps.hi / e.rps.model} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`, `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`, checks.rps);
+    row(`bottleneck: ${e.bottleneck.service}`, seed ? `load balancer, ${seed.lbCpuPct} %` : '-', `>= ${pct(e.bottleneck.busyLo)} of its quota`, `${pct(measured.busy ?? NaN)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
   } else {
-    row('throughput', seed ? `${seed.rps} r/s` : '-', c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)', `${fixed(measured.rps)} r/s`, null);
+    row('throughput', seedRps, c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)', `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`, null);
   }
+  const { uncapped } = plan;
+  if (uncapped) row('  / the uncapped', seed && uncapped.seed ? fixed(seed.rps / uncapped.seed, 3) : '-', '-', uncapped.measured ? fixed(measured.rps / uncapped.measured, 3) : '-', null);
   row('errors', '-', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : pct(measured.errorRate), checks.errors);
   row('origin fills', '-', `${e.originFills.lo}..${e.originFills.hi}`, String(measured.originFills ?? '-'), checks.originFills);
   row('OOM kills', '-', '0', String(measured.oomKills), checks.oom);
-  row("edges' CPU / balancer's", seed ? '~1' : '-', '(shown)', fixed(measured.edgesOverLb, 2), null);
+  row("edges' CPU / balancer's", seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-', `${fixed(e.edgesOverLb.lo, 2)}..${fixed(e.edgesOverLb.hi, 2)}`, fixed(measured.edgesOverLb, 2), checks.edges);
+  // Memory in use by role (the largest of the role), beside the seed's docker stats.
+  const byRole = (role) => Math.max(...plan.roles[role].map((sv) => byService[sv]?.memBytes ?? 0)) / 1024 ** 2;
+  const roles = ['lb', 'edge', 'origin'];
+  row('memory, lb/edge/origin', seed ? `${roles.map((r) => fixed(seed.memMiB[r])).join('/')} MiB` : '-', c.level.mem ? `< ${c.level.mem} MiB` : '-', `${roles.map((r) => fixed(byRole(r))).join('/')} MiB`, null);
   const k6ok = Object.entries(metrics).every(([name, m]) => !name.includes(`case:${c.id}`) || Object.values(m.thresholds || {}).every((t) => t.ok));
   const outcome = { suite: plan.suite, case: c.name, params: { level: c.level, factor: plan.factor, policy: plan.policy }, seed, expected: e, measured, checks, pass: summary != null && k6ok && Object.values(checks).every(Boolean) };
   return { outcomes: [outcome], rows };

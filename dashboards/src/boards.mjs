@@ -6,7 +6,9 @@
  *   own counters, and the longest wait against the model's; caching: answers by source, each
  *   hop's count and the application's queue; json-filter: delivered against offered, per
  *   server and step, and what the backend received);
- * - resources: CPU, memory, threads and open files per stack service, over time and as a table.
+ * - cdn: throughput per cap level, where the requests went, and each nginx's cgroup;
+ * - resources: CPU, memory, threads and open files per stack service, over time and as a table,
+ *   and the cgroups of capped services (CPU against the cap, memory against the limit, OOM).
  */
 import { PROM, INFLUX, runVariables, panel, board } from './lib.mjs';
 
@@ -157,6 +159,47 @@ function caching() {
   });
 }
 
+// The cgroups of capped services, under cAdvisor's names (cAdvisor in Docker, lab/cgroup-exporter.mjs natively).
+const cgroupPanels = (match) => [
+  prom('CPU % of one core, by service (cgroup), and its cap', 'percent', [
+    { expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' },
+    { expr: `max by (name) (container_spec_cpu_quota_cores{${match}}) * 100`, legend: '{{name}} cap' },
+  ], { optional: ['container_spec_cpu_quota_cores'] }),
+  prom('Memory in use against the limit, by service (cgroup)', 'bytes', [
+    { expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' },
+    { expr: `max by (name) (container_spec_memory_limit_bytes{${match}})`, legend: '{{name}} limit' },
+  ], { optional: ['container_spec_memory_limit_bytes'] }),
+  prom('Per service over the range, like docker stats: CPU %, peak memory, PIDs, OOM kills, throttled s', 'none', [
+    { expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__range])) * 100`, legend: 'CPU % (mean)' },
+    { expr: `max by (name) (max_over_time(container_memory_usage_bytes{${match}}[$__range]))`, legend: 'memory (peak)' },
+    { expr: `max by (name) (max_over_time(container_processes{${match}}[$__range]))`, legend: 'PIDs (peak)' },
+    { expr: `sum by (name) (max_over_time(container_oom_events_total{${match}}[$__range]))`, legend: 'OOM kills' },
+    { expr: `sum by (name) (increase(container_cpu_cfs_throttled_seconds_total{${match}}[$__range]))`, legend: 'throttled (s)' },
+  ], { table: true }),
+];
+
+function cdn() {
+  const mine = `${runCase}, experiment="cdn"`;
+  const chain = (role) => `service=~"cdn-${role}.*", case=~"$case", case!=""`;
+  return board({
+    uid: 'lab-cdn', title: 'lab / cdn', tags: ['capped', 'cdn'],
+    description: 'A load balancer, 4 edge caches and 2 origins, each nginx in a cgroup with its cap level (seed 001): throughput per level, where the requests went, and what each nginx used of its cap.',
+    variables: runVariables(PROM),
+    rows: [
+      { title: 'Per cap level', panels: [
+        prom('Throughput per second, by cap level', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${mine}}[$__rate_interval]))`, legend: '{{case}}' }]),
+        prom('p99 (since the level started), by cap level', 's', [{ expr: `max by (case) (k6_http_req_duration_p99{${mine}})`, legend: '{{case}}' }]),
+        prom("Answers by the edge's cache status, by cap level", 'none', [{ expr: `sum by (case, cache) (max_over_time(k6_lab_cdn_answers_total{${mine}}[$__range]))`, legend: '{{case}} {{cache}}' }], { table: true }),
+      ] },
+      { title: 'Along the chain, as each nginx counted', panels: [
+        prom('Load balancer and edges: requests per second, by service', 'reqps', [{ expr: `sum by (service) (rate(lab_nginx_requests_total{service=~"cdn-(lb|edge.*)", case=~"$case", case!=""}[$__rate_interval]))`, legend: '{{service}}' }]),
+        prom('Origins: pages served (the edges\' refills), by service', 'none', [{ expr: `sum by (service) (max_over_time(lab_nginx_requests_total{${chain('origin')}}[$__range]))`, legend: '{{service}}' }], { table: true }),
+      ] },
+      { title: 'Resources (cgroups)', panels: cgroupPanels('name=~"cdn-.*"') },
+    ],
+  });
+}
+
 function resources() {
   const cpu = 'sum by (groupname) (rate(namedprocess_namegroup_cpu_seconds_total[$__rate_interval])) * 100';
   const mem = 'sum by (groupname) (namedprocess_namegroup_memory_bytes{memtype="resident"})';
@@ -182,6 +225,7 @@ function resources() {
           { expr: 'sum by (groupname) (max_over_time(namedprocess_namegroup_open_filedesc[$__range]))', legend: 'open files (peak)' },
         ], { table: true }),
       ] },
+      { title: 'Capped services (their cgroups)', panels: cgroupPanels('name!=""') },
     ],
   });
 }
@@ -194,6 +238,7 @@ export const boards = () => [
   limiterBoard('envoy-vs-nginx', "Envoy's token bucket beside nginx's leaky bucket at the same long-run rate (seed 002).",
     [envoyCounted('envoy-vs-nginx-envoy'), nginxCounted('envoy-vs-nginx-nginx')]),
   caching(),
+  cdn(),
   jsonFilter(),
   resources(),
 ].map((b) => b.build());

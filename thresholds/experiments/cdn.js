@@ -12,12 +12,12 @@
  * - the page: 6385 responses read 2.73 MB, 428 B each with nginx's headers; the origins'
  *   headers and the edge's X-Cache-Status take 255 B here, so a 173 B page.
  */
-const SEED_RPS = { uncapped: 106.26, 'cpu2-mem25': 38.92, 'cpu1-mem15': 21.27 };
-// docker stats of the seed: memory in use (MiB) by role, the largest of the role's containers.
-const SEED_MEM_MIB = {
-  uncapped: { lb: 29.32, edge: 29.73, origin: 40.64 },
-  'cpu2-mem25': { lb: 14.24, edge: 22.57, origin: 22.77 },
-  'cpu1-mem15': { lb: 8.711, edge: 11.29, origin: 12.47 },
+// The seed's figures per level: wrk's r/s; from docker stats, the balancer's CPU % and the
+// edges' together, and memory in use (MiB) by role, the largest of the role's containers.
+const SEED = {
+  uncapped: { rps: 106.26, lbCpuPct: 5.37, edgesCpuPct: 0.76 + 0.85 + 0.74 + 2.24, memMiB: { lb: 29.32, edge: 29.73, origin: 40.64 } },
+  'cpu2-mem25': { rps: 38.92, lbCpuPct: 1.95, edgesCpuPct: 0.54 + 0.48 + 0.83 + 0.06, memMiB: { lb: 14.24, edge: 22.57, origin: 22.77 } },
+  'cpu1-mem15': { rps: 21.27, lbCpuPct: 1.01, edgesCpuPct: 0.18 + 0.29 + 0.26 + 0.30, memMiB: { lb: 8.711, edge: 11.29, origin: 12.47 } },
 };
 
 /** A cap level's name: uncapped, cpu2-mem25, cpu1, mem15. */
@@ -79,5 +79,10 @@ export default {
     load: (k) => capLevels(k).map((level) => ({ level, seconds: k.seconds, vus: k.vus })),
   },
   suites: { smoke: true, load: true },
-  seedFigures: Object.fromEntries(Object.entries(SEED_RPS).map(([level, rps]) => [`${level}-load`, { rps, memMiB: SEED_MEM_MIB[level] }])),
+  seedFigures: Object.fromEntries(Object.entries(SEED).map(([level, figures]) => [`${level}-load`, {
+    ...figures,
+    // The model on the seed's own figures: its uncapped balancer spent 5.37 % of a core on
+    // 106.26 r/s, so a cap of c % allows c / 5.37 x 106.26 r/s (39.6 at 2 %, 19.8 at 1 %).
+    modelRps: level === 'uncapped' ? null : (Number(level.match(/^cpu([0-9]+)/)[1]) / SEED.uncapped.lbCpuPct) * SEED.uncapped.rps,
+  }])),
 };
