@@ -61,9 +61,9 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     const b = byService[e.bottleneck.service];
     measured.busy = b && b.capPct ? b.cpuPct / b.capPct : null;
     checks.rps = within(measured.rps, e.rps);
-    checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo;
+    checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo && measured.busy <= e.bottleneck.busyHi;
     row('throughput', seedRps, `${fixed(e.rps.model)} r/s x ${e.rps.lo / e.rps.model}..${e.rps.hi / e.rps.model} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`, `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`, checks.rps);
-    row(`bottleneck: ${e.bottleneck.service}`, seed ? `load balancer, ${seed.lbCpuPct} %` : '-', `>= ${pct(e.bottleneck.busyLo)} of its quota`, `${pct(measured.busy ?? NaN)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
+    row(`bottleneck: ${e.bottleneck.service}`, seed ? `load balancer, ${seed.lbCpuPct} %` : '-', `${pct(e.bottleneck.busyLo)}..${pct(e.bottleneck.busyHi)} of its quota`, `${pct(measured.busy ?? NaN)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
   } else {
     row('throughput', seedRps, c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)', `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`, null);
   }

@@ -4,7 +4,7 @@
  * closed load. The first level is uncapped: it measures what one request costs each service in
  * CPU, from the cgroups' accounting. For every capped level the model then predicts:
  * - throughput: the smallest of cap / cost over the services, which names the bottleneck;
- * - the bottleneck busy: it used at least BUSY of its quota;
+ * - the bottleneck busy: it used at least 90 % of its quota (and not more than it);
  * - every other service under its cap, no OOM kill, errors under a bound;
  * - the edges' CPU about the balancer's (the seed's sign that routing works);
  * - the origins asked once per edge per cache lifetime (proxy_cache_lock), any level.
@@ -20,7 +20,8 @@ export const CAPPED_TOLERANCE = {
   // A balancer given 3 % where the model was told 2 % lands near 1.05, given 1 % near 0.35.
   rpsLo: 0.55,
   rpsHi: 0.9,
-  busy: 0.9, // the bottleneck used at least 90 % of its quota
+  busy: 0.9, // the bottleneck used at least 90 % of its quota, and at most 105 % (CFS overruns a
+  busyHi: 1.05, // period by a tick at most: more means its cap is not the one the model was told)
   errorRate: 0.01, // errors (non-2xx, timeouts) under 1 %
   originAbs: 1, // origin fills: the model's range, +-1 per edge in use
   // The edges' CPU over the balancer's, the seed's sign that routing works: within 1.5x either
@@ -112,7 +113,7 @@ export function withCosts(plan, costs, source, uncapped = null) {
         ...c.expected,
         rps: { model: p.rps, lo: p.rps * T.rpsLo, hi: p.rps * T.rpsHi },
         requests: { lo: Math.floor(requests * T.rpsLo), hi: Math.ceil(requests * T.rpsHi) },
-        bottleneck: { service: p.bottleneck, busyLo: T.busy, limits: p.limits },
+        bottleneck: { service: p.bottleneck, busyLo: T.busy, busyHi: T.busyHi, limits: p.limits },
       },
     };
   });
