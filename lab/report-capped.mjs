@@ -10,6 +10,10 @@ import { resourcesOver } from './resources.mjs';
 const mark = (b) => (b ? 'ok' : 'FAIL');
 const fixed = (x, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 const pct = (x) => `${fixed(x * 100, 2)} %`;
+const shares = (counts) => {
+  const total = counts.reduce((a, b) => a + b, 0);
+  return total ? counts.map((n) => n / total) : [];
+};
 
 /** The loaded window of the level: from when k6's scenario started, for its duration. */
 const windowOf = (c, summary) => {
@@ -43,6 +47,7 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     originFills: v(`lab_origin_fills{case:${c.id}}`, 'count'),
     oomKills: resources.reduce((a, r) => a + r.oomKills, 0),
     edgesOverLb: byService[plan.roles.lb[0]]?.cpuS ? sumCpu(plan.roles.edge) / byService[plan.roles.lb[0]].cpuS : null,
+    edgeShares: shares(plan.roles.edge.map((edge) => v(`lab_edge_requests{case:${c.id},edge:${edge}}`, 'count', 0))),
     resources,
   };
   const checks = {
@@ -51,6 +56,7 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     oom: measured.oomKills <= e.oomKills.hi,
     resources: resources.length > 0,
     edges: within(measured.edgesOverLb, e.edgesOverLb),
+    roundRobin: measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
   };
   const rows = [];
   const row = (measure, seed, expected, got, pass) => rows.push([rows.length ? '' : c.name, measure, seed, expected, got, pass === null ? '-' : mark(pass)]);
@@ -62,7 +68,7 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     measured.busy = b && b.capPct ? b.cpuPct / b.capPct : null;
     checks.rps = within(measured.rps, e.rps);
     checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo && measured.busy <= e.bottleneck.busyHi;
-    row('throughput', seedRps, `${fixed(e.rps.model)} r/s x ${e.rps.lo / e.rps.model}..${e.rps.hi / e.rps.model} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`, `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`, checks.rps);
+    row('throughput', seedRps, `${fixed(e.rps.model)} r/s x ${fixed(e.rps.lo / e.rps.model, 2)}..${fixed(e.rps.hi / e.rps.model, 2)} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`, `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`, checks.rps);
     row(`bottleneck: ${e.bottleneck.service}`, seed ? `load balancer, ${seed.lbCpuPct} %` : '-', `${pct(e.bottleneck.busyLo)}..${pct(e.bottleneck.busyHi)} of its quota`, `${pct(measured.busy ?? NaN)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
   } else {
     row('throughput', seedRps, c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)', `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`, null);
@@ -72,6 +78,7 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
   row('errors', '-', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : pct(measured.errorRate), checks.errors);
   row('origin fills', '-', `${e.originFills.lo}..${e.originFills.hi}`, String(measured.originFills ?? '-'), checks.originFills);
   row('OOM kills', '-', '0', String(measured.oomKills), checks.oom);
+  row('share of each edge', '-', `${fixed(e.edgeShare.lo, 3)}..${fixed(e.edgeShare.hi, 3)}`, measured.edgeShares.map((x) => fixed(x, 3)).join(' '), checks.roundRobin);
   row("edges' CPU / balancer's", seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-', `${fixed(e.edgesOverLb.lo, 2)}..${fixed(e.edgesOverLb.hi, 2)}`, fixed(measured.edgesOverLb, 2), checks.edges);
   // Memory in use by role (the largest of the role), beside the seed's docker stats.
   const byRole = (role) => Math.max(...plan.roles[role].map((sv) => byService[sv]?.memBytes ?? 0)) / 1024 ** 2;

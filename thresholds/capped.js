@@ -6,6 +6,7 @@
  * - throughput: the smallest of cap / cost over the services, which names the bottleneck;
  * - the bottleneck busy: it used at least 90 % of its quota (and not more than it);
  * - every other service under its cap, no OOM kill, errors under a bound;
+ * - round robin: every edge in use got its equal share of the requests (what routing means);
  * - the edges' CPU about the balancer's (the seed's sign that routing works);
  * - the origins asked once per edge per cache lifetime (proxy_cache_lock), any level.
  * Until the costs are measured (k6 alone, or `just expect`), a capped case has no throughput
@@ -25,8 +26,12 @@ export const CAPPED_TOLERANCE = {
   errorRate: 0.01, // errors (non-2xx, timeouts) under 1 %
   originAbs: 1, // origin fills: the model's range, +-1 per edge in use
   // The edges' CPU over the balancer's, the seed's sign that routing works: within 1.5x either
-  // way (0.84 uncapped, 0.99 at 2 %, 1.05 at 1 % here; every edge without its cache: ~1.9).
+  // way (0.84 uncapped, 0.97-0.99 at 2 %, 1.05 at 1 % here, 0.85, 0.98 and 1.02 in the seed). It
+// is a coarse sign: every edge without its cache gave 1.35, 1.44 and 1.59, so only the last fails.
   edgesOverLb: { lo: 1 / 1.5, hi: 1.5 },
+  // Round robin: each edge in use gets 1 / edges of the requests, within 1 % (nginx's round
+  // robin is strict; a weight, a hash or an edge left out moves a share by far more).
+  shareAbs: 0.01,
 };
 
 /**
@@ -74,6 +79,7 @@ export function cappedPlan({ exp, suite, factor, requested, knobs, policy, leadI
         originFills: originFills({ edges: roles.edge.length, seconds: spec.seconds, cacheS: policy.cache_s }),
         oomKills: { hi: 0 },
         edgesOverLb: CAPPED_TOLERANCE.edgesOverLb,
+        edgeShare: { share: 1 / roles.edge.length, lo: 1 / roles.edge.length - CAPPED_TOLERANCE.shareAbs, hi: 1 / roles.edge.length + CAPPED_TOLERANCE.shareAbs },
       },
     };
   });

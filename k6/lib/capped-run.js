@@ -2,8 +2,9 @@
  * The k6 run of a capped plan (cdn): one cap level per k6 run, as the seed ran wrk once per
  * level against containers restarted with new limits. A closed load: `vus` connections, each
  * asking the load balancer for the page again as soon as the answer is in (k6's constant-vus,
- * wrk's model). Each answer is counted by the cache status the edge reports, and the origins'
- * own counters are read before and after, so the summary holds how often the edges refilled.
+ * wrk's model). Each answer is counted by the cache status the edge reports, and the edges' and
+ * origins' own counters are read before and after, so the summary holds how the balancer spread
+ * the requests and how often the edges refilled.
  *
  * Under the runner, the plan it wrote holds the one level to run, with the model's throughput
  * once the uncapped level has measured the costs. With k6 alone, CASE picks the level (the
@@ -19,6 +20,7 @@ import { parsePrometheusText } from './prom-text.js';
 
 const answers = new Counter('lab_cdn_answers');
 const originFills = new Counter('lab_origin_fills');
+const edgeRequests = new Counter('lab_edge_requests');
 
 export function cappedRun(experiment) {
   const whole = loadPlan(experiment);
@@ -28,7 +30,6 @@ export function cappedRun(experiment) {
   const plan = { ...whole, phase: c.id, cases: [c] };
   const baseUrls = serviceUrls();
   const url = `${baseUrls[c.service]}${c.path}`;
-  const origins = whole.roles.origin.map((s) => `${baseUrls[s]}/metrics`);
   const e = c.expected;
   const thresholds = {
     [`http_req_failed{case:${c.id}}`]: [`rate<${e.errorRate.hi}`],
@@ -37,18 +38,22 @@ export function cappedRun(experiment) {
     [`http_reqs{case:${c.id}}`]: [`count>=${c.vus}`],
     [`lab_origin_fills{case:${c.id}}`]: [`count>=${e.originFills.lo}`, `count<=${e.originFills.hi}`],
   };
+  // Round robin reaches every edge in use; whether evenly, the lab judges from these counts.
+  for (const edge of whole.roles.edge) thresholds[`lab_edge_requests{case:${c.id},edge:${edge}}`] = ['count>=1'];
   // Known once the uncapped level has measured what a request costs (the runner's plan).
   if (e.requests) thresholds[`http_reqs{case:${c.id}}`] = [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`];
 
-  /** The page requests the origins have answered for this case, from their own counters. */
-  const originCount = () => origins.reduce((n, u) => {
+  /** The requests each service has answered for this case, from its own counters. */
+  const counted = (service) => {
+    const u = `${baseUrls[service]}/metrics`;
     const res = http.get(u, { tags: { case: 'accounting' }, responseType: 'text' });
     if (res.status !== 200) fail(`${u} answered ${res.status} ${res.error || ''}`);
-    return n + parsePrometheusText(res.body)
-      // Any location: the origin serves the page as /index.html (its index module's redirect).
-      .filter((s) => s.name === 'lab_nginx_requests_total' && s.labels.case === c.id)
-      .reduce((a, s) => a + s.value, 0);
-  }, 0);
+    // Any location: an origin serves the page as /index.html (its index module's redirect).
+    return parsePrometheusText(res.body)
+      .filter((x) => x.name === 'lab_nginx_requests_total' && x.labels.case === c.id)
+      .reduce((a, x) => a + x.value, 0);
+  };
+  const countAll = () => Object.fromEntries([...whole.roles.edge, ...whole.roles.origin].map((sv) => [sv, counted(sv)]));
 
   return {
     options: {
@@ -64,7 +69,7 @@ export function cappedRun(experiment) {
     setup() {
       const res = http.get(`${baseUrls[c.service]}/healthz`, { tags: { case: 'setup' }, timeout: '3s' });
       if (res.status !== 200) fail(`${c.service} is not up at ${baseUrls[c.service]} (status ${res.status} ${res.error || ''})`);
-      return { before: originCount(), t0: Date.now() };
+      return { before: countAll(), t0: Date.now() };
     },
 
     page() {
@@ -75,7 +80,10 @@ export function cappedRun(experiment) {
     },
 
     teardown(data) {
-      originFills.add(originCount() - data.before, { case: c.id });
+      const after = countAll();
+      const delta = (sv) => after[sv] - data.before[sv];
+      originFills.add(whole.roles.origin.reduce((n, sv) => n + delta(sv), 0), { case: c.id });
+      for (const edge of whole.roles.edge) edgeRequests.add(delta(edge), { case: c.id, edge });
     },
 
     handleSummary: (data) => summaryFiles(data, plan, __ENV.LAB_RESULTS || 'results'),
