@@ -79,3 +79,4 @@ ci: unit
     node lab/cli.mjs panels
     node lab/cli.mjs test spike --quick
     node lab/cli.mjs test breakpoint --quick
+    node lab/cli.mjs test load/cdn --quick

@@ -232,6 +232,9 @@ const commands = {
       const view = serviceView({ policy, targets, ports, service: s, prefix: '/tmp', extra: { ...topologyView(t), data: '/lab-data' } });
       for (const f of Object.values(renderConfigs(root, s, view, dir))) say(f);
     }
+    // Caps are compose's cpus and mem_limit, set from the environment (docker-compose.yml).
+    const levels = policy.levels?.map((l) => `  ${l.id}: LAB_CPUS=${l.cpu / 100} LAB_MEM=${l.mem ? `${l.mem}m` : 0} docker compose --profile ${req.name} up`);
+    if (levels) say(`caps per level:\n${levels.join('\n')}`);
     return 0;
   },
   async knobs([name]) {

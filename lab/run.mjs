@@ -154,7 +154,8 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
   let proxy = null;
   try {
     const targets = stackTargets(plan.experiment, plan.knobs, plan.policy);
-    stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: tmp, logDir, state, log: (m) => say(`  ${m}`) });
+    // A phase (a capped plan's level) starts from empty folders: no edge cache carried over.
+    stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: plan.phase ? join(tmp, plan.phase) : tmp, logDir, state, log: (m) => say(`  ${m}`) });
     const sampler = sampleCpu(stack.procs);
     caps = Object.fromEntries(stack.procs.filter((p) => p.cgroup).map((p) => [p.name, parseCaps(p.caps)]));
     const setChild = (k6) => {

@@ -161,14 +161,13 @@ function caching() {
 
 // The cgroups of capped services, under cAdvisor's names (cAdvisor in Docker, lab/cgroup-exporter.mjs natively).
 const cgroupPanels = (match) => [
-  prom('CPU % of one core, by service (cgroup), and its cap', 'percent', [
-    { expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' },
-    { expr: `max by (name) (container_spec_cpu_quota_cores{${match}}) * 100`, legend: '{{name}} cap' },
-  ], { optional: ['container_spec_cpu_quota_cores'] }),
-  prom('Memory in use against the limit, by service (cgroup)', 'bytes', [
-    { expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' },
-    { expr: `max by (name) (container_spec_memory_limit_bytes{${match}})`, legend: '{{name}} limit' },
-  ], { optional: ['container_spec_memory_limit_bytes'] }),
+  prom('CPU % of one core, by service (cgroup)', 'percent', [{ expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' }]),
+  prom('Memory in use, by service (cgroup)', 'bytes', [{ expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' }]),
+  // Only capped levels have caps: the load suite's (smoke runs cdn uncapped).
+  prom('Caps: CPU quota (% of one core) and memory limit, by service', 'none', [
+    { expr: `max by (name) (container_spec_cpu_quota_cores{${match}}) * 100`, legend: '{{name}} CPU %' },
+    { expr: `max by (name) (container_spec_memory_limit_bytes{${match}}) / 1048576`, legend: '{{name}} MiB' },
+  ], { suite: 'load' }),
   prom('Per service over the range, like docker stats: CPU %, peak memory, PIDs, OOM kills, throttled s', 'none', [
     { expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__range])) * 100`, legend: 'CPU % (mean)' },
     { expr: `max by (name) (max_over_time(container_memory_usage_bytes{${match}}[$__range]))`, legend: 'memory (peak)' },
