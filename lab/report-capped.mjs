@@ -55,7 +55,6 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     originFills: within(measured.originFills, e.originFills),
     oom: measured.oomKills <= e.oomKills.hi,
     resources: resources.length > 0,
-    edges: within(measured.edgesOverLb, e.edgesOverLb),
     roundRobin: measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
   };
   const rows = [];
@@ -79,7 +78,7 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
   row('origin fills', '-', `${e.originFills.lo}..${e.originFills.hi}`, String(measured.originFills ?? '-'), checks.originFills);
   row('OOM kills', '-', '0', String(measured.oomKills), checks.oom);
   row('share of each edge', '-', `${fixed(e.edgeShare.lo, 3)}..${fixed(e.edgeShare.hi, 3)}`, measured.edgeShares.map((x) => fixed(x, 3)).join(' '), checks.roundRobin);
-  row("edges' CPU / balancer's", seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-', `${fixed(e.edgesOverLb.lo, 2)}..${fixed(e.edgesOverLb.hi, 2)}`, fixed(measured.edgesOverLb, 2), checks.edges);
+  row("edges' CPU / balancer's", seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-', '(shown)', fixed(measured.edgesOverLb, 2), null);
   // Memory in use by role (the largest of the role), beside the seed's docker stats.
   const byRole = (role) => Math.max(...plan.roles[role].map((sv) => byService[sv]?.memBytes ?? 0)) / 1024 ** 2;
   const roles = ['lb', 'edge', 'origin'];
