@@ -175,7 +175,10 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
     // Its last sample, once it exited, reads 0: the most it reached is what it used.
     const k6cpu = cpu.k6?.length ? Math.max(...cpu.k6.map(([, s]) => s)) : undefined;
     if (k6cpu !== undefined) say(`${plan.experiment}: k6 used ${k6cpu.toFixed(1)} CPU seconds${stores ? ' (streaming to the stores)' : ''}`);
-    if (result.problem) out.problems.push(result.problem);
+    if (result.problem) {
+      out.problems.push(result.problem);
+      out.broken = true; // k6 or the stack failed: whatever the summary says, the cases fail
+    }
     // The proxy's own counts, read before it stops; and a scrape more, so that Prometheus
     // holds the last of them too.
     if (stores && !result.problem) {
@@ -205,6 +208,7 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
     capped: () => cappedOutcomes(plan, summary, caps, cgroupSamples),
   }[plan.kind] ?? (() => limiterOutcomes(plan, summary));
   const j = judge();
+  if (out.broken) for (const o of j.outcomes) o.pass = false;
   // The services in cgroups: the resources table of the loaded window, saved and shown.
   for (const o of j.outcomes.filter((x) => x.measured?.resources?.length)) {
     writeFileSync(join(dir, `${name}.resources.json`), JSON.stringify(o.measured.resources, null, 1));
@@ -229,7 +233,8 @@ async function runCapped(plan, ctx) {
     const j = await runPlan({ ...planned, phase: c.id, cases: [mine], durationS: (plan.leadInMs + mine.durationMs) / 1000, policy: { ...plan.policy, caps: c.level.caps } }, ctx);
     for (const k of ['outcomes', 'rows', 'more', 'counts', 'problems']) all[k].push(...j[k]);
     const measured = j.outcomes[0];
-    if (!c.level.cpu && !c.level.mem && measured && !planned.model.costs) {
+    // Costs only from an uncapped level that ran whole.
+    if (!c.level.cpu && !c.level.mem && measured?.pass && !planned.model.costs) {
       const costs = costsFrom(plan, measured);
       if (costs) {
         planned = withCosts(plan, costs, `measured in this run (${c.id})`, { seed: c.seed?.rps ?? null, measured: measured.measured.rps });
