@@ -11,6 +11,8 @@
  *   keep <experiment|metrics> [knobs]      (internal) own an `up` stack until SIGTERM
  *   bench json-filter [--quick] [knobs]    wrk and k6 against each filter, nginx and the backend
  *   render <experiment> [knobs]            write configs to .lab/rendered/ for docker compose
+ *   render --k8s <suite>/<experiment> [--quick[=N]] [--parallelism=N] [--prometheus=URL] [knobs]
+ *                                          Kubernetes manifests and a k6-operator TestRun, in .lab/rendered/k8s/
  *   docs [--check]                         rewrite (or check) the README figures from the model
  *   knobs [experiment]                     list knobs with their defaults
  */
@@ -19,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { mkdirSync, existsSync, rmSync, openSync, readFileSync, writeFileSync, readdirSync, lstatSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { parseRunArgs } from './args.mjs';
-import { runSuite, labEnv, plansFor } from './run.mjs';
+import { runSuite, labEnv, plansFor, stamp } from './run.mjs';
 import { bench } from './bench.mjs';
 import { plan as makePlan, experiments, experimentNamed, stackTargets } from '../thresholds/plan.js';
 import { describeKnobs } from '../thresholds/knobs.js';
@@ -32,6 +34,7 @@ import { docs, formatSensitivity } from './docs.mjs';
 import { METRICS_PROFILE, storesUp, storeUrls, storesForRun } from './metrics.mjs';
 import { checkPanels } from './panels.mjs';
 import { openRun } from './run.mjs';
+import { k8sManifests, writeManifests } from './k8s.mjs';
 import { formatTable } from './report.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -100,6 +103,33 @@ async function stopKept(which, { all = false } = {}) {
 
 const isSymlink = (path) => { try { return lstatSync(path).isSymbolicLink(); } catch { return false; } };
 const duSize = (path) => (existsSync(path) ? spawnSync('du', ['-sh', path], { encoding: 'utf8' }).stdout.split('\t')[0] : '0');
+
+/** `render --k8s suite/experiment ...`: the stack and its load as Kubernetes objects. */
+function renderK8s(words) {
+  let parallelism = 1;
+  let prometheus = 'http://prometheus:9090';
+  const rest = [];
+  for (const w of words) {
+    const m = /^--(parallelism|prometheus)=(.+)$/.exec(w);
+    if (!m) { rest.push(w); continue; }
+    if (m[1] === 'parallelism') {
+      if (!/^[0-9]{1,3}$/.test(m[2]) || Number(m[2]) < 1) throw new Error(`--parallelism takes a whole number of runner pods 1..999, got '${m[2]}'`);
+      parallelism = Number(m[2]);
+    } else {
+      if (!/^https?:\/\/[^\s]+$/.test(m[2])) throw new Error(`--prometheus takes the base URL of a Prometheus (http://host:9090), got '${m[2]}'`);
+      prometheus = m[2];
+    }
+  }
+  if (!rest[0] || !rest[0].includes('/')) throw new Error('render --k8s takes suite/experiment (like spike/burst): the TestRun runs that plan');
+  const req = parseRunArgs(rest, { target: 'suite' });
+  const experiment = req.experiments[0];
+  const p = makePlan({ experiment, suite: req.name, factor: req.factor, overrides: req.overrides[experiment] });
+  const testid = `${stamp()}-${req.name}-k8s`;
+  const { objects } = k8sManifests({ root, env: labEnv(root), topology: topology(), request: req, experiment, policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus, testid });
+  for (const f of writeManifests(join(root, '.lab', 'rendered', 'k8s'), experiment, objects)) say(f);
+  say(`testid ${testid}: kubectl apply -f the stack, wait for its pods, then the TestRun (k6-operator)`);
+  return 0;
+}
 
 const commands = {
   async test(words) {
@@ -220,6 +250,7 @@ const commands = {
     return 0;
   },
   async render(words) {
+    if (words[0] === '--k8s') return renderK8s(words.slice(1));
     const req = parseRunArgs(words, { target: 'experiment' });
     const { policy, targets } = policyFor(req);
     const t = topology();

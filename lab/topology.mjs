@@ -36,6 +36,8 @@ export function loadTopology(file) {
       // CPU and memory caps, a template like "{{caps}}" (cpu=2% mem=25M; empty: none), run in a
       // cgroup of the service's own (lab/cgroups.mjs).
       caps: native.caps || null,
+      // What Docker runs (compose's own keys), for the Kubernetes manifests (lab/k8s.mjs).
+      docker: { image: s.image, command: s.command || null, workingDir: s.working_dir || null, volumes: s.volumes || [] },
     };
     if (services[name].metrics && !native.ports[services[name].metrics.port]) {
       throw new Error(`${file}: service ${name}: x-native.metrics.port '${services[name].metrics.port}' is not one of its ports`);
