@@ -53,6 +53,10 @@ metrics action: setup
 panels *testid: setup
     node lab/cli.mjs panels "$@"
 
+# The limiter cases of a run judged from Prometheus alone (a run made elsewhere: name its plan).
+verdict *args: setup
+    node lab/cli.mjs verdict "$@"
+
 # Rewrite the dashboards' JSON from dashboards/src (committed; a unit test checks it is current).
 dashboards: deps
     node dashboards/build.mjs

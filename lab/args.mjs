@@ -1,10 +1,11 @@
 /*
  * Command-line words to a request, checked before anything starts:
- *   <suite[/experiment]|experiment> [--quick[=N]] [--no-metrics] [experiment.knob=value | knob=value ...]
+ *   <suite[/experiment]|experiment> [--quick[=N]] [--segments=N] [--no-metrics] [experiment.knob=value | knob=value ...]
  * A bare knob applies to every experiment of the run that has a knob of that name.
  */
 import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, plan as makePlan } from '../thresholds/plan.js';
 import { resolveKnobs, scaleKnobs, parseFactor } from '../thresholds/knobs.js';
+import { MAX_SEGMENTS } from './segments.mjs';
 
 export function parseRunArgs(words, { target = 'suite' } = {}) {
   const [name, ...rest] = words;
@@ -27,6 +28,7 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
   }
   let factor = 1;
   let metrics = true;
+  let segments = 1;
   const overrides = Object.fromEntries(names.map((n) => [n, {}]));
   const given = new Set(); // each option and knob once: a second one would silently win
   const once = (key, word) => {
@@ -37,6 +39,13 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     if (w === '--no-metrics') {
       once('--no-metrics', w);
       metrics = false;
+      continue;
+    }
+    const seg = /^--segments=(.*)$/.exec(w);
+    if (seg) {
+      once('--segments', w);
+      if (!/^[0-9]{1,2}$/.test(seg[1]) || Number(seg[1]) < 1 || Number(seg[1]) > MAX_SEGMENTS) throw new Error(`--segments takes a whole number of k6 processes 1..${MAX_SEGMENTS}, got '${seg[1]}'`);
+      segments = Number(seg[1]);
       continue;
     }
     const quick = /^--quick(?:=(.*))?$/.exec(w);
@@ -68,7 +77,10 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
   // Build every plan now (knobs parsed and checked, the machine's limits applied), so a bad
   // value fails before any process starts.
   if (target === 'suite') {
-    for (const n of names) makePlan({ experiment: n, suite: name.split('/')[0], factor, overrides: overrides[n] });
+    for (const n of names) {
+      const p = makePlan({ experiment: n, suite: name.split('/')[0], factor, overrides: overrides[n] });
+      if (segments > 1 && p.kind) throw new Error(`--segments: ${n} is a ${p.kind} plan; segments are judged for the limiter experiments (burst, envoy-vs-nginx) so far`);
+    }
   } else {
     for (const n of names) {
       const exp = experiments[n];
@@ -77,5 +89,6 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
       if (exp.checkScaled) exp.checkScaled(scaled, applied);
     }
   }
-  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics };
+  if (segments > 1 && !metrics) throw new Error('--segments needs the metrics stores (the whole run is judged from Prometheus too): drop --no-metrics');
+  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments };
 }

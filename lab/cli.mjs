@@ -14,6 +14,7 @@
  *   render --k8s <suite>/<experiment> [--quick[=N]] [--parallelism=N] [--prometheus=URL] [knobs]
  *                                          Kubernetes manifests and a k6-operator TestRun, in .lab/rendered/k8s/
  *   docs [--check]                         rewrite (or check) the README figures from the model
+ *   verdict <testid> [suite/experiment ...] the limiter cases of a run judged from Prometheus alone
  *   knobs [experiment]                     list knobs with their defaults
  */
 import { fileURLToPath } from 'node:url';
@@ -35,6 +36,7 @@ import { METRICS_PROFILE, storesUp, storeUrls, storesForRun } from './metrics.mj
 import { checkPanels } from './panels.mjs';
 import { openRun } from './run.mjs';
 import { k8sManifests, writeManifests } from './k8s.mjs';
+import { verdict } from './segments.mjs';
 import { formatTable } from './report.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -205,6 +207,36 @@ const commands = {
     writeFileSync(join(check.dir, 'panels.json'), JSON.stringify(results, null, 1));
     say(`\npanels of run ${info.testid}: ${results.filter((r) => r.ok).length} queries returned data, ${failed} returned none, ${results.filter((r) => r.skipped).length} skipped`);
     return failed ? 1 : 0;
+  },
+  async verdict(words) {
+    // The run's plans: its results folder; or, for a run made elsewhere (k6-operator), the
+    // suite/experiment, --quick and knobs it ran with.
+    const [testid, ...spec] = words;
+    if (!testid || testid.startsWith('-')) throw new Error('usage: just verdict <testid> [suite/experiment [--quick[=N]] [knobs]] (the plan, for a run made elsewhere)');
+    let plans;
+    const dir = join(root, 'results', testid);
+    if (spec.length) {
+      plans = plansFor(parseRunArgs(spec, { target: 'suite' }));
+    } else {
+      if (!existsSync(join(dir, 'run.json'))) throw new Error(`no results/${testid}: name the plan it ran (suite/experiment, --quick, knobs) after the testid`);
+      const info = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+      plans = info.experiments.map((e) => JSON.parse(readFileSync(join(dir, `${info.suite}.${e}.plan.json`), 'utf8')));
+    }
+    const check = await openRun(root, `verdict-${testid}`, { kind: 'verdict', say, latest: false });
+    let stores;
+    let judged;
+    try {
+      stores = await storesForRun({ root, env: labEnv(root), topology: topology(), tmp: check.tmp, dir: check.dir, state: check.state, say, wanted: true });
+      judged = await verdict(stores.urls.prometheus, testid, plans);
+    } finally {
+      await stores?.close();
+      check.close();
+    }
+    writeFileSync(join(check.dir, 'outcomes.json'), JSON.stringify(judged.outcomes, null, 1));
+    say(`\nverdict of ${testid}, from Prometheus:\n${formatTable(judged.rows)}`);
+    const passed = judged.outcomes.filter((o) => o.pass).length;
+    say(`cases: ${passed} passed, ${judged.outcomes.length - passed} failed`);
+    return passed === judged.outcomes.length && passed > 0 ? 0 : 1;
   },
   async clean(words) {
     if (words.length) throw new Error(`just clean takes no arguments; got '${words.join(' ')}'`);

@@ -20,6 +20,7 @@ import { withCosts } from '../thresholds/capped.js';
 import { sampleCpu } from './cpu.mjs';
 import { storesForRun, k6Outputs, streamsFor } from './metrics.mjs';
 import { proxyCounts, k6Counts, storeCounts, countsTable } from './counts.mjs';
+import { segmentArgs, mergeSummaries } from './segments.mjs';
 
 export function labEnv(root) {
   const env = { ...process.env, K6_NO_USAGE_REPORT: 'true' };
@@ -31,7 +32,7 @@ export const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace
 
 /** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
 export const plansFor = (request) =>
-  request.experiments.map((experiment) => makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }));
+  request.experiments.map((experiment) => makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment], segments: request.segments || 1 }));
 
 /**
  * A run's folders and state file, after reaping what dead runs left: results/<run-id>/ (kept,
@@ -91,7 +92,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     // One experiment after another: run together, they took CPU from each other's bursts (a
     // 800 r/s Envoy burst beside burst's 1700 VUs dropped 6 iterations for want of a free VU).
     // Within an experiment, the cases that can share the machine already run together.
-    const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted };
+    const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted, segments: request.segments || 1 };
     for (const plan of plans) judged.push(await (plan.kind === 'capped' ? runCapped(plan, ctx) : runPlan(plan, ctx)));
   } catch (e) {
     problems.push(e.message);
@@ -136,7 +137,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
  * proxy's own counts, the stack down, then the judging and the counts against the stores.
  * Never throws: what went wrong is in `problems`.
  */
-async function runPlan(plan, { root, env, topology, run, stores, say, running, isInterrupted }) {
+async function runPlan(plan, { root, env, topology, run, stores, say, running, isInterrupted, segments = 1 }) {
   const { dir, tmp, state } = run;
   const out = { outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] };
   if (isInterrupted()) return out;
@@ -158,15 +159,15 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
     stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: plan.phase ? join(tmp, plan.phase) : tmp, logDir, state, log: (m) => say(`  ${m}`) });
     const sampler = sampleCpu(stack.procs);
     caps = Object.fromEntries(stack.procs.filter((p) => p.cgroup).map((p) => [p.name, parseCaps(p.caps)]));
-    const setChild = (k6) => {
+    const setChild = (k6, label = 'k6') => {
       running.add(k6);
-      state.add({ name: `k6 ${plan.experiment}`, pid: k6.pid });
-      sampler.track('k6', k6.pid);
+      state.add({ name: `${label} ${plan.experiment}`, pid: k6.pid });
+      sampler.track(label, k6.pid);
     };
     let result;
     try {
       const outputs = stores && k6Outputs(stores.urls, { testid: run.id, plan });
-      result = isInterrupted() ? { problem: 'interrupted before k6 started' } : await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs });
+      result = isInterrupted() ? { problem: 'interrupted before k6 started' } : await runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments });
     } finally {
       cpu = sampler.stop();
       cgroupSamples = sampler.cgroupSamples();
@@ -248,47 +249,64 @@ async function runCapped(plan, ctx) {
 /** A plan's file names: suite.experiment, and the cap level of a capped plan's phase. */
 const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
 
-/** Runs k6 on one plan; a stack process that dies meanwhile stops k6 and is reported by name. */
-async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs }) {
+/**
+ * Runs k6 on one plan, as one process or as `segments` processes with an execution segment
+ * each (lab/segments.mjs), whose summaries are merged into the plan's; a stack process that
+ * dies meanwhile stops k6 and is reported by name.
+ */
+async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1 }) {
   const name = runName(plan);
-  const k6env = {
-    ...env,
-    LAB_PLAN: planFile,
-    LAB_RESULTS: dir,
-    LAB_BASE_URLS: JSON.stringify(stack.baseUrls),
-    K6_WEB_DASHBOARD: 'true',
-    K6_WEB_DASHBOARD_PORT: '-1',
-    K6_WEB_DASHBOARD_PERIOD: '1s',
-    K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}.report.html`),
-    ...outputs?.env,
+  const one = (i) => {
+    const seg = segments > 1 ? `.seg${i}` : '';
+    const k6env = {
+      ...env,
+      LAB_PLAN: planFile,
+      LAB_RESULTS: dir,
+      LAB_BASE_URLS: JSON.stringify(stack.baseUrls),
+      ...(seg ? { LAB_SEGMENT: String(i) } : {}),
+      K6_WEB_DASHBOARD: 'true',
+      K6_WEB_DASHBOARD_PORT: '-1',
+      K6_WEB_DASHBOARD_PERIOD: '1s',
+      K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}${seg}.report.html`),
+      ...outputs?.env,
+    };
+    const logFile = join(logDir, `k6.${name}${seg}.log`);
+    const fd = openSync(logFile, 'a');
+    // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
+    // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
+    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? segmentArgs(i, segments) : []), join(root, 'k6', `${plan.experiment}.js`)];
+    const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
+    closeSync(fd);
+    setChild(k6, `k6${seg}`);
+    const exited = new Promise((resolve) => {
+      k6.on('exit', (code, signal) => resolve({ code, signal }));
+      k6.on('error', (err) => resolve({ code: -1, signal: err.message }));
+    });
+    return { k6, exited, logFile, seg };
   };
-  const logFile = join(logDir, `k6.${name}.log`);
-  const fd = openSync(logFile, 'a');
-  // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
-  // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
-  const args = ['run', '--no-color', ...(outputs?.args || []), join(root, 'k6', `${plan.experiment}.js`)];
-  const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
-  closeSync(fd);
-  setChild(k6);
-  say(`${plan.experiment}: k6 running ${plan.cases.length} case${plan.cases.length > 1 ? "s" : ""}, about ${Math.ceil(plan.durationS)} s (log: ${logFile})`);
+  const procs = Array.from({ length: segments }, (_, i) => one(i));
+  say(`${plan.experiment}: k6 running ${plan.cases.length} case${plan.cases.length > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, about ${Math.ceil(plan.durationS)} s (log: ${procs[0].logFile})`);
   const started = Date.now();
   const ticker = setInterval(() => say(`  ${plan.experiment}: ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
-  const exited = new Promise((resolve) => {
-    k6.on('exit', (code, signal) => resolve({ code, signal }));
-    k6.on('error', (err) => resolve({ code: -1, signal: err.message }));
-  });
-  const first = await Promise.race([exited.then((x) => ({ k6: x })), stack.died.then((p) => ({ died: p }))]);
+  const all = Promise.all(procs.map((p) => p.exited));
+  const first = await Promise.race([all.then((x) => ({ k6: x })), stack.died.then((p) => ({ died: p }))]);
   clearInterval(ticker);
   if (first.died) {
     const p = first.died;
-    k6.kill('SIGINT');
-    const t = setTimeout(() => k6.kill('SIGKILL'), 10_000);
-    await exited;
+    for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGINT');
+    const t = setTimeout(() => procs.forEach(({ k6 }) => k6.exitCode === null && k6.kill('SIGKILL')), 10_000);
+    await all;
     clearTimeout(t);
     return { problem: `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}); last lines of ${p.logFile}:\n${logTail(p.logFile)}` };
   }
-  const { code, signal } = first.k6;
-  // 99: thresholds failed, which the table shows case by case; anything else means k6 itself failed.
-  if (code !== 0 && code !== 99) return { problem: `k6 ${name} ended with ${signal || `code ${code}`}; last lines of ${logFile}:\n${logTail(logFile)}` };
+  for (const [i, { code, signal }] of first.k6.entries()) {
+    // 99: thresholds failed, which the table shows case by case (with segments, each process
+    // judged its share only: its verdict is not the run's); anything else means k6 itself failed.
+    if (code !== 0 && code !== 99) return { problem: `k6 ${name}${procs[i].seg} ended with ${signal || `code ${code}`}; last lines of ${procs[i].logFile}:\n${logTail(procs[i].logFile)}` };
+  }
+  if (segments > 1) {
+    const parts = procs.map(({ seg }) => join(dir, `${name}${seg}.summary.json`)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
+    writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(mergeSummaries(parts), null, 1));
+  }
   return {};
 }

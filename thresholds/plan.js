@@ -14,7 +14,7 @@ import { closedPlan } from './closed.js';
 import { cappedPlan } from './capped.js';
 import { countRange } from './ranges.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
-import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS } from './simulate.js';
+import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from './simulate.js';
 
 export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, caching, cdn, 'json-filter': jsonFilter };
 export const QUICK_FACTOR = 5;
@@ -113,10 +113,10 @@ export function stackTargets(name, knobs, policy) {
  * case meets a limiter of its own, fresh (its own key of the zone, its own Envoy route), as the
  * seeds' separate runs did: what one case leaves in a queue never reaches the next.
  */
-export function predict(targets, cases, seed) {
+export function predict(targets, cases, seed, segments = 1) {
   const out = new Map();
   for (const target of targets) {
-    for (const c of cases.filter((x) => x.target === target.id)) out.set(c, simulate(target.policy, [c], { seed })[0]);
+    for (const c of cases.filter((x) => x.target === target.id)) out.set(c, simulate(target.policy, [c], { seed, segments })[0]);
   }
   return out;
 }
@@ -126,7 +126,7 @@ export function predict(targets, cases, seed) {
  * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and
  * refill intervals divided by it, so the expected counts stay those of the seed timing.
  */
-export function plan({ experiment: name, suite, factor: requested = 1, overrides = {} }) {
+export function plan({ experiment: name, suite, factor: requested = 1, overrides = {}, segments = 1 }) {
   const exp = experimentNamed(name);
   const steps = exp.suites[suite];
   if (!steps) throw new Error(`experiment '${name}' has no '${suite}' cases; it has: ${Object.keys(exp.suites).join(', ')}`);
@@ -158,7 +158,8 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
     if (!exp.stepsTogether) t += durationMs;
   });
 
-  const predictions = predict(targets, cases, name);
+  // Split over k6 processes (--segments), a schedule is as exact as their clocks agree.
+  const predictions = predict(targets, cases, name, segments);
   for (const target of targets) {
     cases.filter((c) => c.target === target.id).forEach((c) => {
       const s = predictions.get(c);
@@ -183,7 +184,10 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
         },
         // The model's own range of the longest queue wait (ms), before any tolerance.
         model: { maxDelayMs: s.maxDelayMs },
-        vus: Math.ceil(s.inFlight.max * 1.25) + 10,
+        // Split over k6 processes, each gets its share of these (k6 divides them by segment),
+        // while the requests a queue holds are not split evenly at every moment: each process
+        // gets the whole count (dropped iterations in a spike split in two with the share).
+        vus: (Math.ceil(s.inFlight.max * 1.25) + 10) * segments,
         timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
         // How long k6 lets the last queued requests finish: the model's longest wait and a
         // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
@@ -198,7 +202,8 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
     requestedFactor: requested,
     knobs,
     policy,
-    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE },
+    segments,
+    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE, ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}) },
     leadInMs: LEAD_IN_MS,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     cases,

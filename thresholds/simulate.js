@@ -15,6 +15,9 @@ import { tokenBucket } from './token-bucket.js';
 import { seededRandom } from './random.js';
 
 export const JITTER_MS = 2;
+// Several k6 processes (execution segments) each start their scenarios on their own clock: the
+// lab starts them together, but one can begin up to this much before or after another.
+export const SEGMENT_SKEW_MS = 200;
 export const TRIALS = 48;
 // Time a request holds a VU beyond its queue delay (proxy, app, loopback, and a cold first
 // connection), for VU sizing only.
@@ -38,15 +41,19 @@ export function arrivalTimes({ startMs, rate, durationMs }) {
 
 export const requestCount = ({ rate, durationMs }) => Math.round((rate * durationMs) / 1000);
 
-/** One trial: every case of one limiter key, interleaved in time as they will really run. */
-function trial(policy, cases, rand, jitterMs) {
+/**
+ * One trial: every case of one limiter key, interleaved in time as they will really run. With
+ * `offsets` (one per k6 process, ms), the i-th request of a case is sent by process i mod N, as
+ * equal execution segments stripe a schedule, on that process's clock.
+ */
+function trial(policy, cases, rand, jitterMs, offsets = [0]) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
   const { limiter, msClock } = make(policy);
   const phase = rand();
   const events = [];
   cases.forEach((c, ci) => {
-    for (const t of arrivalTimes(c)) events.push({ t: t + rand() * jitterMs, ci });
+    arrivalTimes(c).forEach((t, i) => events.push({ t: t + offsets[i % offsets.length] + rand() * jitterMs, ci }));
   });
   events.sort((a, b) => a.t - b.t);
   const out = cases.map(() => ({ ok: 0, limited: 0, maxDelayMs: 0, spans: [] }));
@@ -79,11 +86,18 @@ function maxOverlap(spans) {
  * Simulates one limiter over its cases; returns per case {ok, limited, maxDelayMs} as
  * {min, max} over the trials, and the most requests ever in flight (for VU sizing).
  */
-export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS, seed = 'lab' } = {}) {
+export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS, seed = 'lab', segments = 1, skewMs = SEGMENT_SKEW_MS } = {}) {
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}`);
   const acc = cases.map(() => ({}));
   for (let k = 0; k < trials; k += 1) {
-    trial(policy, cases, rand, (jitterMs * k) / Math.max(1, trials - 1)).forEach((o, ci) => {
+    // Process 0's clock is the reference; the others start up to skewMs before or after it
+    // (the first two trials at the extremes, the rest anywhere between).
+    const offsets = Array.from({ length: segments }, (_, i) => {
+      if (i === 0) return 0;
+      if (k < 2) return k === 0 ? -skewMs : skewMs;
+      return (rand() * 2 - 1) * skewMs;
+    });
+    trial(policy, cases, rand, (jitterMs * k) / Math.max(1, trials - 1), offsets).forEach((o, ci) => {
       for (const [key, v] of Object.entries(o)) {
         const a = (acc[ci][key] ||= { min: Infinity, max: -Infinity });
         a.min = Math.min(a.min, v);

@@ -42,7 +42,8 @@ export function thresholdsText(data) {
 
 export function summaryFiles(data, plan, dir) {
   // A capped plan runs one k6 per cap level (its phase), each with a summary of its own.
-  const name = `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
+  // With execution segments (the runner's --segments), each process writes its own.
+  const name = `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}${typeof __ENV !== 'undefined' && __ENV.LAB_SEGMENT !== undefined ? `.seg${__ENV.LAB_SEGMENT}` : ''}`;
   const t = thresholdsText(data);
   return {
     [`${dir}/${name}.summary.json`]: JSON.stringify(data, null, 1),
