@@ -10,6 +10,8 @@
  *   clean                                  delete the stores' data, results and rendered configs
  *   keep <experiment|metrics> [knobs]      (internal) own an `up` stack until SIGTERM
  *   bench json-filter [--quick] [knobs]    wrk and k6 against each filter, nginx and the backend
+ *   bench cdn [--quick] [knobs]            wrk with the seed's flags per cap level, beside the model
+ *   bench k6 [--quick]                     k6's own CPU per request and memory per VU (sizing)
  *   render <experiment> [knobs]            write configs to .lab/rendered/ for docker compose
  *   render --k8s <suite>/<experiment> [--quick[=N]] [--parallelism=N] [--prometheus=URL] [knobs]
  *                                          Kubernetes manifests and a k6-operator TestRun, in .lab/rendered/k8s/
@@ -138,6 +140,12 @@ const commands = {
     return runSuite(root, parseRunArgs(words), { say });
   },
   async bench(words) {
+    // `bench k6` measures k6 itself (on cdn's stack): only --quick applies.
+    if (words[0] === 'k6') {
+      const extra = words.slice(1).filter((w) => w !== '--quick');
+      if (extra.length) throw new Error(`bench k6 takes only --quick; got '${extra.join(' ')}'`);
+      return bench(root, { name: 'k6', factor: words.includes('--quick') ? 5 : 1, overrides: {} }, { say });
+    }
     return bench(root, parseRunArgs(words, { target: 'experiment' }), { say });
   },
   async expect(words) {
