@@ -182,6 +182,8 @@ export function k8sManifests({ root, env, topology, request, experiment, policy,
     SUITE: request.name,
     ...(request.factor > 1 ? { QUICK: String(request.factor) } : {}),
     ...(Object.keys(request.overrides[experiment] || {}).length ? { KNOBS: JSON.stringify(request.overrides[experiment]) } : {}),
+    // The plan as `parallelism` pods share it: each gets the whole VU count (lab/segments.mjs).
+    ...(parallelism > 1 ? { SEGMENTS: String(parallelism) } : {}),
     LAB_BASE_URLS: JSON.stringify(baseUrls),
     LAB_RESULTS: '/tmp',
   };

@@ -2,6 +2,7 @@
  * What a k6 script runs and against what, the same under the lab's runner and with k6 alone:
  *   k6 run k6/burst.js                                   the smoke plan, the stack on 127.0.0.1
  *   k6 run -e SUITE=spike -e QUICK=5 -e KNOBS='{"rate":5}' k6/burst.js
+ *   SEGMENTS=N: the plan as N processes (execution segments) share it: k6-operator's pods
  *   k6 run -e BASE_URL=http://10.0.0.5 k6/burst.js        the same ports on another host
  *   k6 run -e LAB_BASE_URLS='{"burst-nginx":"http://h:80"}' k6/burst.js   any address per service
  * The runner passes LAB_PLAN (the plan it wrote) and LAB_BASE_URLS; the ports come from
@@ -30,7 +31,7 @@ export function loadPlan(experiment) {
   return new SharedArray(`plan:${experiment}`, () => [
     __ENV.LAB_PLAN
       ? JSON.parse(open(__ENV.LAB_PLAN))
-      : modelPlan({ experiment, suite: __ENV.SUITE || 'smoke', factor: __ENV.QUICK ? parseFactor(__ENV.QUICK) : 1, overrides: json('KNOBS', {}) }),
+      : modelPlan({ experiment, suite: __ENV.SUITE || 'smoke', factor: __ENV.QUICK ? parseFactor(__ENV.QUICK) : 1, overrides: json('KNOBS', {}), segments: __ENV.SEGMENTS ? parseFactor(__ENV.SEGMENTS) : 1 }),
   ])[0];
 }
 
