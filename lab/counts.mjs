@@ -9,6 +9,9 @@ import { parsePrometheusText } from '../k6/lib/prom-text.js';
 
 export { parsePrometheusText };
 
+// How far back a run's last samples are looked for: `just verdict` judges runs made days ago.
+export const RUN_LOOKBACK = '30d';
+
 // The row of what the application served (closed-loop plans): k6 has it from the application's
 // /counts, Prometheus from scraping its counter, the proxy from the back end's 200s.
 const APP = 'app served';
@@ -78,7 +81,7 @@ async function getJson(url) {
  */
 export async function storeCounts(urls, testid, experiment, streams = ['influx', 'prometheus'], app = null) {
   const prometheus = {};
-  const q = `sum by (case, status) (last_over_time(k6_http_reqs_total{testid="${testid}", experiment="${experiment}"}[1d]))`;
+  const q = `sum by (case, status) (last_over_time(k6_http_reqs_total{testid="${testid}", experiment="${experiment}"}[${RUN_LOOKBACK}]))`;
   const p = await getJson(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(q)}`);
   for (const r of p.data.result) add(prometheus, r.metric.case, r.metric.status, Number(r.value[1]));
   if (app) {

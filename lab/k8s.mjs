@@ -15,11 +15,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { join, basename, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import YAML from 'yaml';
 import { stackServices, portsByService } from './topology.mjs';
-import { serviceView, renderConfigs, renderArgs, renderText } from './render.mjs';
+import { serviceView, renderedConfigs, renderArgs, renderText } from './render.mjs';
 import { parseCaps } from './cgroups.mjs';
 import { topologyView } from './stack.mjs';
 
@@ -64,13 +64,7 @@ function limitsOf(capsText) {
 
 function serviceObjects({ root, s, view, labFilesName, capsText }) {
   const labels = { ...LABELS, 'app.kubernetes.io/name': s.name, 'app.kubernetes.io/component': s.profiles[0] };
-  const dir = mkdtempSync(join(tmpdir(), 'lab-k8s-'));
-  let files;
-  try {
-    files = Object.fromEntries(Object.entries(renderConfigs(root, s, view, dir)).map(([, path]) => [basename(path), readFileSync(path, 'utf8')]));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const files = Object.fromEntries(Object.values(renderedConfigs(root, s, view)).map(({ file, text }) => [file, text]));
   const ownPorts = Object.values(s.ports);
   for (const [name, text] of Object.entries(files)) checkPortable(s.name, name, text, ownPorts);
   const args = s.docker.command ? renderArgs(s.docker.command.map(String), view) : [];
@@ -220,7 +214,7 @@ export function writeManifests(dir, experiment, objects) {
   mkdirSync(dir, { recursive: true });
   const load = objects.filter((o) => o.kind === 'TestRun' || o.metadata.name.endsWith('-k6'));
   const stack = objects.filter((o) => !load.includes(o));
-  const head = (what) => `# ${what}, written by \`just k8s\` from docker-compose.yml and the model; do not edit.\n`;
+  const head = (what) => `# ${what}, written by \`just render --k8s\` from docker-compose.yml and the model; do not edit.\n`;
   const out = [[join(dir, `${experiment}.stack.yaml`), stack, `The ${experiment} stack`], [join(dir, `${experiment}.testrun.yaml`), load, `The ${experiment} load (k6-operator)`]];
   for (const [path, list, what] of out) writeFileSync(path, head(what) + list.map((o) => YAML.stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n'));
   return out.map(([p]) => p);

@@ -24,14 +24,18 @@ export function serviceView({ policy, targets, ports, service, prefix = '', conf
   return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, experiment: service.profiles?.[0], prefix, config, root, native, bind: network?.bind ?? '127.0.0.1', at };
 }
 
+/** Every config template of `service`, rendered: {key: {file (its base name), text}}. */
+export function renderedConfigs(root, service, view) {
+  return Object.fromEntries(Object.entries(service.configs).map(([key, rel]) => [key, { file: basename(rel), text: renderText(readFileSync(join(root, rel), 'utf8'), view) }]));
+}
+
 /** Renders every config template of `service` into `dir`; returns {key: renderedPath}. */
 export function renderConfigs(root, service, view, dir) {
   mkdirSync(dir, { recursive: true });
   const out = {};
-  for (const [key, rel] of Object.entries(service.configs)) {
-    const path = join(dir, basename(rel));
-    writeFileSync(path, renderText(readFileSync(join(root, rel), 'utf8'), view));
-    out[key] = path;
+  for (const [key, { file, text }] of Object.entries(renderedConfigs(root, service, view))) {
+    out[key] = join(dir, file);
+    writeFileSync(out[key], text);
   }
   return out;
 }

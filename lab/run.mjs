@@ -137,9 +137,12 @@ export async function runSuite(root, request, { say = console.log } = {}) {
  * proxy's own counts, the stack down, then the judging and the counts against the stores.
  * Never throws: what went wrong is in `problems`.
  */
+/** What a plan's run yields: outcomes, table rows (more tables in `more`), counts, problems. */
+const nothingJudged = () => ({ outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] });
+
 async function runPlan(plan, { root, env, topology, run, stores, say, running, isInterrupted, segments = 1 }) {
   const { dir, tmp, state } = run;
-  const out = { outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] };
+  const out = nothingJudged();
   if (isInterrupted()) return out;
   const logDir = join(dir, 'logs');
   const planStartedMs = Date.now();
@@ -227,7 +230,7 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
  * service; the capped levels are then planned with those costs (thresholds/capped.js).
  */
 async function runCapped(plan, ctx) {
-  const all = { outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] };
+  const all = nothingJudged();
   let planned = plan;
   for (const c of plan.cases) {
     const mine = planned.cases.find((x) => x.id === c.id);

@@ -13,6 +13,7 @@
  */
 import { limiterOutcomes } from './report.mjs';
 import { sentMetric, okMetric, limitedMetric, latencyMetric } from '../thresholds/k6-options.js';
+import { storeCounts, RUN_LOOKBACK } from './counts.mjs';
 
 export const MAX_SEGMENTS = 8;
 
@@ -60,22 +61,23 @@ async function query(url, q) {
  */
 export async function summaryFromPrometheus(url, testid, plan) {
   const sel = `testid="${testid}", experiment="${plan.experiment}"`;
-  const last = (metric, by) => `${by.startsWith('max') ? 'max' : 'sum'} by (${by.replace(/^max:/, '')}) (last_over_time(${metric}{${sel}}[30d]))`;
-  const [reqs, max, p99, unexpected, dropped] = await Promise.all([
-    query(url, last('k6_http_reqs_total', 'case, status')),
+  const last = (metric, by) => `${by.startsWith('max') ? 'max' : 'sum'} by (${by.replace(/^max:/, '')}) (last_over_time(${metric}{${sel}}[${RUN_LOOKBACK}]))`;
+  // The requests per case and status: the same query as the nothing-lost table's.
+  const [{ prometheus: reqs }, max, p99, unexpected, dropped] = await Promise.all([
+    storeCounts({ prometheus: url }, testid, plan.experiment, ['prometheus']),
     query(url, last('k6_http_req_duration_max', 'max:case')),
     query(url, last('k6_http_req_duration_p99', 'max:case')),
     query(url, last('k6_unexpected_status_total', 'case')),
     query(url, last('k6_dropped_iterations_total', 'scenario')),
   ]);
-  if (!reqs.length) throw new Error(`Prometheus has no k6_http_reqs_total for testid ${testid}, experiment ${plan.experiment}`);
+  if (!Object.keys(reqs).length) throw new Error(`Prometheus has no k6_http_reqs_total for testid ${testid}, experiment ${plan.experiment}`);
   const metrics = {};
   const put = (name, values) => { metrics[name] = { values: { ...metrics[name]?.values, ...values } }; };
   for (const c of plan.cases) {
-    const mine = reqs.filter((r) => r.labels.case === c.id);
-    put(sentMetric(c), { count: mine.reduce((a, r) => a + r.value, 0) });
-    put(okMetric(c), { count: mine.filter((r) => r.labels.status === '200').reduce((a, r) => a + r.value, 0) });
-    put(limitedMetric(c), { count: mine.filter((r) => r.labels.status === String(c.limitedStatus)).reduce((a, r) => a + r.value, 0) });
+    const mine = reqs[c.id] || {};
+    put(sentMetric(c), { count: Object.values(mine).reduce((a, n) => a + n, 0) });
+    put(okMetric(c), { count: mine['200'] ?? 0 });
+    put(limitedMetric(c), { count: mine[String(c.limitedStatus)] ?? 0 });
     // k6 exports trends in seconds.
     const ms = (rows) => {
       const v = rows.find((r) => r.labels.case === c.id)?.value;

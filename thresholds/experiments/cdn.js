@@ -59,14 +59,17 @@ export default {
     if (!Number.isInteger(policy.cache_s)) throw new Error(`--quick ${factor} makes cdn.cache_s ${policy.cache_s} s: nginx counts cache lifetimes in whole seconds (try a factor that divides it)`);
     for (const l of capLevels(policy)) if (l.mem && l.mem < 4) throw new Error(`knob cdn.mem_levels: ${l.mem} MiB: at least 4 (an nginx worker alone needs a few MiB)`);
   },
-  derived: (k) => ({
-    // For the templates: which edges and origins are in use, and the page.
-    ...Object.fromEntries(EDGES.map((i) => [`edge${i}`, i <= k.edges])),
-    origin2: k.origins >= 2,
-    page: `${'<p>cdn</p>'.repeat(Math.ceil(k.page_bytes / 10)).slice(0, Math.max(0, k.page_bytes - 1))}`,
-    levels: capLevels(k),
-    caps: capLevels(k)[Math.min(k.up_level, k.cpu_levels.length - 1)].caps,
-  }),
+  derived: (k) => {
+    const levels = capLevels(k);
+    return {
+      // For the templates: which edges and origins are in use, and the page.
+      ...Object.fromEntries(EDGES.map((i) => [`edge${i}`, i <= k.edges])),
+      origin2: k.origins >= 2,
+      page: `${'<p>cdn</p>'.repeat(Math.ceil(k.page_bytes / 10)).slice(0, Math.max(0, k.page_bytes - 1))}`,
+      levels,
+      caps: levels[Math.min(k.up_level, levels.length - 1)].caps,
+    };
+  },
   targets: () => [{ id: 'lb', service: 'cdn-lb', path: '/' }],
   /** The services whose CPU the model weighs, by role; an unused edge or origin costs nothing. */
   services: (k) => ({
