@@ -184,11 +184,29 @@ export function removeAll(paths) {
 }
 
 /**
+ * Lifts a cgroup's caps (CPU quota, memory limit), for a process already killed inside it: a
+ * worker killed while it faulted against a 3 MiB limit at 1 % of a core stayed running, its
+ * SIGKILL pending, throttled in every period, and its cgroup could not be removed.
+ */
+export function liftCaps(paths) {
+  const lift = { 'cpu.cfs_quota_us': '-1', 'memory.limit_in_bytes': '-1', 'cpu.max': 'max', 'memory.max': 'max' };
+  for (const p of paths) {
+    for (const [file, value] of Object.entries(lift)) {
+      try {
+        if (existsSync(join(p, file))) writeFileSync(join(p, file), value);
+      } catch { /* gone meanwhile */ }
+    }
+  }
+}
+
+/**
  * Removes the cgroups once the processes in them are gone: the kernel refuses a cgroup with a
- * process inside, and a killed process leaves it a moment after it is reaped. Returns those left.
+ * process inside, and a killed process leaves it a moment after it is reaped. If the first try
+ * is refused, the caps are lifted so that a killed process can finish dying. Returns those left.
  */
 export async function removeWhenEmpty(paths, { tries = 50, waitMs = 100 } = {}) {
   let left = removeAll(paths);
+  if (left.length) liftCaps(paths);
   for (let i = 1; i < tries && left.length; i += 1) {
     await new Promise((r) => setTimeout(r, waitMs));
     left = removeAll(paths);

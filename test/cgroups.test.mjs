@@ -7,7 +7,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { parseCaps, cgroupVersion, createCgroup, wrapInCgroup } from '../lab/cgroups.mjs';
+import { parseCaps, cgroupVersion, createCgroup, wrapInCgroup, liftCaps } from '../lab/cgroups.mjs';
 
 test('caps are cpu=<N>% and mem=<N>[KMG], within what a kernel and a worker allow', () => {
   assert.deepEqual(parseCaps('cpu=2% mem=25M'), { cpu: 0.02, memBytes: 25 * 1024 ** 2 });
@@ -49,6 +49,27 @@ test('v2: one directory, cpu.max and memory.max, controllers delegated by the pa
     writeFileSync(join(root, 'lab-x-lb/memory.events'), 'low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n');
     const s = cg.stats();
     assert.deepEqual([s.cpuS, s.throttledS, s.oomKills], [0.25, 0.04, 1]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('lifting the caps of a cgroup whose killed process cannot finish dying: v1 and v2', () => {
+  const root = mkdtempSync(join(tmpdir(), 'lab-cgl-'));
+  try {
+    mkdirSync(join(root, 'one'));
+    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) { mkdirSync(join(root, 'one', c)); writeFileSync(join(root, 'one', c, 'cgroup.procs'), ''); }
+    const v1 = createCgroup('lab-x-lb', { cpu: 0.01, memBytes: 15 * 1024 ** 2 }, { fsRoot: join(root, 'one') });
+    liftCaps(v1.paths);
+    assert.equal(readFileSync(join(root, 'one/cpu/lab-x-lb/cpu.cfs_quota_us'), 'utf8'), '-1');
+    assert.equal(readFileSync(join(root, 'one/memory/lab-x-lb/memory.limit_in_bytes'), 'utf8'), '-1');
+    mkdirSync(join(root, 'two'));
+    writeFileSync(join(root, 'two', 'cgroup.controllers'), 'cpu memory pids\n');
+    writeFileSync(join(root, 'two', 'cgroup.subtree_control'), '');
+    const v2 = createCgroup('lab-x-lb', { cpu: 0.01, memBytes: 15 * 1024 ** 2 }, { fsRoot: join(root, 'two') });
+    liftCaps(v2.paths);
+    assert.equal(readFileSync(join(root, 'two/lab-x-lb/cpu.max'), 'utf8'), 'max');
+    assert.equal(readFileSync(join(root, 'two/lab-x-lb/memory.max'), 'utf8'), 'max');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
