@@ -23,39 +23,39 @@ k6 *args: setup
 
 # Run a suite (smoke, spike, soak, breakpoint): stacks up, k6 streaming to the metrics stores, tables, stacks down; non-zero exit on a failed case.
 test *args: setup
-    node lab/cli.mjs test "$@"
+    node lab/cli/index.mjs test "$@"
 
 # Print what the model expects for a suite, as JSON, starting nothing; --sensitivity: what it catches.
 expect *args: deps
-    node lab/cli.mjs expect "$@"
+    node lab/cli/index.mjs expect "$@"
 
 # Rewrite the README tables that come from the model (expected outcomes, sensitivity, --quick).
 docs: deps
-    node lab/cli.mjs docs
+    node lab/cli/index.mjs docs
 
 # Start one experiment's stack and leave it up; prints `name url` per endpoint.
 up experiment *args: setup
-    node lab/cli.mjs up "$@"
+    node lab/cli/index.mjs up "$@"
 
 # Benchmark (json-filter): wrk and k6 against each filter, nginx and the backend; prints k r/s and ratios.
 bench experiment *args: setup
-    node lab/cli.mjs bench "$@"
+    node lab/cli/index.mjs bench "$@"
 
 # Stop whatever `just up` started (the metrics stores stay up).
 down: deps
-    node lab/cli.mjs down
+    node lab/cli/index.mjs down
 
 # The metrics stores (InfluxDB, Prometheus, process-exporter): up (kept between runs), down, status.
 metrics action: setup
-    node lab/cli.mjs metrics "$@"
+    node lab/cli/index.mjs metrics "$@"
 
 # Run every panel query of every dashboard against the stores for a run (default: the latest); a panel with no data fails.
 panels *testid: setup
-    node lab/cli.mjs panels "$@"
+    node lab/cli/index.mjs panels "$@"
 
 # The limiter cases of a run judged from Prometheus alone (a run made elsewhere: name its plan).
 verdict *args: setup
-    node lab/cli.mjs verdict "$@"
+    node lab/cli/index.mjs verdict "$@"
 
 # Rewrite the dashboards' JSON from dashboards/src (committed; a unit test checks it is current).
 dashboards: deps
@@ -63,15 +63,15 @@ dashboards: deps
 
 # Delete the stores' data (.lab/data), the results and rendered configs; says what it deletes.
 clean: deps
-    node lab/cli.mjs clean
+    node lab/cli/index.mjs clean
 
 # Render an experiment's configs into .lab/rendered/ for `docker compose --profile <experiment> up`.
 render experiment *args: deps
-    node lab/cli.mjs render "$@"
+    node lab/cli/index.mjs render "$@"
 
 # List every experiment's knobs and their seed defaults.
 knobs *experiment: deps
-    node lab/cli.mjs knobs "$@"
+    node lab/cli/index.mjs knobs "$@"
 
 # Unit tests: the model against the seeds' tables, the runner, template rendering, the topology.
 unit: setup
@@ -79,8 +79,8 @@ unit: setup
 
 # What CI runs: unit tests, then every stack up briefly, then spike and breakpoint in quick time.
 ci: unit
-    node lab/cli.mjs test smoke
-    node lab/cli.mjs panels
-    node lab/cli.mjs test spike --quick
-    node lab/cli.mjs test breakpoint --quick
-    node lab/cli.mjs test load/cdn --quick
+    node lab/cli/index.mjs test smoke
+    node lab/cli/index.mjs panels
+    node lab/cli/index.mjs test spike --quick
+    node lab/cli/index.mjs test breakpoint --quick
+    node lab/cli/index.mjs test load/cdn --quick

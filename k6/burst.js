@@ -13,9 +13,9 @@
  * The stack cannot tell k6 what policy it runs: a plan and a stack that differ fail the
  * thresholds, as a changed policy should.
  * The thresholds are the model's, the same as under `./labw test`. BASE_URL or LAB_BASE_URLS
- * point it elsewhere (k6/lib/target.js).
+ * point it elsewhere (k6/lib/plan.js).
  */
-import { planRun } from './lib/plan-run.js';
+import { planRun } from './lib/kinds/limiter.js';
 
 const run = planRun('burst');
 export const options = run.options;

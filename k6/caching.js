@@ -2,7 +2,7 @@
  * caching (seed 000): users loop through a front nginx (limit_req 100 r/s, burst 200) and a back
  * nginx (10 r/s, burst 50) to an application that serves 10 requests at once, with a server
  * cache in the front, a client cache in each user, both, neither, straight to the application,
- * or a client that retries a 503. The model (thresholds/closed-loop.js) says per mode how many
+ * or a client that retries a 503. The model (thresholds/models/closed-loop.js) says per mode how many
  * answers are 200 and 503, how long the run and each answer take, and how many requests reach
  * the application (stacks/caching/README.md has the table and the seed's figures).
  *
@@ -13,9 +13,9 @@
  *   ./labw k6 run -e SUITE=stress -e KNOBS='{"server_cache":"lua"}' k6/caching.js
  *                                   (the stack too: `./labw up caching server_cache=lua`)
  * The thresholds are the model's, the same as under `./labw test`. No --quick: Cache-Control
- * lifetimes are whole seconds. BASE_URL or LAB_BASE_URLS point it elsewhere (k6/lib/target.js).
+ * lifetimes are whole seconds. BASE_URL or LAB_BASE_URLS point it elsewhere (k6/lib/plan.js).
  */
-import { closedRun } from './lib/closed-run.js';
+import { closedRun } from './lib/kinds/closed-loop.js';
 
 const run = closedRun('caching');
 export const options = run.options;

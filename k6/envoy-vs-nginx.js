@@ -6,10 +6,10 @@
  * By hand, against `./labw up envoy-vs-nginx`:
  *   ./labw k6 run k6/envoy-vs-nginx.js                      smoke
  *   ./labw k6 run -e SUITE=spike -e QUICK=2 k6/envoy-vs-nginx.js   (after `./labw up envoy-vs-nginx --quick=2`)
- * The thresholds are the model's, the same as under `./labw test`; see k6/lib/target.js for
+ * The thresholds are the model's, the same as under `./labw test`; see k6/lib/plan.js for
  * SUITE, QUICK, KNOBS, BASE_URL and LAB_BASE_URLS.
  */
-import { planRun } from './lib/plan-run.js';
+import { planRun } from './lib/kinds/limiter.js';
 
 const run = planRun('envoy-vs-nginx');
 export const options = run.options;

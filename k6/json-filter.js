@@ -8,9 +8,9 @@
  * By hand, against `./labw up json-filter`:
  *   ./labw k6 run k6/json-filter.js                         smoke: 20 documents per server
  *   ./labw k6 run -e SUITE=breakpoint -e QUICK=5 k6/json-filter.js  (after `./labw up json-filter --quick`)
- * See k6/lib/target.js for SUITE, QUICK, KNOBS, BASE_URL and LAB_BASE_URLS.
+ * See k6/lib/plan.js for SUITE, QUICK, KNOBS, BASE_URL and LAB_BASE_URLS.
  */
-import { capacityRun } from './lib/capacity-run.js';
+import { capacityRun } from './lib/kinds/capacity.js';
 
 const run = capacityRun();
 export const options = run.options;

@@ -45,7 +45,7 @@ command -v npm >/dev/null || die "npm is needed with Node.js $node_v: it comes w
 if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
   step "npm ci" bash -c "cd '$root' && npm ci --no-audit --no-fund --loglevel=error"
 fi
-# The client cache k6 runs (k6/lib/closed-run.js): http-cache-semantics from the lockfile, as
+# The client cache k6 runs (k6/lib/kinds/closed-loop.js): http-cache-semantics from the lockfile, as
 # one ES module without Node built-ins, made by esbuild (also pinned there).
 bundle="$root/k6/lib/vendor/http-cache-semantics.js"
 if [ ! -s "$bundle" ] || [ "$root/package-lock.json" -nt "$bundle" ]; then

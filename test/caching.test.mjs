@@ -1,9 +1,9 @@
-// The closed-loop model (thresholds/closed-loop.js) and the caching plan built on it: the
+// The closed-loop model (thresholds/models/closed-loop.js) and the caching plan built on it: the
 // mechanics one at a time, then the seed's figures, then that a changed policy moves the
 // expected ranges out of the default ones (so the run would fail).
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { runLoop, summarize, predictLoop } from '../thresholds/closed-loop.js';
+import { runLoop, summarize, predictLoop } from '../thresholds/models/closed-loop.js';
 import { plan } from '../thresholds/plan.js';
 import { shuffledOrders } from '../thresholds/experiments/caching.js';
 import { parseResources } from '../servers/node/lib/resources.js';

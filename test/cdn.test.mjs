@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { predictCapped, originFills, withCosts, CAPPED_TOLERANCE } from '../thresholds/capped.js';
+import { predictCapped, originFills, withCosts, CAPPED_TOLERANCE } from '../thresholds/kinds/capped.js';
 import { plan } from '../thresholds/plan.js';
 import { capLevels } from '../thresholds/experiments/cdn.js';
-import { resourcesOver } from '../lab/resources.mjs';
-import { labCgroups, createCgroup } from '../lab/cgroups.mjs';
-import { exposition } from '../lab/cgroup-exporter.mjs';
+import { resourcesOver } from '../lab/stack/resources.mjs';
+import { labCgroups, createCgroup } from '../lab/stack/cgroups.mjs';
+import { exposition } from '../lab/stores/cgroup-exporter.mjs';
 import { parsePrometheusText } from '../k6/lib/prom-text.js';
 
 test('throughput is the smallest cap / cost, and that service is the bottleneck', () => {

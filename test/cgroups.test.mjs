@@ -1,4 +1,4 @@
-// CPU and memory caps (lab/cgroups.mjs): the caps' syntax, both hierarchies' files against a
+// CPU and memory caps (lab/stack/cgroups.mjs): the caps' syntax, both hierarchies' files against a
 // fake /sys/fs/cgroup, and, where this machine lets the lab make cgroups (root, v1 or v2), a
 // real one: a busy loop capped at 2 % of a core gets about 2 % and leaves nothing behind.
 import test from 'node:test';
@@ -7,7 +7,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { parseCaps, cgroupVersion, createCgroup, wrapInCgroup, liftCaps } from '../lab/cgroups.mjs';
+import { parseCaps, cgroupVersion, createCgroup, wrapInCgroup, liftCaps } from '../lab/stack/cgroups.mjs';
 
 test('caps are cpu=<N>% and mem=<N>[KMG], within what a kernel and a worker allow', () => {
   assert.deepEqual(parseCaps('cpu=2% mem=25M'), { cpu: 0.02, memBytes: 25 * 1024 ** 2 });
@@ -102,9 +102,9 @@ test('a real cgroup: 2 % of a core for a busy loop, then nothing left', { skip: 
 });
 
 test("a capped service of a stack runs inside its cgroup, which goes with the stack, or with a dead run's reaping", { skip: !canMake && 'this machine lets no process make cgroups' }, async () => {
-  const { loadTopology } = await import('../lab/topology.mjs');
-  const { startStack, stopStack } = await import('../lab/stack.mjs');
-  const { StateFile, reapStale } = await import('../lab/procs.mjs');
+  const { loadTopology } = await import('../lab/stack/topology.mjs');
+  const { startStack, stopStack } = await import('../lab/stack/start-stop.mjs');
+  const { StateFile, reapStale } = await import('../lab/stack/procs.mjs');
   const dir = mkdtempSync(join(tmpdir(), 'lab-capped-'));
   try {
     const port = 18990 + (process.pid % 9);

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { docs, regenerate } from '../lab/docs.mjs';
+import { docs, regenerate } from '../lab/cli/docs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -9,7 +9,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Http1Parser } from '../servers/node/lib/http1.js';
 import { filterImplementations } from './filter-implementations.mjs';
-import { seededRandom } from '../thresholds/random.js';
+import { seededRandom } from '../thresholds/models/random.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMITS = { maxBody: 1024, maxHead: 1024, headerTimeoutMs: 300, idleTimeoutMs: 600, backendTimeoutMs: 200 };

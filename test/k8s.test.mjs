@@ -1,4 +1,4 @@
-// Kubernetes manifests from the topology (lab/k8s.mjs): seed 003's variant (burst on a
+// Kubernetes manifests from the topology (lab/k8s/manifests.mjs): seed 003's variant (burst on a
 // cluster, its load by k6-operator) renders, passes the Kubernetes schemas (kubernetes-validate,
 // strict, Kubernetes 1.33) and the TestRun schema, and a broken field fails them; a stack that
 // still names 127.0.0.1 for a neighbour is refused.
@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { k8sManifests, writeManifests } from '../lab/k8s.mjs';
-import { loadTopology } from '../lab/topology.mjs';
-import { labEnv } from '../lab/run.mjs';
-import { parseRunArgs } from '../lab/args.mjs';
+import { k8sManifests, writeManifests } from '../lab/k8s/manifests.mjs';
+import { loadTopology } from '../lab/stack/topology.mjs';
+import { labEnv } from '../lab/run/suite.mjs';
+import { parseRunArgs } from '../lab/cli/args.mjs';
 import { plan, stackTargets } from '../thresholds/plan.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,7 +26,7 @@ function manifests(words, parallelism = 2) {
   return k8sManifests({ root, env: labEnv(root), topology: loadTopology(join(root, 'docker-compose.yml')), request: req, experiment, policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus: 'http://prometheus.monitoring:9090', testid: 'test-1' }).objects;
 }
 
-const validate = (files) => spawnSync(python, [join(root, 'lab', 'k8s-validate.py'), K8S_VERSION, ...files], { encoding: 'utf8' });
+const validate = (files) => spawnSync(python, [join(root, 'lab', 'k8s', 'validate.py'), K8S_VERSION, ...files], { encoding: 'utf8' });
 
 test('burst on Kubernetes: its stack and a k6-operator TestRun pass the schemas; broken fields fail them', () => {
   const objects = manifests(['spike/burst', '--quick']);

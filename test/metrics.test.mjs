@@ -9,10 +9,10 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import YAML from 'yaml';
-import { parsePrometheusText, countsTable } from '../lab/counts.mjs';
-import { macros, expand, checkPanels } from '../lab/panels.mjs';
+import { parsePrometheusText, countsTable } from '../lab/judge/nothing-lost.mjs';
+import { macros, expand, checkPanels } from '../lab/stores/panels.mjs';
 import { buildDashboards } from '../dashboards/build.mjs';
-import { loadTopology, scrapeTargets } from '../lab/topology.mjs';
+import { loadTopology, scrapeTargets } from '../lab/stack/topology.mjs';
 import { plan } from '../thresholds/plan.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,10 +1,10 @@
 // The model against the seeds' own tables (002 and 003), and its basic mechanics.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { limitReq } from '../thresholds/limit-req.js';
-import { tokenBucket } from '../thresholds/token-bucket.js';
+import { limitReq } from '../thresholds/models/limit-req.js';
+import { tokenBucket } from '../thresholds/models/token-bucket.js';
 import { plan } from '../thresholds/plan.js';
-import { simulate } from '../thresholds/simulate.js';
+import { simulate } from '../thresholds/models/limiter-replay.js';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 const inRange = (v, r) => v >= r.lo && v <= r.hi;

@@ -1,10 +1,10 @@
-// Execution segments (lab/segments.mjs): each process's arguments, and the merge of their
+// Execution segments (lab/run/segments.mjs): each process's arguments, and the merge of their
 // summaries into one a single process would have given: counts added, maxima kept, and
 // percentiles bounded by the largest segment's.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { segmentArgs, mergeSummaries } from '../lab/segments.mjs';
-import { parseRunArgs } from '../lab/args.mjs';
+import { segmentArgs, mergeSummaries } from '../lab/run/segments.mjs';
+import { parseRunArgs } from '../lab/cli/args.mjs';
 
 test('segment i of n covers i/n to (i+1)/n of the same sequence, tagged', () => {
   assert.deepEqual(segmentArgs(0, 2), ['--execution-segment', '0:1/2', '--execution-segment-sequence', '0,1/2,1', '--tag', 'segment=0']);

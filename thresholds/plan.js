@@ -9,12 +9,12 @@ import envoyVsNginx from './experiments/envoy-vs-nginx.js';
 import jsonFilter from './experiments/json-filter.js';
 import caching from './experiments/caching.js';
 import cdn from './experiments/cdn.js';
-import { capacityPlan } from './capacity.js';
-import { closedPlan } from './closed.js';
-import { cappedPlan } from './capped.js';
-import { countRange } from './ranges.js';
+import { capacityPlan } from './kinds/capacity.js';
+import { closedPlan } from './kinds/closed-loop.js';
+import { cappedPlan } from './kinds/capped.js';
+import { countRange } from './count-range.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
-import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from './simulate.js';
+import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from './models/limiter-replay.js';
 
 export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, caching, cdn, 'json-filter': jsonFilter };
 export const QUICK_FACTOR = 5;

@@ -159,7 +159,7 @@ function caching() {
   });
 }
 
-// The cgroups of capped services, under cAdvisor's names (cAdvisor in Docker, lab/cgroup-exporter.mjs natively).
+// The cgroups of capped services, under cAdvisor's names (cAdvisor in Docker, lab/stores/cgroup-exporter.mjs natively).
 const cgroupPanels = (match) => [
   prom('CPU % of one core, by service (cgroup)', 'percent', [{ expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' }]),
   prom('Memory in use, by service (cgroup)', 'bytes', [{ expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' }]),

@@ -18,7 +18,7 @@
  * Time cannot be compressed: Cache-Control lifetimes are whole seconds, so a 3 s lifetime /5 is
  * not expressible, and nginx's proxy_cache counts whole seconds too.
  */
-import { seededRandom } from '../random.js';
+import { seededRandom } from '../models/random.js';
 
 const RESOURCES = ['hare', 'tortoise', 'snail'];
 

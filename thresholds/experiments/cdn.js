@@ -4,7 +4,7 @@
  * uncapped, once with every nginx capped at 2 % of one CPU and 25 MiB, once at 1 % and 15 MiB.
  * The seed read `docker stats`, found the load balancer at its cap, and saw 106, 39 and 21 r/s.
  *
- * The model (thresholds/capped.js): the uncapped level measures what one request costs each
+ * The model (thresholds/kinds/capped.js): the uncapped level measures what one request costs each
  * service in CPU (its cgroup's accounting); under caps, throughput is the smallest cap / cost,
  * and that service is the bottleneck. What the seed does not state, each a knob with the
  * lab's assumption as default:
@@ -23,7 +23,7 @@ const SEED = {
 /** A cap level's name: uncapped, cpu2-mem25, cpu1, mem15. */
 export const levelName = (cpu, mem) => [cpu ? `cpu${cpu}` : '', mem ? `mem${mem}` : ''].filter(Boolean).join('-') || 'uncapped';
 
-/** The caps text of a level, as lab/cgroups.mjs parses it ('' is accounting only). */
+/** The caps text of a level, as lab/stack/cgroups.mjs parses it ('' is accounting only). */
 export const capsText = (cpu, mem) => [cpu ? `cpu=${cpu}%` : '', mem ? `mem=${mem}M` : ''].filter(Boolean).join(' ');
 
 /** The cap levels the knobs ask for, the uncapped one first (it measures the costs). */

@@ -10,7 +10,7 @@
  * sooner than the backend's delay; below its breakpoint a server answers everything) and about
  * cost against the references measured in the same run, whose bounds come from `measuredSpread`.
  */
-import { FIRST_STEP } from '../capacity.js';
+import { FIRST_STEP } from '../kinds/capacity.js';
 
 const filters = ['node', 'node-cluster', 'erlang'];
 const servers = [...filters, 'nginx', 'direct'];

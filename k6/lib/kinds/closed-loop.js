@@ -15,11 +15,11 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 import { sleep, fail } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
-import CachePolicy from './vendor/http-cache-semantics.js';
-import { summaryFiles } from './summary.js';
-import { loadPlan, baseUrls as serviceUrls } from './target.js';
-import { closedThresholds } from '../../thresholds/k6-options.js';
-import { countOnWire } from './wire.js';
+import CachePolicy from '../vendor/http-cache-semantics.js';
+import { summaryFiles } from '../summary.js';
+import { loadPlan, baseUrls as serviceUrls } from '../plan.js';
+import { closedThresholds } from '../../../thresholds/kinds/limiter.js';
+import { countOnWire } from '../wire.js';
 
 const responses = new Counter('lab_responses');
 const responseTime = new Trend('lab_response_time', true);

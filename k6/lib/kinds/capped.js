@@ -13,10 +13,10 @@
 import http from 'k6/http';
 import { fail } from 'k6';
 import { Counter } from 'k6/metrics';
-import { summaryFiles } from './summary.js';
-import { loadPlan, baseUrls as serviceUrls } from './target.js';
-import { countOnWire } from './wire.js';
-import { parsePrometheusText } from './prom-text.js';
+import { summaryFiles } from '../summary.js';
+import { loadPlan, baseUrls as serviceUrls } from '../plan.js';
+import { countOnWire } from '../wire.js';
+import { parsePrometheusText } from '../prom-text.js';
 
 const answers = new Counter('lab_cdn_answers');
 const originFills = new Counter('lab_origin_fills');

@@ -17,7 +17,7 @@ export const renderText = (template, view) => Mustache.render(template, view);
  * whether it runs natively (Debian's packages) or in the images of docker-compose.yml; and
  * where to listen (`bind`) and each other service's address (`at.<service>`): all on
  * 127.0.0.1 natively and in Docker's host network, a pod's own interfaces and the services'
- * DNS names on Kubernetes (lab/k8s.mjs passes `network`).
+ * DNS names on Kubernetes (lab/k8s/manifests.mjs passes `network`).
  */
 export function serviceView({ policy, targets, ports, service, prefix = '', config = {}, root = '/lab', native = false, extra = {}, network = null }) {
   const at = Object.fromEntries(Object.keys(ports).map((name) => [name, network ? network.at(name) : '127.0.0.1']));

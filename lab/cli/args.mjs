@@ -3,9 +3,9 @@
  *   <suite[/experiment]|experiment> [--quick[=N]] [--segments=N] [--no-metrics] [experiment.knob=value | knob=value ...]
  * A bare knob applies to every experiment of the run that has a knob of that name.
  */
-import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, plan as makePlan } from '../thresholds/plan.js';
-import { resolveKnobs, scaleKnobs, parseFactor } from '../thresholds/knobs.js';
-import { MAX_SEGMENTS } from './segments.mjs';
+import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, plan as makePlan } from '../../thresholds/plan.js';
+import { resolveKnobs, scaleKnobs, parseFactor } from '../../thresholds/knobs.js';
+import { MAX_SEGMENTS } from '../run/segments.mjs';
 
 export function parseRunArgs(words, { target = 'suite' } = {}) {
   const [name, ...rest] = words;

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /*
- * The lab's cgroups (one per capped service, lab/cgroups.mjs) in Prometheus text format, under
+ * The lab's cgroups (one per capped service, lab/stack/cgroups.mjs) in Prometheus text format, under
  * cAdvisor's metric names and its `name` label, so one dashboard reads cAdvisor in Docker mode
  * and this natively (no cAdvisor package on these machines). Read at every scrape: a cgroup that
  * is gone is simply not listed.
- *   node lab/cgroup-exporter.mjs --port 9257
+ *   node lab/stores/cgroup-exporter.mjs --port 9257
  */
 import http from 'node:http';
-import { labCgroups } from './cgroups.mjs';
+import { labCgroups } from '../stack/cgroups.mjs';
 
 const METRICS = [
   ['container_cpu_usage_seconds_total', 'counter', 'CPU time used by the cgroup (s).', (s) => s.cpuS],

@@ -1,6 +1,6 @@
 /*
  * The resources table of a run, like the seed's `docker stats`, from the cgroups' own counters
- * sampled over the run (lab/cpu.mjs): per service, CPU % of one core over the loaded window,
+ * sampled over the run (lab/stack/cpu.mjs): per service, CPU % of one core over the loaded window,
  * memory in use (the most seen in the window) against its limit, the kernel's peak, PIDs, OOM
  * kills and time throttled by the CPU quota. Network I/O is not in the table: natively every
  * service shares the loopback interface, and cgroups count no bytes (Docker gives each

@@ -3,7 +3,7 @@
  * with the plan's own ranges (the same numbers k6's thresholds were given), then prints the
  * table a user reads first: case | seed | expected | measured | pass.
  */
-import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds } from '../thresholds/k6-options.js';
+import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds } from '../../thresholds/kinds/limiter.js';
 
 export const within = (v, r) => v !== null && v >= r.lo && v <= r.hi;
 

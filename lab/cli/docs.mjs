@@ -6,10 +6,10 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { plan, experiments, QUICK_FACTOR } from '../thresholds/plan.js';
-import { sensitivity } from '../thresholds/sensitivity.js';
-import { comparisonBounds } from '../thresholds/capacity.js';
-import { loadTopology } from './topology.mjs';
+import { plan, experiments, QUICK_FACTOR } from '../../thresholds/plan.js';
+import { sensitivity } from '../../thresholds/sensitivity.js';
+import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
+import { loadTopology } from '../stack/topology.mjs';
 
 const span = (r) => (r.min === r.max ? `${r.min}` : `${r.min}..${r.max}`);
 const secs = (ms) => `${(ms / 1000).toFixed(ms >= 10_000 ? 1 : 2)} s`;

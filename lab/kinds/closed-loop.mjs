@@ -4,8 +4,8 @@
  * model | expected | measured: responses/s, the share of 503s, mean, min and max latency, and
  * how many requests reached the application.
  */
-import { closedThresholds } from '../thresholds/k6-options.js';
-import { within, ms } from './report.mjs';
+import { closedThresholds } from '../../thresholds/kinds/limiter.js';
+import { within, ms } from './limiter.mjs';
 
 // One object, so the runner prints every closed-loop plan's rows in one table.
 const HEAD = ['case', 'measure', 'seed', 'model', 'expected', 'measured', 'pass'];

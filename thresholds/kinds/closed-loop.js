@@ -5,8 +5,8 @@
  * another, as they share the application's workers; each meets fresh limiter keys and a fresh
  * server cache (both keyed by the case), and its users fresh client caches.
  */
-import { predictLoop } from './closed-loop.js';
-import { countRange } from './ranges.js';
+import { predictLoop } from '../models/closed-loop.js';
+import { countRange } from '../count-range.js';
 
 /**
  * The stated tolerance around the model's range. A closed loop feeds its own timing back (an

@@ -11,9 +11,9 @@
  * segments' (if no segment has more than 1 % of its requests above x, the whole has not either),
  * which is how `p99 < 1 s` is judged.
  */
-import { limiterOutcomes } from './report.mjs';
-import { sentMetric, okMetric, limitedMetric, latencyMetric } from '../thresholds/k6-options.js';
-import { storeCounts, RUN_LOOKBACK } from './counts.mjs';
+import { limiterOutcomes } from '../kinds/limiter.mjs';
+import { sentMetric, okMetric, limitedMetric, latencyMetric } from '../../thresholds/kinds/limiter.js';
+import { storeCounts, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
 
 export const MAX_SEGMENTS = 8;
 

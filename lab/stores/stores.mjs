@@ -5,7 +5,7 @@
  * after. Their data stays in .lab/data/ either way, until `just clean`.
  */
 import { join } from 'node:path';
-import { startStack, stopStack } from './stack.mjs';
+import { startStack, stopStack } from '../stack/start-stop.mjs';
 
 export const METRICS_PROFILE = 'metrics';
 

@@ -6,10 +6,10 @@
 import http from 'k6/http';
 import { fail } from 'k6';
 import { Counter, Gauge } from 'k6/metrics';
-import { k6Options } from '../../thresholds/k6-options.js';
-import { summaryFiles } from './summary.js';
-import { loadPlan, baseUrls as serviceUrls } from './target.js';
-import { countOnWire } from './wire.js';
+import { k6Options } from '../../../thresholds/kinds/limiter.js';
+import { summaryFiles } from '../summary.js';
+import { loadPlan, baseUrls as serviceUrls } from '../plan.js';
+import { countOnWire } from '../wire.js';
 
 const unexpected = new Counter('unexpected_status');
 // The model's longest wait per case, written once so that dashboards can set it beside k6's.

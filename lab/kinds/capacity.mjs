@@ -5,8 +5,8 @@
  * in the closed run, relayed median latency at the first step over the direct backend's); per
  * case the relayed latency floor and what the backend received against what the case relayed.
  */
-import { rampSteps, breakpoint, steadyRps, steadyWindow, backendBounds } from '../thresholds/capacity.js';
-import { cpuBetween } from './cpu.mjs';
+import { rampSteps, breakpoint, steadyRps, steadyWindow, backendBounds } from '../../thresholds/kinds/capacity.js';
+import { cpuBetween } from '../stack/cpu.mjs';
 
 const pct = (x) => `${(x * 100).toFixed(2)} %`;
 const mark = (b) => (b ? 'ok' : 'FAIL');

@@ -4,8 +4,8 @@
  * and, for limiter cases, what the proxy itself counted (nginx's lab counters, Envoy's per-case local rate limit stats)
  * must be the same number. A mismatch fails the run.
  */
-import { okMetric, limitedMetric, sentMetric } from '../thresholds/k6-options.js';
-import { parsePrometheusText } from '../k6/lib/prom-text.js';
+import { okMetric, limitedMetric, sentMetric } from '../../thresholds/kinds/limiter.js';
+import { parsePrometheusText } from '../../k6/lib/prom-text.js';
 
 export { parsePrometheusText };
 

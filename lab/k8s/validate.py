@@ -1,7 +1,7 @@
 """Validates the lab's Kubernetes manifests offline: core objects against the Kubernetes schemas
 that PyPI's kubernetes-validate ships (strict: unknown fields refused), k6-operator's TestRun
 against stacks/k8s/testrun.schema.json. Prints one line per object; exits 1 if any fails.
-  python lab/k8s-validate.py <kubernetes version> file.yaml ..."""
+  python lab/k8s/validate.py <kubernetes version> file.yaml ..."""
 import json
 import pathlib
 import sys
@@ -10,7 +10,7 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-SCHEMA = json.loads((pathlib.Path(__file__).parent.parent / "stacks/k8s/testrun.schema.json").read_text())
+SCHEMA = json.loads((pathlib.Path(__file__).parents[2] / "stacks/k8s/testrun.schema.json").read_text())
 
 
 def main(version, files):

@@ -29,7 +29,7 @@ export function groupTicks(groups) {
 
 /**
  * Starts sampling the services' process groups; stop() returns {service: [[epochMs, cpuS], ...]}.
- * A service in a cgroup of its own (lab/cgroups.mjs) is read from the cgroup instead: its CPU
+ * A service in a cgroup of its own (lab/stack/cgroups.mjs) is read from the cgroup instead: its CPU
  * in nanoseconds, counting every process that ever ran in it; its memory, PIDs and OOM kills
  * are kept too, for the resources table (cgroupSamples()).
  */

@@ -12,10 +12,10 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 import { fail } from 'k6';
 import { Trend, Counter, Rate } from 'k6/metrics';
-import { summaryFiles } from './summary.js';
-import { loadPlan, baseUrls as serviceUrls } from './target.js';
+import { summaryFiles } from '../summary.js';
+import { loadPlan, baseUrls as serviceUrls } from '../plan.js';
 
-const bodyText = open('../json-filter-sample.json');
+const bodyText = open('../../json-filter-sample.json');
 
 export function capacityRun() {
   const plan = loadPlan('json-filter');

@@ -18,13 +18,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { plan as makePlan, stackTargets } from '../thresholds/plan.js';
-import { loadTopology } from './topology.mjs';
-import { startStack, stopStack } from './stack.mjs';
-import { requireTools } from './procs.mjs';
-import { formatTable } from './report.mjs';
-import { labEnv, openRun } from './run.mjs';
-import { predictCapped } from '../thresholds/capped.js';
+import { plan as makePlan, stackTargets } from '../../thresholds/plan.js';
+import { loadTopology } from '../stack/topology.mjs';
+import { startStack, stopStack } from '../stack/start-stop.mjs';
+import { requireTools } from '../stack/procs.mjs';
+import { formatTable } from '../kinds/limiter.mjs';
+import { labEnv, openRun } from '../run/suite.mjs';
+import { predictCapped } from '../../thresholds/kinds/capped.js';
 
 const SERVERS = [
   ['node', 'json-filter-node'],

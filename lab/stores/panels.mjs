@@ -7,7 +7,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { panelRequirements } from '../dashboards/src/boards.mjs';
+import { panelRequirements } from '../../dashboards/src/boards.mjs';
 
 const SCRAPE_S = 1; // the datasources' timeInterval (provisioning) and Prometheus's scrape interval
 

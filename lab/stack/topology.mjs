@@ -34,9 +34,9 @@ export function loadTopology(file) {
       // Where Prometheus scrapes the service: {port: <name in ports>, path}.
       metrics: native.metrics || null,
       // CPU and memory caps, a template like "{{caps}}" (cpu=2% mem=25M; empty: none), run in a
-      // cgroup of the service's own (lab/cgroups.mjs).
+      // cgroup of the service's own (lab/stack/cgroups.mjs).
       caps: native.caps || null,
-      // What Docker runs (compose's own keys), for the Kubernetes manifests (lab/k8s.mjs).
+      // What Docker runs (compose's own keys), for the Kubernetes manifests (lab/k8s/manifests.mjs).
       docker: { image: s.image, command: s.command || null, workingDir: s.working_dir || null, volumes: s.volumes || [] },
     };
     if (services[name].metrics && !native.ports[services[name].metrics.port]) {

@@ -6,20 +6,20 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync, readFileSync, rmSync, symlinkSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
-import { plan as makePlan, stackTargets } from '../thresholds/plan.js';
-import { loadTopology } from './topology.mjs';
-import { startStack, stopStack } from './stack.mjs';
-import { StateFile, reapStale, logTail, requireTools } from './procs.mjs';
-import { limiterOutcomes, formatTable } from './report.mjs';
-import { capacityOutcomes } from './report-capacity.mjs';
-import { closedOutcomes } from './report-closed.mjs';
-import { cappedOutcomes, costsFrom } from './report-capped.mjs';
-import { resourceRows } from './resources.mjs';
-import { parseCaps } from './cgroups.mjs';
-import { withCosts } from '../thresholds/capped.js';
-import { sampleCpu } from './cpu.mjs';
-import { storesForRun, k6Outputs, streamsFor } from './metrics.mjs';
-import { proxyCounts, k6Counts, storeCounts, countsTable } from './counts.mjs';
+import { plan as makePlan, stackTargets } from '../../thresholds/plan.js';
+import { loadTopology } from '../stack/topology.mjs';
+import { startStack, stopStack } from '../stack/start-stop.mjs';
+import { StateFile, reapStale, logTail, requireTools } from '../stack/procs.mjs';
+import { limiterOutcomes, formatTable } from '../kinds/limiter.mjs';
+import { capacityOutcomes } from '../kinds/capacity.mjs';
+import { closedOutcomes } from '../kinds/closed-loop.mjs';
+import { cappedOutcomes, costsFrom } from '../kinds/capped.mjs';
+import { resourceRows } from '../stack/resources.mjs';
+import { parseCaps } from '../stack/cgroups.mjs';
+import { withCosts } from '../../thresholds/kinds/capped.js';
+import { sampleCpu } from '../stack/cpu.mjs';
+import { storesForRun, k6Outputs, streamsFor } from '../stores/stores.mjs';
+import { proxyCounts, k6Counts, storeCounts, countsTable } from '../judge/nothing-lost.mjs';
 import { segmentArgs, mergeSummaries } from './segments.mjs';
 
 export function labEnv(root) {
@@ -227,7 +227,7 @@ async function runPlan(plan, { root, env, topology, run, stores, say, running, i
 /**
  * A capped plan (cdn): one stack and one k6 run per cap level, one after another, each stack
  * with its level's caps. The uncapped level comes first and measures what a request costs each
- * service; the capped levels are then planned with those costs (thresholds/capped.js).
+ * service; the capped levels are then planned with those costs (thresholds/kinds/capped.js).
  */
 async function runCapped(plan, ctx) {
   const all = nothingJudged();
@@ -254,7 +254,7 @@ const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${pl
 
 /**
  * Runs k6 on one plan, as one process or as `segments` processes with an execution segment
- * each (lab/segments.mjs), whose summaries are merged into the plan's; a stack process that
+ * each (lab/run/segments.mjs), whose summaries are merged into the plan's; a stack process that
  * dies meanwhile stops k6 and is reported by name.
  */
 async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1 }) {

@@ -4,8 +4,8 @@
  * OOM kills and the origins' refills; the uncapped level yields the costs the capped ones are
  * judged by (costsFrom). Every figure, and the seed's beside it, goes in the table.
  */
-import { within } from './report.mjs';
-import { resourcesOver } from './resources.mjs';
+import { within } from './limiter.mjs';
+import { resourcesOver } from '../stack/resources.mjs';
 
 const mark = (b) => (b ? 'ok' : 'FAIL');
 const fixed = (x, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));

@@ -18,10 +18,10 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, mkdtem
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import YAML from 'yaml';
-import { stackServices, portsByService } from './topology.mjs';
-import { serviceView, renderedConfigs, renderArgs, renderText } from './render.mjs';
-import { parseCaps } from './cgroups.mjs';
-import { topologyView } from './stack.mjs';
+import { stackServices, portsByService } from '../stack/topology.mjs';
+import { serviceView, renderedConfigs, renderArgs, renderText } from '../stack/render.mjs';
+import { parseCaps } from '../stack/cgroups.mjs';
+import { topologyView } from '../stack/start-stop.mjs';
 
 const LABELS = { 'app.kubernetes.io/part-of': 'proxy-policy-lab' };
 const K6_IMAGE = 'grafana/k6:1.8.1';
@@ -176,7 +176,7 @@ export function k8sManifests({ root, env, topology, request, experiment, policy,
     SUITE: request.name,
     ...(request.factor > 1 ? { QUICK: String(request.factor) } : {}),
     ...(Object.keys(request.overrides[experiment] || {}).length ? { KNOBS: JSON.stringify(request.overrides[experiment]) } : {}),
-    // The plan as `parallelism` pods share it: each gets the whole VU count (lab/segments.mjs).
+    // The plan as `parallelism` pods share it: each gets the whole VU count (lab/run/segments.mjs).
     ...(parallelism > 1 ? { SEGMENTS: String(parallelism) } : {}),
     LAB_BASE_URLS: JSON.stringify(baseUrls),
     LAB_RESULTS: '/tmp',
