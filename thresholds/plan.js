@@ -4,11 +4,7 @@
  * prints it (`just expect`), k6 turns it into scenarios and thresholds, and the results table
  * compares against it. Nothing expected comes from anywhere else.
  */
-import burst from './experiments/burst.js';
-import envoyVsNginx from './experiments/envoy-vs-nginx.js';
-import jsonFilter from './experiments/json-filter.js';
-import caching from './experiments/caching.js';
-import cdn from './experiments/cdn.js';
+import { experiments } from './experiments/index.js';
 import { capacityPlan } from './kinds/capacity.js';
 import { closedPlan } from './kinds/closed-loop.js';
 import { cappedPlan } from './kinds/capped.js';
@@ -16,7 +12,7 @@ import { countRange } from './count-range.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
 import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from './models/limiter-replay.js';
 
-export const experiments = { burst, 'envoy-vs-nginx': envoyVsNginx, caching, cdn, 'json-filter': jsonFilter };
+export { experiments };
 export const QUICK_FACTOR = 5;
 
 /**
