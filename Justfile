@@ -7,7 +7,7 @@ set shell := ["bash", "-uc"]
 
 # List the recipes.
 default:
-    @just --list --unsorted
+    @{{just_executable()}} --list --unsorted
 
 # Install the pinned toolchain (Debian packages, k6, Envoy, npm packages); a second run only checks.
 setup:
@@ -21,7 +21,7 @@ deps:
 k6 *args: setup
     .lab/bin/k6 "$@"
 
-# Run a suite (smoke, spike, soak, breakpoint): stacks up, k6 streaming to the metrics stores, tables, stacks down; non-zero exit on a failed case.
+# Run a suite (smoke, spike, soak, stress, load, breakpoint): stacks up, k6 streaming to the metrics stores, tables, stacks down; non-zero exit on a failed case.
 test *args: setup
     node lab/cli/index.mjs test "$@"
 
@@ -29,7 +29,7 @@ test *args: setup
 expect *args: deps
     node lab/cli/index.mjs expect "$@"
 
-# Rewrite the README tables that come from the model (expected outcomes, sensitivity, --quick).
+# Rewrite what comes from the model and the topology: the tables in the READMEs and docs/, k6/lib/services.json, the suites the `test` line names.
 docs: deps
     node lab/cli/index.mjs docs
 
@@ -77,7 +77,7 @@ knobs *experiment: deps
 unit: setup
     node --test test/
 
-# What CI runs: unit tests, then every stack up briefly, then spike and breakpoint in quick time.
+# What CI runs: unit tests, then every stack up briefly and its dashboards' panels, then spike, breakpoint and load/cdn in quick time.
 ci: unit
     node lab/cli/index.mjs test smoke
     node lab/cli/index.mjs panels

@@ -1,5 +1,6 @@
 /*
- * `just dashboards`: writes every dashboard of src/boards.mjs to dashboards/<name>.json, where
+ * `just dashboards`: writes every dashboard of src/boards.mjs (its own boards and one per
+ * experiment, from src/<experiment>.mjs) to dashboards/<name>.json, where
  * Grafana's provisioning (provisioning/) finds them. The JSON is committed; a unit test fails
  * when it differs from what the sources generate.
  */

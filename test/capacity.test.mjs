@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan } from '../thresholds/plan.js';
 import { rampSteps, breakpoint, comparisonBounds, CAPACITY } from '../thresholds/kinds/capacity.js';
-import { capacityOutcomes } from '../lab/kinds/capacity.mjs';
+import { judge as judgeCapacity } from '../lab/kinds/capacity.mjs';
 import jsonFilter from '../thresholds/experiments/json-filter.js';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
@@ -118,7 +118,7 @@ function healthyRun(p, tweak = {}) {
   return { summary: { metrics, setup_data: { t0: T0 } }, cpu };
 }
 
-const judge = (p, run) => capacityOutcomes(p, run.summary, run.cpu).outcomes;
+const judge = (p, run) => judgeCapacity(p, { summary: run.summary, cpu: run.cpu }).outcomes;
 const failing = (p, run) => judge(p, run).filter((o) => !o.pass).map((o) => o.case);
 
 test('judging a breakpoint run: CPU per request against the references, latency over the direct backend', () => {

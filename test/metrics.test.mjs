@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,8 @@ import YAML from 'yaml';
 import { parsePrometheusText, countsTable } from '../lab/judge/nothing-lost.mjs';
 import { macros, expand, checkPanels } from '../lab/stores/panels.mjs';
 import { buildDashboards } from '../dashboards/build.mjs';
+import { boards, loadExperimentBoards } from '../dashboards/src/boards.mjs';
+import { list } from '../thresholds/experiments/index.js';
 import { loadTopology, scrapeTargets } from '../lab/stack/topology.mjs';
 import { plan } from '../thresholds/plan.js';
 
@@ -61,6 +63,21 @@ test("Grafana's macros as Grafana expands them for a run", () => {
 
 test('the committed dashboards are what dashboards/src generates (run `just dashboards`)', () => {
   assert.deepEqual(buildDashboards({ check: true }), []);
+});
+
+test('every experiment of the list has its board, from dashboards/src/<experiment>.mjs, committed as dashboards/<experiment>.json, in the list\'s order', () => {
+  const uids = boards().map((b) => b.uid);
+  for (const { name } of list) {
+    assert.ok(existsSync(join(root, 'dashboards/src', `${name}.mjs`)), `dashboards/src/${name}.mjs`);
+    const d = JSON.parse(readFileSync(join(root, 'dashboards', `${name}.json`), 'utf8'));
+    assert.equal(d.uid, `lab-${name}`, `${name}.json: uid`);
+    assert.ok(d.tags.includes(name), `${name}.json: the panel check finds the experiment by its tag`);
+  }
+  assert.deepEqual(uids, ['lab-k6-run', 'lab-k6-run-influxdb', ...list.map((e) => `lab-${e.name}`), 'lab-resources']);
+});
+
+test('an experiment without a board file fails the build, naming the file to add', async () => {
+  await assert.rejects(loadExperimentBoards([...list, { name: 'no-such-experiment' }]), /add dashboards\/src\/no-such-experiment\.mjs/);
 });
 
 test('dashboards: unique panel ids and refIds, only the provisioned datasources, every variable used is defined', () => {

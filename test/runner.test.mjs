@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseRunArgs } from '../lab/cli/args.mjs';
+import { k8sFlags } from '../lab/cli/render.mjs';
 import { loadTopology, stackServices, portsByService } from '../lab/stack/topology.mjs';
 import { serviceView, renderConfigs } from '../lab/stack/render.mjs';
 import { assertPortsFree } from '../lab/stack/procs.mjs';
-import { caseOutcomes } from '../lab/kinds/limiter.mjs';
+import { judge as judgeLimiter } from '../lab/kinds/limiter.mjs';
 import { plan, experiments, stackTargets } from '../thresholds/plan.js';
-import { k6Options } from '../thresholds/kinds/limiter.js';
+import { k6Options } from '../thresholds/k6-options.js';
 import { labEnv } from '../lab/run/suite.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,6 +52,50 @@ test('knobs: bare names reach every experiment that has them, qualified ones onl
   const r = parseRunArgs(['spike', '--quick', 'status=418', 'burst.rate=5']);
   assert.equal(r.factor, 5);
   assert.deepEqual(r.overrides, { 'envoy-vs-nginx': { status: '418' }, burst: { status: '418', rate: '5' } });
+});
+
+test('a flag that needs a value takes it after = or a space, as k6 does; left without one it is named', () => {
+  assert.deepEqual(parseRunArgs(['spike', '--segments', '2']), parseRunArgs(['spike', '--segments=2']));
+  assert.equal(parseRunArgs(['spike', '--segments', '2', '--quick']).segments, 2);
+  assert.throws(() => parseRunArgs(['spike', '--segments']), /^Error: --segments is missing its value: --segments=N or --segments N$/);
+  assert.throws(() => parseRunArgs(['spike', '--segments', '0']), /--segments takes a whole number of k6 processes 1..8, got '0'/);
+  assert.throws(() => parseRunArgs(['spike', '--segments', '2', '--segments=3']), /'--segments=3': --segments is given twice/);
+  // render --k8s's own flags, the same way.
+  assert.deepEqual(k8sFlags(['spike/burst', '--parallelism', '2', '--prometheus', 'http://p:9090', '--quick']),
+    { parallelism: 2, prometheus: 'http://p:9090', rest: ['spike/burst', '--quick'] });
+  assert.deepEqual(k8sFlags(['--parallelism=3', '--prometheus=http://q:9090', 'spike/burst']), k8sFlags(['--parallelism', '3', '--prometheus', 'http://q:9090', 'spike/burst']));
+  assert.throws(() => k8sFlags(['spike/burst', '--parallelism']), /--parallelism is missing its value: --parallelism=N or --parallelism N/);
+  assert.throws(() => k8sFlags(['spike/burst', '--prometheus']), /--prometheus is missing its value: --prometheus=URL or --prometheus URL/);
+  assert.throws(() => k8sFlags(['--parallelism', '0']), /--parallelism takes a whole number of runner pods 1..999, got '0'/);
+});
+
+test('a word parseRunArgs cannot read is refused with every form it accepts', () => {
+  for (const w of ['--bogus', '2', 'Rate=3']) {
+    assert.throws(() => parseRunArgs(['spike', w]), (e) => {
+      assert.equal(e.message, `cannot read '${w}': expected --quick[=N], --segments=N, --no-metrics, knob=value or experiment.knob=value`);
+      return true;
+    });
+  }
+});
+
+const lab = (...words) => spawnSync(process.execPath, [join(root, 'lab', 'cli', 'index.mjs'), ...words], { cwd: root, encoding: 'utf8' });
+
+test('the command line: the entry point picks the command; errors print as error: <message>, exit 2', () => {
+  for (const r of [lab(), lab('nosuch')]) {
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^usage: lab <test\|bench\|expect\|docs\|up\|metrics\|panels\|verdict\|clean\|keep\|down\|render\|knobs> \.\.\.; unknown command '(nosuch)?'\n$/);
+  }
+  const bad = lab('expect', 'spike', '--segments');
+  assert.equal(bad.status, 2);
+  assert.equal(bad.stderr, 'error: --segments is missing its value: --segments=N or --segments N\n');
+  const knobs = lab('knobs', 'burst');
+  assert.equal(knobs.status, 0, knobs.stderr);
+  assert.match(knobs.stdout, /^burst \(seed /);
+  // A bench is stacks/<experiment>/bench.mjs, or k6's own: any other name is told which there are.
+  const bench = lab('bench', 'caching');
+  assert.equal(bench.status, 2);
+  assert.equal(bench.stderr, `error: no benchmark for 'caching'; there are: ${[...Object.keys(experiments).filter((e) => existsSync(join(root, 'stacks', e, 'bench.mjs'))), 'k6'].join(', ')}\n`);
+  assert.match(bench.stderr, /there are: .*json-filter.*, k6/);
 });
 
 test('docker-compose.yml: one profile per experiment, every service has its native twin, ports unique', () => {
@@ -140,10 +185,10 @@ test('judging: in range passes, out of range or a missing summary fails', () => 
       [`http_req_duration{case:${c.id}}`]: { values: { max, 'p(99)': max } },
     },
   });
-  assert.equal(caseOutcomes(p, summary(760, 320, 26_700))[0].pass, true);
-  assert.equal(caseOutcomes(p, summary(700, 380, 26_700))[0].pass, false);
-  assert.equal(caseOutcomes(p, summary(760, 320, 10_000))[0].pass, false, 'wait far below the model');
-  assert.equal(caseOutcomes(p, null)[0].pass, false);
+  assert.equal(judgeLimiter(p, { summary: summary(760, 320, 26_700) }).outcomes[0].pass, true);
+  assert.equal(judgeLimiter(p, { summary: summary(700, 380, 26_700) }).outcomes[0].pass, false);
+  assert.equal(judgeLimiter(p, { summary: summary(760, 320, 10_000) }).outcomes[0].pass, false, 'wait far below the model');
+  assert.equal(judgeLimiter(p, { summary: null }).outcomes[0].pass, false);
 });
 
 test('the toolchain installer is idempotent in shape: pinned versions, skips what is present', () => {

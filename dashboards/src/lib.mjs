@@ -3,6 +3,9 @@
  * (fixed uids, which the provisioning defines), the run and case variables, panels over
  * Prometheus (PromQL) or InfluxDB (InfluxQL), and a grid that lays rows of panels out two by two.
  * Panel ids and refIds are set here, so the generated JSON is the same on every build.
+ * Below the grid, the pieces several boards share: the `prom` panel and what the panel check must
+ * know of it (panelRequirements()), the proxies' counters, the cgroup panels, and the one board
+ * both limiter experiments (burst, envoy-vs-nginx) use.
  */
 import dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import prometheus from '@grafana/grafana-foundation-sdk/prometheus';
@@ -88,4 +91,80 @@ export function board({ uid, title, description, tags = [], variables, rows }) {
     y += Math.ceil(row.panels.length / 2) * 8;
   }
   return d;
+}
+
+export const run = 'testid=~"$testid"';
+export const runCase = `${run}, case=~"$case"`;
+
+// What the panel check must know of a panel, by title (panelRequirements()): the suite whose
+// runs alone fill it (the ramps' steps; skipped, and said so, for other runs), and the metrics
+// a healthy run may never emit (k6 writes dropped iterations only when some drop).
+export const requires = {};
+
+/** A PromQL panel, as a row's entry; extra: panel() options and {suite, optional} for the check. */
+export const prom = (title, unit, queries, extra = {}) => {
+  if (extra.suite || extra.optional) requires[title] = { suite: extra.suite, optional: extra.optional || [] };
+  return { builder: panel({ title, unit, queries, ...extra }), ...extra };
+};
+
+/** A count that may have no series yet (nothing limited, nothing dropped) shows as zeros per case. */
+export const orZero = (expr, like) => `${expr} or (0 * ${like})`;
+
+// nginx's lab counters (stacks/lib/lab_metrics.lua) and Envoy's per-case local rate limit stats.
+export const nginxCounted = (service) => ({
+  title: service,
+  accepted: `sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", limit_req=~"PASSED|DELAYED"}[$__rate_interval]))`,
+  limited: orZero(`sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", limit_req="REJECTED"}[$__rate_interval]))`, `sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", case!=""}[$__rate_interval]))`),
+});
+export const envoyCounted = (service) => ({
+  title: service,
+  accepted: `sum by (case) (label_replace(rate(envoy_http_local_rate_limit_ok{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}[$__rate_interval]), "case", "$1", "envoy_local_http_ratelimit_prefix", "(.*)"))`,
+  limited: `sum by (case) (label_replace(rate(envoy_http_local_rate_limit_rate_limited{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}[$__rate_interval]), "case", "$1", "envoy_local_http_ratelimit_prefix", "(.*)"))`,
+});
+
+// The cgroups of capped services, under cAdvisor's names (cAdvisor in Docker, lab/stores/cgroup-exporter.mjs natively).
+export const cgroupPanels = (match) => [
+  prom('CPU % of one core, by service (cgroup)', 'percent', [{ expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' }]),
+  prom('Memory in use, by service (cgroup)', 'bytes', [{ expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' }]),
+  // Only capped levels have caps: the load suite's (smoke runs cdn uncapped).
+  prom('Caps: CPU quota (% of one core) and memory limit, by service', 'none', [
+    { expr: `max by (name) (container_spec_cpu_quota_cores{${match}}) * 100`, legend: '{{name}} CPU %' },
+    { expr: `max by (name) (container_spec_memory_limit_bytes{${match}}) / 1048576`, legend: '{{name}} MiB' },
+  ], { suite: 'load' }),
+  prom('Per service over the range, like docker stats: CPU %, peak memory, PIDs, OOM kills, throttled s', 'none', [
+    { expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__range])) * 100`, legend: 'CPU % (mean)' },
+    { expr: `max by (name) (max_over_time(container_memory_usage_bytes{${match}}[$__range]))`, legend: 'memory (peak)' },
+    { expr: `max by (name) (max_over_time(container_processes{${match}}[$__range]))`, legend: 'PIDs (peak)' },
+    { expr: `sum by (name) (max_over_time(container_oom_events_total{${match}}[$__range]))`, legend: 'OOM kills' },
+    { expr: `sum by (name) (increase(container_cpu_cfs_throttled_seconds_total{${match}}[$__range]))`, legend: 'throttled (s)' },
+  ], { table: true }),
+];
+
+/**
+ * A limiter experiment's board: what k6 saw accepted and limited, what the proxies themselves
+ * counted (`proxies`: {title, accepted, limited} PromQL, per case), and the longest wait
+ * against the model's expected maximum (k6 writes the plan's figure as lab_expected_max_wait_ms).
+ */
+export function limiterBoard(experiment, description, proxies) {
+  return board({
+    uid: `lab-${experiment}`, title: `lab / ${experiment}`, tags: ['limiter', experiment], description,
+    variables: runVariables(PROM),
+    rows: [
+      { title: 'What k6 saw', panels: [
+        prom('Accepted (200) per second, by case', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status="200"}[$__rate_interval]))`, legend: '{{case}}' }]),
+        prom('Limited per second, by case', 'reqps', [{ expr: orZero(`sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status=~"4..|5.."}[$__rate_interval]))`, `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}"}[$__rate_interval]))`), legend: '{{case}}' }]),
+      ] },
+      ...proxies.map((p) => ({ title: `What ${p.title} counted`, panels: [
+        prom(`${p.title}: accepted per second, by case`, 'reqps', [{ expr: p.accepted, legend: '{{case}}' }]),
+        prom(`${p.title}: limited per second, by case`, 'reqps', [{ expr: p.limited, legend: '{{case}}' }]),
+      ] })),
+      { title: 'Queue wait against the model', panels: [
+        prom('Longest wait so far (k6), by case', 's', [{ expr: `max by (case) (k6_http_req_duration_max{${runCase}, experiment="${experiment}"})`, legend: '{{case}}' }]),
+        prom('Longest wait: model (expected) and measured, per case', 's', [
+          { expr: `max by (case) (max_over_time(k6_lab_expected_max_wait_ms{${runCase}, experiment="${experiment}"}[$__range])) / 1000`, legend: 'expected' },
+          { expr: `max by (case) (max_over_time(k6_http_req_duration_max{${runCase}, experiment="${experiment}"}[$__range]))`, legend: 'measured' },
+        ], { table: true }),
+      ] },
+    ],
+  });
 }

@@ -1,11 +1,29 @@
 /*
  * Command-line words to a request, checked before anything starts:
  *   <suite[/experiment]|experiment> [--quick[=N]] [--segments=N] [--no-metrics] [experiment.knob=value | knob=value ...]
- * A bare knob applies to every experiment of the run that has a knob of that name.
+ * A bare knob applies to every experiment of the run that has a knob of that name. A flag whose
+ * value is required takes it after `=` or after a space, as k6's flags do: --segments 2.
  */
-import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, plan as makePlan } from '../../thresholds/plan.js';
+import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, plan as makePlan, kindOfPlan } from '../../thresholds/plan.js';
 import { resolveKnobs, scaleKnobs, parseFactor } from '../../thresholds/knobs.js';
 import { MAX_SEGMENTS } from '../run/segments.mjs';
+import { kinds } from '../../thresholds/kinds/index.js';
+
+/** The words parseRunArgs reads after the name, for the error on a word it cannot read. */
+export const RUN_FORMS = ['--quick[=N]', '--segments=N', '--no-metrics', 'knob=value', 'experiment.knob=value'];
+
+/**
+ * A flag that needs a value, in either of k6's forms: `--flag=value` or `--flag value`.
+ * Returns [value, how many words it took] when words[i] is that flag, else null; `what` names
+ * the value in the error for a flag left without one at the end.
+ */
+export function flagValue(words, i, flag, what) {
+  const w = words[i];
+  if (w.startsWith(`${flag}=`)) return [w.slice(flag.length + 1), 1];
+  if (w !== flag) return null;
+  if (i + 1 >= words.length) throw new Error(`${flag} is missing its value: ${flag}=${what} or ${flag} ${what}`);
+  return [words[i + 1], 2];
+}
 
 export function parseRunArgs(words, { target = 'suite' } = {}) {
   const [name, ...rest] = words;
@@ -35,17 +53,20 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     if (given.has(key)) throw new Error(`'${word}': ${key} is given twice`);
     given.add(key);
   };
-  for (const w of rest) {
+  for (let i = 0; i < rest.length; i += 1) {
+    const w = rest[i];
     if (w === '--no-metrics') {
       once('--no-metrics', w);
       metrics = false;
       continue;
     }
-    const seg = /^--segments=(.*)$/.exec(w);
+    const seg = flagValue(rest, i, '--segments', 'N');
     if (seg) {
-      once('--segments', w);
-      if (!/^[0-9]{1,2}$/.test(seg[1]) || Number(seg[1]) < 1 || Number(seg[1]) > MAX_SEGMENTS) throw new Error(`--segments takes a whole number of k6 processes 1..${MAX_SEGMENTS}, got '${seg[1]}'`);
-      segments = Number(seg[1]);
+      const [value, took] = seg;
+      once('--segments', rest.slice(i, i + took).join(' '));
+      i += took - 1;
+      if (!/^[0-9]{1,2}$/.test(value) || Number(value) < 1 || Number(value) > MAX_SEGMENTS) throw new Error(`--segments takes a whole number of k6 processes 1..${MAX_SEGMENTS}, got '${value}'`);
+      segments = Number(value);
       continue;
     }
     const quick = /^--quick(?:=(.*))?$/.exec(w);
@@ -55,7 +76,7 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
       continue;
     }
     const m = /^(?:([a-z0-9-]+)\.)?([a-z_]+)=(.*)$/.exec(w);
-    if (!m) throw new Error(`cannot read '${w}': expected --quick[=N] or knob=value (experiment.knob=value)`);
+    if (!m) throw new Error(`cannot read '${w}': expected ${RUN_FORMS.slice(0, -1).join(', ')} or ${RUN_FORMS.at(-1)}`);
     const [, exp, knob, value] = m;
     if (exp) {
       experimentNamed(exp);
@@ -79,7 +100,12 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
   if (target === 'suite') {
     for (const n of names) {
       const p = makePlan({ experiment: n, suite: name.split('/')[0], factor, overrides: overrides[n] });
-      if (segments > 1 && p.kind) throw new Error(`--segments: ${n} is a ${p.kind} plan; segments are judged for the limiter experiments (burst, envoy-vs-nginx) so far`);
+      const kind = kindOfPlan(p);
+      if (segments > 1 && !kind.segments) {
+        const able = Object.values(kinds).filter((k) => k.segments);
+        const names = Object.values(experiments).filter((e) => able.includes(kinds[e.kind])).map((e) => e.name);
+        throw new Error(`--segments: ${n} is a ${kind.name} plan; segments are judged for the ${able.map((k) => k.name).join(', ')} experiments (${names.join(', ')}) so far`);
+      }
     }
   } else {
     for (const n of names) {

@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { plan, experiments, QUICK_FACTOR } from '../../thresholds/plan.js';
+import { plan, experiments, suites, QUICK_FACTOR } from '../../thresholds/plan.js';
 import { sensitivity } from '../../thresholds/sensitivity.js';
 import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
 import { loadTopology } from '../stack/topology.mjs';
@@ -123,7 +123,8 @@ export const BLOCKS = {
   'stacks/burst/README.md': { 'burst-expected': burstExpected },
   'stacks/envoy-vs-nginx/README.md': { 'envoy-vs-nginx-expected': envoyVsNginxExpected },
   'stacks/json-filter/README.md': { 'json-filter-bounds': jsonFilterBounds },
-  'README.md': { sensitivity: sensitivityTable, quick: quickChanges },
+  'docs/model.md': { sensitivity: sensitivityTable },
+  'docs/knobs.md': { quick: quickChanges },
 };
 
 const BLOCK = /(<!-- lab:generated ([\w-]+) -->\n)[\s\S]*?(<!-- lab:end -->)/g;
@@ -153,7 +154,28 @@ export const FILES = {
   },
 };
 
-/** `just docs`: rewrite the blocks and files; with check, only report which files differ. */
+/**
+ * Single generated lines, where a file's syntax leaves no room for a block (a Justfile's doc
+ * comment must sit right above its recipe): per file and name, the pattern that finds the part
+ * to generate, and what it must say.
+ */
+export const LINES = {
+  Justfile: {
+    suites: [/^# Run a suite \([^)\n]*\)/m, () => `# Run a suite (${Object.keys(suites).filter((s) => suites[s].length).join(', ')})`],
+  },
+};
+
+/** The file's text with every generated line rewritten; throws on a line that is not there. */
+export function regenerateLines(text, lines, file) {
+  let out = text;
+  for (const [name, [pattern, make]] of Object.entries(lines)) {
+    if (!pattern.test(out)) throw new Error(`${file}: generated line '${name}' missing (${pattern})`);
+    out = out.replace(pattern, () => make());
+  }
+  return out;
+}
+
+/** `just docs`: rewrite the blocks, lines and files; with check, only report which files differ. */
 export function docs(root, { check = false } = {}) {
   const stale = [];
   for (const [file, make] of Object.entries(FILES)) {
@@ -170,6 +192,15 @@ export function docs(root, { check = false } = {}) {
     const path = join(root, file);
     const before = readFileSync(path, 'utf8');
     const after = regenerate(before, makers, file);
+    if (after !== before) {
+      stale.push(file);
+      if (!check) writeFileSync(path, after);
+    }
+  }
+  for (const [file, lines] of Object.entries(LINES)) {
+    const path = join(root, file);
+    const before = readFileSync(path, 'utf8');
+    const after = regenerateLines(before, lines, file);
     if (after !== before) {
       stale.push(file);
       if (!check) writeFileSync(path, after);

@@ -22,8 +22,8 @@ const add = (acc, kase, status, n) => {
 };
 
 /** The proxy's own counts per case and status, read from its metrics endpoint before it stops. */
-export async function proxyCounts(plan, topology) {
-  if (plan.kind === 'capacity') return null;
+export async function proxyCounts(plan, kind, topology) {
+  if (!kind.proxyCounts) return null;
   const out = {};
   for (const service of new Set(plan.cases.map((c) => c.service))) {
     const s = topology.services[service];
@@ -39,7 +39,7 @@ export async function proxyCounts(plan, topology) {
       if (name === 'lab_nginx_requests_total' && labels.case in limited) {
         if (labels.location.startsWith(entry[labels.case])) add(out, labels.case, labels.status, value);
         // Beyond the entry, the back end's 200s are what it got from the application.
-        else if (plan.kind === 'closed-loop' && labels.status === '200') add(out, labels.case, APP, value);
+        else if (kind.appServed && labels.status === '200') add(out, labels.case, APP, value);
       }
       // The application reached directly counts what it answered itself.
       if (name === 'lab_app_requests_total' && labels.case in limited) {
@@ -55,7 +55,7 @@ export async function proxyCounts(plan, topology) {
 }
 
 /** What k6's summary says per case and status (the statuses its thresholds name), and in all. */
-export function k6Counts(plan, summary) {
+export function k6Counts(plan, kind, summary) {
   const m = summary?.metrics || {};
   const n = (name) => m[name]?.values?.count ?? 0;
   const out = {};
@@ -63,7 +63,7 @@ export function k6Counts(plan, summary) {
     out[c.id] = { all: n(sentMetric(c)) };
     if (c.limitedStatus) Object.assign(out[c.id], { 200: n(okMetric(c)), [c.limitedStatus]: n(limitedMetric(c)) });
     // What the application served, as it told k6 (its /counts, read in teardown).
-    if (plan.kind === 'closed-loop') out[c.id][APP] = n(`lab_app_served{case:${c.id}}`);
+    if (kind.appServed) out[c.id][APP] = n(`lab_app_served{case:${c.id}}`);
   }
   return out;
 }
@@ -72,6 +72,14 @@ async function getJson(url) {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
   if (!res.ok) throw new Error(`${url.split('?')[0]}: ${res.status} ${await res.text()}`);
   return res.json();
+}
+
+/** An instant PromQL query: [{labels, value}]. */
+export async function promQuery(url, q) {
+  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(15_000) });
+  const body = await res.json();
+  if (body.status !== 'success') throw new Error(`Prometheus: ${body.error || res.status}`);
+  return body.data.result.map((r) => ({ labels: r.metric, value: Number(r.value[1]) }));
 }
 
 /**
@@ -99,6 +107,8 @@ export async function storeCounts(urls, testid, experiment, streams = ['influx',
   return { prometheus, influx };
 }
 
+export const COUNTS_HEAD = ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'];
+
 /** Rows case | status | k6 | Prometheus | InfluxDB | proxy | agree, and whether all agree. */
 export function countsTable(plan, k6, stores, proxy) {
   const rows = [];
@@ -115,5 +125,5 @@ export function countsTable(plan, k6, stores, proxy) {
       rows.push([`${plan.experiment}/${c.id}`, status, ...figures.map((f) => (f === null ? '-' : String(f))), same ? 'ok' : 'LOST']);
     }
   }
-  return { rows, agree, head: ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'] };
+  return { rows, agree, head: COUNTS_HEAD };
 }

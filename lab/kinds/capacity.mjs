@@ -5,18 +5,16 @@
  * in the closed run, relayed median latency at the first step over the direct backend's); per
  * case the relayed latency floor and what the backend received against what the case relayed.
  */
-import { rampSteps, breakpoint, steadyRps, steadyWindow, backendBounds } from '../../thresholds/kinds/capacity.js';
+import { rampSteps, breakpoint, steadyRps, steadyWindow, backendBounds, capacityThresholds } from '../../thresholds/kinds/capacity.js';
 import { cpuBetween } from '../stack/cpu.mjs';
-
-const pct = (x) => `${(x * 100).toFixed(2)} %`;
-const mark = (b) => (b ? 'ok' : 'FAIL');
-const fixed = (x, d = 1) => (x === null || x === undefined ? '-' : x.toFixed(d));
+import { fixed, pct, caseRows } from '../judge/table.mjs';
+import { outcome, summaryValue } from '../judge/outcome.mjs';
 
 /**
- * capacityOutcomes(plan, summary, cpu): `cpu` is {service: [[epochMs, cpuS], ...]} from the
- * run's sampler; k6's setup() returned the epoch time at which the scenarios' clock starts.
+ * judge(plan, {summary, cpu}): `cpu` is {service: [[epochMs, cpuS], ...]} from the run's
+ * sampler; k6's setup() returned the epoch time at which the scenarios' clock starts.
  */
-export function capacityOutcomes(plan, summary, cpu = {}) {
+export function judge(plan, { summary, cpu = {} }) {
   const metrics = summary?.metrics || {};
   const t0 = summary?.setup_data?.t0;
   // Microseconds of the service's CPU per request over a case's steady window.
@@ -25,7 +23,7 @@ export function capacityOutcomes(plan, summary, cpu = {}) {
     const s = t0 === undefined || !w.requests ? null : cpuBetween(cpu[c.service], t0 + w.fromMs, t0 + w.toMs);
     return s === null ? null : (s * 1e6) / w.requests;
   };
-  const v = (name, stat, dflt = null) => metrics[name]?.values?.[stat] ?? dflt;
+  const v = (name, stat, dflt = null) => summaryValue(summary, name, stat, dflt);
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   const relayP50 = (c) => v(`http_req_duration{case:${c.id},route:backend}`, 'med');
   const rows = [];
@@ -33,8 +31,8 @@ export function capacityOutcomes(plan, summary, cpu = {}) {
     const e = c.expected;
     const measured = { relayMinMs: v(`http_req_duration{case:${c.id},route:backend}`, 'min'), backend: backendBounds(c, metrics) };
     const checks = {};
-    const caseRows = [];
-    const row = (measure, expected, got, pass, seed = '-') => caseRows.push([caseRows.length ? '' : c.name, measure, seed, expected, got, pass === null ? '-' : mark(pass)]);
+    const mine = [];
+    const row = (measure, expected, got, pass, seed = '-') => mine.push([measure, seed, expected, got, pass]);
     if (c.kind === 'ramp') {
       measured.steps = rampSteps(c, metrics);
       measured.breakpoint = breakpoint(measured.steps);
@@ -82,11 +80,19 @@ export function capacityOutcomes(plan, summary, cpu = {}) {
     const b = measured.backend;
     checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
     row('backend received', b.unknown ? `${b.lo}..${b.hi}` : `${b.lo}`, b.received ?? '-', checks.backend);
-    // k6 judged its share of the same thresholds; a case passes only if both agree it did.
-    const k6ok = Object.entries(metrics).every(([name, m]) => !(name.includes(`case:${c.id}`) || name.startsWith(`${c.metric}_`))
-      || Object.values(m.thresholds || {}).every((t) => t.ok));
-    rows.push(...caseRows);
-    return { suite: plan.suite, case: c.name, params: { kind: c.kind, factor: plan.factor, policy: plan.policy }, seed: c.seed, expected: e, measured, checks, pass: summary != null && k6ok && Object.values(checks).every(Boolean) };
+    rows.push(...caseRows(c.name, mine));
+    const params = { kind: c.kind, factor: plan.factor, policy: plan.policy };
+    return outcome({ plan, c, params, measured, checks, summary, thresholds: capacityThresholds(c) });
   });
   return { outcomes, rows };
 }
+
+export default {
+  name: 'capacity',
+  judge,
+  // k6's influxdb output writes every sample: at 2-10 k r/s that took the CPU the load needed
+  // (lab/stores/stores.mjs); Prometheus gets k6's aggregated series.
+  streams: ['prometheus'],
+  // The filters count what they relayed, not per case and status: no proxy column.
+  proxyCounts: false,
+};

@@ -4,12 +4,10 @@
  * OOM kills and the origins' refills; the uncapped level yields the costs the capped ones are
  * judged by (costsFrom). Every figure, and the seed's beside it, goes in the table.
  */
-import { within } from './limiter.mjs';
 import { resourcesOver } from '../stack/resources.mjs';
-
-const mark = (b) => (b ? 'ok' : 'FAIL');
-const fixed = (x, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
-const pct = (x) => `${fixed(x * 100, 2)} %`;
+import { withCosts, cappedThresholds } from '../../thresholds/kinds/capped.js';
+import { within, fixed, pct, caseRows } from '../judge/table.mjs';
+import { outcome, summaryValue } from '../judge/outcome.mjs';
 const shares = (counts) => {
   const total = counts.reduce((a, b) => a + b, 0);
   return total ? counts.map((n) => n / total) : [];
@@ -30,11 +28,10 @@ export function costsFrom(plan, outcome) {
   return costs;
 }
 
-export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
+export function judge(plan, { summary, caps, cgroupSamples }) {
   const c = plan.cases[0];
   const e = c.expected;
-  const metrics = summary?.metrics || {};
-  const v = (name, stat, dflt = null) => metrics[name]?.values?.[stat] ?? dflt;
+  const v = (name, stat, dflt = null) => summaryValue(summary, name, stat, dflt);
   const w = windowOf(c, summary);
   const resources = w ? resourcesOver(cgroupSamples, caps, w.fromMs, w.toMs) : [];
   const byService = Object.fromEntries(resources.map((r) => [r.service, r]));
@@ -58,7 +55,7 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     roundRobin: measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
   };
   const rows = [];
-  const row = (measure, seed, expected, got, pass) => rows.push([rows.length ? '' : c.name, measure, seed, expected, got, pass === null ? '-' : mark(pass)]);
+  const row = (...r) => rows.push(r);
   const seed = c.seed;
   const lb = byService[plan.roles.lb[0]];
   const seedRps = seed ? `${seed.rps} r/s${seed.modelRps ? ` (cap/cost: ${fixed(seed.modelRps)})` : ''}` : '-';
@@ -68,7 +65,7 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
     checks.rps = within(measured.rps, e.rps);
     checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo && measured.busy <= e.bottleneck.busyHi;
     row('throughput', seedRps, `${fixed(e.rps.model)} r/s x ${fixed(e.rps.lo / e.rps.model, 2)}..${fixed(e.rps.hi / e.rps.model, 2)} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`, `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`, checks.rps);
-    row(`bottleneck: ${e.bottleneck.service}`, seed ? `load balancer, ${seed.lbCpuPct} %` : '-', `${pct(e.bottleneck.busyLo)}..${pct(e.bottleneck.busyHi)} of its quota`, `${pct(measured.busy ?? NaN)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
+    row(`bottleneck: ${e.bottleneck.service}`, seed ? `load balancer, ${seed.lbCpuPct} %` : '-', `${pct(e.bottleneck.busyLo)}..${pct(e.bottleneck.busyHi)} of its quota`, `${pct(measured.busy)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
   } else {
     row('throughput', seedRps, c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)', `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`, null);
   }
@@ -83,7 +80,37 @@ export function cappedOutcomes(plan, summary, caps, cgroupSamples) {
   const byRole = (role) => Math.max(...plan.roles[role].map((sv) => byService[sv]?.memBytes ?? 0)) / 1024 ** 2;
   const roles = ['lb', 'edge', 'origin'];
   row('memory, lb/edge/origin', seed ? `${roles.map((r) => fixed(seed.memMiB[r])).join('/')} MiB` : '-', c.level.mem ? `< ${c.level.mem} MiB` : '-', `${roles.map((r) => fixed(byRole(r))).join('/')} MiB`, null);
-  const k6ok = Object.entries(metrics).every(([name, m]) => !name.includes(`case:${c.id}`) || Object.values(m.thresholds || {}).every((t) => t.ok));
-  const outcome = { suite: plan.suite, case: c.name, params: { level: c.level, factor: plan.factor, policy: plan.policy }, seed, expected: e, measured, checks, pass: summary != null && k6ok && Object.values(checks).every(Boolean) };
-  return { outcomes: [outcome], rows };
+  const params = { level: c.level, factor: plan.factor, policy: plan.policy };
+  return { outcomes: [outcome({ plan, c, params, measured, checks, summary, thresholds: cappedThresholds(c, plan) })], rows: caseRows(c.name, rows) };
 }
+
+/**
+ * The phases of a capped plan: one stack and one k6 run per cap level, one after another, each
+ * stack with its level's caps. The uncapped level comes first and measures what a request costs
+ * each service; the capped levels are then planned with those costs (thresholds/kinds/capped.js).
+ * Yields each phase's plan and receives what it judged.
+ */
+export function* phases(plan, { say }) {
+  let planned = plan;
+  for (const c of plan.cases) {
+    const mine = planned.cases.find((x) => x.id === c.id);
+    const judged = yield { ...planned, phase: c.id, cases: [mine], durationS: (plan.leadInMs + mine.durationMs) / 1000, policy: { ...plan.policy, caps: c.level.caps } };
+    const measured = judged.outcomes[0];
+    // Costs only from an uncapped level that ran whole.
+    if (!c.level.cpu && !c.level.mem && measured?.pass && !planned.model.costs) {
+      const costs = costsFrom(plan, measured);
+      if (costs) {
+        planned = withCosts(plan, costs, `measured in this run (${c.id})`, { seed: c.seed?.rps ?? null, measured: measured.measured.rps });
+        say(`${plan.experiment}: CPU per request, from ${c.id}: ${Object.entries(costs).map(([s, x]) => `${s} ${(x * 1e6).toFixed(0)} us`).join(', ')}`);
+      }
+    }
+  }
+}
+
+export default {
+  name: 'capped',
+  judge,
+  phases,
+  // Its uncapped level runs thousands of r/s for a minute: Prometheus only (see lab/stores/stores.mjs).
+  streams: ['prometheus'],
+};

@@ -1,74 +1,95 @@
 /*
- * Measured against expected: reads k6's summary for each case of a plan and decides pass/fail
- * with the plan's own ranges (the same numbers k6's thresholds were given), then prints the
- * table a user reads first: case | seed | expected | measured | pass.
+ * Judging a limiter plan: reads k6's summary for each case and decides pass/fail with the plan's
+ * own ranges (the same numbers k6's thresholds were given): the 200s, the limited answers, the
+ * longest wait (or p99 where nothing queues), and that k6 sent the schedule. The same judge
+ * reads a summary rebuilt from Prometheus (summaryFromPrometheus), for `just verdict`.
  */
 import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds } from '../../thresholds/kinds/limiter.js';
+import { within, range, ms, caseRows } from '../judge/table.mjs';
+import { outcome, summaryValue } from '../judge/outcome.mjs';
+import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
 
-export const within = (v, r) => v !== null && v >= r.lo && v <= r.hi;
-
-export function caseOutcomes(plan, summary) {
-  const metrics = summary?.metrics || {};
-  const value = (name, stat) => metrics[name]?.values?.[stat] ?? (stat === 'count' ? 0 : null);
-  return plan.cases.map((c) => {
-    const e = c.expected;
-    const measured = {
-      sent: value(sentMetric(c), 'count'),
-      ok: value(okMetric(c), 'count'),
-      limited: value(limitedMetric(c), 'count'),
-      maxMs: value(latencyMetric(c), 'max'),
-      p99Ms: value(latencyMetric(c), 'p(99)'),
-      unexpected: value(`unexpected_status{case:${c.id}}`, 'count'),
-      dropped: value(`dropped_iterations{scenario:${c.id}}`, 'count'),
-    };
-    const checks = {
-      ok: within(measured.ok, e.ok),
-      limited: within(measured.limited, e.limited),
-      latency: e.maxMs ? within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
-      clean: measured.unexpected === 0 && measured.dropped === 0 && within(measured.sent, e.sent),
-    };
-    // k6 judged the same thresholds; a case passes only if both agree it did.
-    const k6ok = Object.entries(caseThresholds(c)).every(([m, exprs]) => exprs.every((x) => metrics[m]?.thresholds?.[x]?.ok !== false));
-    return {
-      suite: plan.suite,
-      case: `${plan.experiment}/${c.id}`,
-      params: { rate: c.rate, seconds: c.durationMs / 1000, startS: c.startMs / 1000, factor: plan.factor, policy: plan.policy },
-      seed: c.seed,
-      expected: e,
-      measured,
-      checks,
-      pass: summary != null && k6ok && Object.values(checks).every(Boolean),
-    };
-  });
+function judgeCase(plan, c, summary) {
+  const e = c.expected;
+  const value = (name, stat) => summaryValue(summary, name, stat, stat === 'count' ? 0 : null);
+  const measured = {
+    sent: value(sentMetric(c), 'count'),
+    ok: value(okMetric(c), 'count'),
+    limited: value(limitedMetric(c), 'count'),
+    maxMs: value(latencyMetric(c), 'max'),
+    p99Ms: value(latencyMetric(c), 'p(99)'),
+    unexpected: value(`unexpected_status{case:${c.id}}`, 'count'),
+    dropped: value(`dropped_iterations{scenario:${c.id}}`, 'count'),
+  };
+  const checks = {
+    ok: within(measured.ok, e.ok),
+    limited: within(measured.limited, e.limited),
+    latency: e.maxMs ? within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
+    clean: measured.unexpected === 0 && measured.dropped === 0 && within(measured.sent, e.sent),
+  };
+  const params = { rate: c.rate, seconds: c.durationMs / 1000, startS: c.startMs / 1000, factor: plan.factor, policy: plan.policy };
+  return outcome({ plan, c, params, measured, checks, summary, thresholds: caseThresholds(c) });
 }
 
-/** The limiter cases' outcomes and their table rows; outcomes come in plan order. */
-export function limiterOutcomes(plan, summary) {
-  const outcomes = caseOutcomes(plan, summary);
-  return { outcomes, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i].limitedStatus)) };
-}
-
-const range = (r) => (r.lo === r.hi ? `${r.lo}` : `${r.lo}..${r.hi}`);
-export const ms = (v) => (v == null ? '-' : v >= 1000 ? `${(v / 1000).toFixed(2)}s` : `${v.toFixed(1)}ms`);
-
-export function tableRows(outcome, limitedStatus) {
-  const { seed, expected: e, measured: m, checks } = outcome;
-  const mark = (b) => (b ? 'ok' : 'FAIL');
+/** A case's rows: 200s, limited, the longest wait or p99, and what k6 failed to send. */
+function tableRows(o, c) {
+  const { seed, expected: e, measured: m, checks } = o;
   const rows = [
-    [outcome.case, '200', seed?.ok ?? '-', range(e.ok), m.ok, mark(checks.ok)],
-    ['', String(limitedStatus), seed?.limited ?? '-', range(e.limited), m.limited, mark(checks.limited)],
+    ['200', seed?.ok ?? '-', range(e.ok), m.ok, checks.ok],
+    [String(c.limitedStatus), seed?.limited ?? '-', range(e.limited), m.limited, checks.limited],
     e.maxMs
-      ? ['', 'max wait', seed ? ms(seed.maxS * 1000) : '-', `${ms(e.maxMs.lo)}..${ms(e.maxMs.hi)}`, ms(m.maxMs), mark(checks.latency)]
-      : ['', 'p99', seed ? `max ${ms(seed.maxS * 1000)}` : '-', `< ${ms(e.p99Ms.hi)}`, ms(m.p99Ms), mark(checks.latency)],
+      ? ['max wait', seed ? ms(seed.maxS * 1000) : '-', `${ms(e.maxMs.lo)}..${ms(e.maxMs.hi)}`, ms(m.maxMs), checks.latency]
+      : ['p99', seed ? `max ${ms(seed.maxS * 1000)}` : '-', `< ${ms(e.p99Ms.hi)}`, ms(m.p99Ms), checks.latency],
   ];
-  if (!checks.clean) {
-    rows.push(['', 'sent', '-', range(e.sent), `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`, 'FAIL']);
-  }
-  return rows;
+  if (!checks.clean) rows.push(['sent', '-', range(e.sent), `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`, false]);
+  return caseRows(o.case, rows);
 }
 
-export function formatTable(rows, head = ['case', 'measure', 'seed', 'expected', 'measured', 'pass']) {
-  const all = [head, ...rows].map((r) => r.map(String));
-  const w = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  return all.map((r) => r.map((c, i) => c.padEnd(w[i])).join('  ').trimEnd()).join('\n');
+/** The plan's outcomes, in plan order, and their table rows. */
+export function judge(plan, { summary }) {
+  const outcomes = plan.cases.map((c) => judgeCase(plan, c, summary));
+  return { outcomes, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i])) };
 }
+
+/**
+ * What Prometheus holds for one experiment of a run, as a k6 summary of the metrics a limiter
+ * plan is judged on: per case and status the requests, the longest latency, the largest p99,
+ * unexpected statuses and dropped iterations, over every segment.
+ */
+export async function summaryFromPrometheus(url, testid, plan) {
+  const sel = `testid="${testid}", experiment="${plan.experiment}"`;
+  const last = (metric, by) => `${by.startsWith('max') ? 'max' : 'sum'} by (${by.replace(/^max:/, '')}) (last_over_time(${metric}{${sel}}[${RUN_LOOKBACK}]))`;
+  // The requests per case and status: the same query as the nothing-lost table's.
+  const [{ prometheus: reqs }, max, p99, unexpected, dropped] = await Promise.all([
+    storeCounts({ prometheus: url }, testid, plan.experiment, ['prometheus']),
+    promQuery(url, last('k6_http_req_duration_max', 'max:case')),
+    promQuery(url, last('k6_http_req_duration_p99', 'max:case')),
+    promQuery(url, last('k6_unexpected_status_total', 'case')),
+    promQuery(url, last('k6_dropped_iterations_total', 'scenario')),
+  ]);
+  if (!Object.keys(reqs).length) throw new Error(`Prometheus has no k6_http_reqs_total for testid ${testid}, experiment ${plan.experiment}`);
+  const metrics = {};
+  const put = (name, values) => { metrics[name] = { values: { ...metrics[name]?.values, ...values } }; };
+  for (const c of plan.cases) {
+    const mine = reqs[c.id] || {};
+    put(sentMetric(c), { count: Object.values(mine).reduce((a, n) => a + n, 0) });
+    put(okMetric(c), { count: mine['200'] ?? 0 });
+    put(limitedMetric(c), { count: mine[String(c.limitedStatus)] ?? 0 });
+    // k6 exports trends in seconds.
+    const inMs = (rows) => {
+      const v = rows.find((r) => r.labels.case === c.id)?.value;
+      return v === undefined ? null : v * 1000;
+    };
+    put(latencyMetric(c), { max: inMs(max), 'p(99)': inMs(p99) });
+    put(`unexpected_status{case:${c.id}}`, { count: unexpected.find((r) => r.labels.case === c.id)?.value ?? 0 });
+    put(`dropped_iterations{scenario:${c.id}}`, { count: dropped.find((r) => r.labels.scenario === c.id)?.value ?? 0 });
+  }
+  return { metrics };
+}
+
+export default {
+  name: 'limiter',
+  judge,
+  streams: ['influx', 'prometheus'],
+  summaryFromPrometheus,
+};

@@ -85,18 +85,15 @@ export async function untilScraping(urls, { timeoutMs = 20_000 } = {}) {
 }
 
 /**
- * Which stores a plan streams to. k6's influxdb output writes every sample (~14 per request):
- * fine for the limiter experiments (hundreds of r/s), but at the capacity experiments' 2-10 k r/s
- * it is ~100 k points/s, which on these 2 cores took the CPU the load needed (a breakpoint run
- * with it: the 2000 r/s cases lost 13-36 % of their requests, and InfluxDB refused writes). Those
- * go to Prometheus only, which gets k6's aggregated series; so do the capped ones (cdn), whose
+ * k6's arguments and environment to stream a plan's run to its stores, tagged. `streams` is
+ * the plan kind's: k6's influxdb output writes every sample (~14 per request), fine for the
+ * limiter experiments (hundreds of r/s), but at the capacity experiments' 2-10 k r/s it is
+ * ~100 k points/s, which on these 2 cores took the CPU the load needed (a breakpoint run with it:
+ * the 2000 r/s cases lost 13-36 % of their requests, and InfluxDB refused writes). Those go to
+ * Prometheus only, which gets k6's aggregated series; so do the capped ones (cdn), whose
  * uncapped level runs thousands of r/s for a minute.
  */
-export const streamsFor = (plan) => (plan.kind === 'capacity' || plan.kind === 'capped' ? ['prometheus'] : ['influx', 'prometheus']);
-
-/** k6's arguments and environment to stream a plan's run to its stores, tagged. */
-export function k6Outputs(urls, { testid, plan }) {
-  const streams = streamsFor(plan);
+export function k6Outputs(urls, { testid, plan, streams }) {
   return {
     args: [
       ...(streams.includes('influx') ? ['--out', `influxdb=${urls.influx}/${urls.database}`] : []),

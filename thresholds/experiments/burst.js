@@ -12,6 +12,7 @@
 export default {
   name: 'burst',
   seed: '003',
+  kind: 'limiter',
   knobs: {
     rate: { default: 3, kind: 'rate', doc: 'limit_req_zone rate (r/s), shared by every location' },
     bursts: { default: [0, 50, 100, 300, 400], kind: 'counts', doc: 'burst sizes: one location and one zone each' },

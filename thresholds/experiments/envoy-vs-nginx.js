@@ -11,6 +11,7 @@ const proxies = ['envoy', 'nginx'];
 export default {
   name: 'envoy-vs-nginx',
   seed: '002',
+  kind: 'limiter',
   // --quick beyond x2 asks k6 for 400 r/s x N bursts, and with the stack on the same 2 cores k6
   // then falls behind and leaves up to 5 % of a burst unsent (x2: under 1 %, x5: up to 5.5 %).
   maxQuick: 2,

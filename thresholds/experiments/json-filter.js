@@ -33,6 +33,8 @@ export default {
     connections: { default: 2500, kind: 'whole', doc: 'connections (k6 VUs) of the closed run, as the seed', max: 5000, why: 'the open-files limit here is 20000 and cannot be raised: a connection takes an fd in k6, two in a filter (client and backend side) and one in the backend' },
   },
   derived: (k) => ({ backend_delay_s: k.backend_delay_ms / 1000 }),
+  /** The document k6 POSTs (relative to k6/), its `relay` field set per request. */
+  sampleBody: 'json-filter-sample.json',
   targets: () => servers.map((s) => ({
     id: s,
     service: s === 'direct' ? 'json-filter-backend' : `json-filter-${s}`,

@@ -50,7 +50,7 @@ export function comparisonBounds(spread, perturbMs) {
   return { floors, ceilings };
 }
 
-export function capacityPlan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
+function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   const targets = exp.targets(policy);
   const { floors, ceilings } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
   let t = leadInMs;
@@ -180,3 +180,83 @@ export function backendBounds(c, metrics) {
   const unknown = n('relay_sent') - n('relay_answered') + n('relay_gateway_error');
   return { lo: ok, hi: ok + unknown, unknown, received: metrics[`${c.metric}_backend_received`]?.values?.count ?? null };
 }
+
+/** A case's k6 thresholds: what k6 can judge alone (comparisons between cases are the lab's). */
+export function capacityThresholds(c) {
+  const e = c.expected;
+  const t = {};
+  // A ramp sends at least its first step in full (95 % delivered, as every step must be).
+  if (c.kind === 'ramp') t[`http_reqs{case:${c.id}}`] = [`count>=${Math.floor(c.steps[0] * c.holdS * 0.95)}`];
+  else t[`http_reqs{case:${c.id}}`] = e.requests.hi === undefined ? [`count>=${e.requests.lo}`] : [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`];
+  if (e.p99Ms) t[`http_req_duration{case:${c.id}}`] = [`p(99)<${e.p99Ms.hi}`];
+  if (e.errorRate) t[`http_req_failed{case:${c.id}}`] = [`rate<${e.errorRate.hi}`];
+  t[`http_req_duration{case:${c.id},route:backend}`] = [`min>=${e.relayMinMs.lo}`];
+  return t;
+}
+
+/**
+ * Capacity plans are not simulated, so what their thresholds catch is read off them: only a
+ * backend answering sooner than the relayed-latency floor is a policy change any case sees.
+ */
+function sensitivity(exp, base) {
+  const delay = base.knobs.backend_delay_ms;
+  const floor = Math.min(...base.cases.map((c) => c.expected.relayMinMs.lo));
+  const knobs = {
+    backend_delay_ms: { down: { delta: delay - floor + 1, by: 'relayed min' }, up: null, cases: base.cases.length, why: 'a slower backend slows the references as much as the filters' },
+    backend_timeout_ms: { down: null, up: null, cases: 0, why: 'no case makes the backend slower than the timeout' },
+    cluster_workers: { down: null, up: null, cases: 0, why: 'no threshold models how cost or throughput scale with workers' },
+  };
+  return {
+    experiment: exp.name, suite: base.suite, factor: base.factor, kind: 'capacity', cases: [], knobs,
+    unseen: Object.entries(knobs).filter(([, s]) => s.cases === 0).map(([k]) => k),
+    oneSided: Object.entries(knobs).filter(([, s]) => s.cases > 0 && (s.down === null || s.up === null)).map(([k]) => k),
+  };
+}
+
+/**
+ * Per server a short open run at a fixed arrival rate, a closed run with a fixed number of
+ * connections (opened first, each in a window of its own), or a ramp of held arrival rates.
+ */
+function scenarios(plan, baseUrls) {
+  const out = {};
+  for (const c of plan.cases) {
+    const env = { LAB_URL: baseUrls[c.service] + c.path, LAB_CASE: c.id, LAB_RELAYS_ALL: String(c.relaysAll) };
+    const common = { exec: 'hit', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id }, env };
+    if (c.kind === 'closed') {
+      // Every VU opens its connection (GET /healthz) in the window before the run.
+      out[`${c.id}-connect`] = {
+        executor: 'per-vu-iterations', vus: c.vus, iterations: 1, exec: 'warm', startTime: `${Math.round(c.startMs - c.connectS * 1000)}ms`,
+        maxDuration: `${c.connectS * 1000 - 500}ms`, gracefulStop: '0s', tags: { case: `${c.id}-connect` }, env: { LAB_WARM_URLS: `${baseUrls[c.service]}/healthz` },
+      };
+      out[c.id] = { ...common, executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms` };
+    } else if (c.kind === 'open') {
+      // 250 ms in flight per request, eight times the backend's 30 ms: a 2000 r/s run saw
+      // relayed answers take up to 200 ms when another process took a core, and ran out of
+      // 200 VUs. Each VU opens its connection within the first second, which nothing measures.
+      const vus = Math.max(20, Math.ceil(c.rate * 0.25));
+      out[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: vus, maxVUs: vus, stages: [{ target: c.rate, duration: `${Math.round(((c.rate * c.seconds + 0.5) * 1e6) / c.rate)}us` }] };
+    } else {
+      out[c.id] = {
+        ...common,
+        executor: 'ramping-arrival-rate',
+        startRate: c.steps[0],
+        timeUnit: '1s',
+        preAllocatedVUs: 300,
+        maxVUs: 3000,
+        stages: c.steps.flatMap((r) => [{ target: r, duration: `${Math.round(c.rampS * 1000)}ms` }, { target: r, duration: `${Math.round(c.holdS * 1000)}ms` }]),
+        env: { ...env, LAB_STEPS: c.steps.join(','), LAB_RAMP_MS: String(c.rampS * 1000), LAB_HOLD_MS: String(c.holdS * 1000) },
+      };
+    }
+    if (c.warmS) out[c.id].env = { ...out[c.id].env, LAB_WARM_MS: String(c.warmS * 1000), LAB_DURATION_MS: String(c.durationMs) };
+  }
+  return out;
+}
+
+export default {
+  name: 'capacity',
+  plan,
+  scenarios,
+  thresholds: capacityThresholds,
+  caseTargets: (exp, suite, knobs) => exp.cases[suite](knobs, 1).map((c) => [c.target, c.id]),
+  sensitivity,
+};

@@ -57,7 +57,7 @@ export function originFills({ edges, seconds, cacheS }) {
   return { min: perEdge.min * edges, max: perEdge.max * edges, lo: Math.max(edges, perEdge.min * edges - slack), hi: perEdge.max * edges + slack };
 }
 
-export function cappedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
+function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
   const roles = exp.services(knobs);
   const cases = exp.cases[suite](policy).map((spec) => {
     const id = `${spec.level.id}-${suite}`;
@@ -124,3 +124,47 @@ export function withCosts(plan, costs, source, uncapped = null) {
   // The uncapped level's throughput, seed and measured, for the ratios the table shows.
   return { ...plan, model: { ...plan.model, costs, costSource: source }, uncapped, cases };
 }
+
+/** A level's k6 thresholds: errors, the origins' refills, every edge in use, and throughput. */
+export function cappedThresholds(c, plan) {
+  const e = c.expected;
+  const t = {
+    [`http_req_failed{case:${c.id}}`]: [`rate<${e.errorRate.hi}`],
+    // Every connection was answered at least once; once the uncapped level has measured what a
+    // request costs (the runner's plan), a capped level's count is the model's throughput.
+    [`http_reqs{case:${c.id}}`]: e.requests ? [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`] : [`count>=${c.vus}`],
+    [`lab_origin_fills{case:${c.id}}`]: [`count>=${e.originFills.lo}`, `count<=${e.originFills.hi}`],
+  };
+  // Round robin reaches every edge in use; whether evenly, the lab judges from these counts.
+  for (const edge of plan.roles.edge) t[`lab_edge_requests{case:${c.id},edge:${edge}}`] = ['count>=1'];
+  return t;
+}
+
+/**
+ * A closed load on one cap level: `vus` connections, each asking again as soon as the answer is
+ * in (k6's constant-vus, wrk's model).
+ */
+function scenarios(plan) {
+  return Object.fromEntries(plan.cases.map((c) => [c.id, { executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms`, gracefulStop: '10s', exec: 'hit', tags: { case: c.id } }]));
+}
+
+/**
+ * One level per k6 run, as the seed ran wrk once per level against containers restarted with
+ * new limits: the runner's phase, or CASE with k6 alone (the first, uncapped, by default).
+ */
+function k6Plan(whole, env) {
+  const wanted = env.CASE || whole.phase || whole.cases[0].id;
+  const c = whole.cases.find((x) => x.id === wanted);
+  if (!c) throw new Error(`CASE=${wanted}: no such case; this plan has ${whole.cases.map((x) => x.id).join(', ')}`);
+  return { ...whole, phase: c.id, cases: [c] };
+}
+
+export default {
+  name: 'capped',
+  plan,
+  scenarios,
+  k6Plan,
+  thresholds: cappedThresholds,
+  // A capped plan's cases all go to its one entry; no stack config is per case.
+  caseTargets: () => [],
+};

@@ -7,6 +7,7 @@
  */
 import { predictLoop } from '../models/closed-loop.js';
 import { countRange } from '../count-range.js';
+import { sentMetric, okMetric, limitedMetric } from './limiter.js';
 
 /**
  * The stated tolerance around the model's range. A closed loop feeds its own timing back (an
@@ -35,7 +36,7 @@ const widen = ({ min, max }, rel, below, above = below) => ({
 });
 const counts = (r) => countRange(r, T);
 
-export function closedPlan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
+function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
   const targets = Object.fromEntries(exp.targets(policy).map((t) => [t.id, t]));
   let t = leadInMs;
   const cases = exp.cases[suite](knobs).map((spec) => {
@@ -96,3 +97,49 @@ export function closedPlan({ exp, suite, factor, requested, knobs, policy, leadI
     cases,
   };
 }
+
+/** A closed-loop case's thresholds (caching): counts of answers, the run's length, latencies. */
+export function closedThresholds(c) {
+  const e = c.expected;
+  const range = (stat, r) => [`${stat}>=${r.lo}`, `${stat}<=${r.hi}`];
+  return {
+    [`lab_responses{case:${c.id}}`]: range('count', e.responses),
+    [`lab_responses{case:${c.id},status:200}`]: range('count', e.ok),
+    [`lab_responses{case:${c.id},status:${c.limitedStatus}}`]: range('count', e.limited),
+    [`lab_response_time{case:${c.id}}`]: [...range('avg', e.meanMs), ...range('max', e.maxMs)],
+    [`lab_case_end{case:${c.id}}`]: range('max', e.spanMs),
+    [`lab_app_served{case:${c.id}}`]: range('count', e.appServed),
+    // The requests themselves, as the proxy counts them too.
+    [okMetric(c)]: range('count', e.sentOk),
+    [limitedMetric(c)]: range('count', e.sentLimited),
+    [sentMetric(c)]: range('count', e.sent),
+    [`unexpected_status{case:${c.id}}`]: ['count<1'],
+  };
+}
+
+/** Per case, one VU per user, each running through its list once (k6/lib/kinds/closed-loop.js). */
+function scenarios(plan) {
+  return Object.fromEntries(plan.cases.map((c) => [c.id, {
+    executor: 'per-vu-iterations',
+    vus: c.vus,
+    iterations: 1,
+    startTime: `${Math.round(c.startMs)}ms`,
+    maxDuration: `${c.maxDurationS}s`,
+    gracefulStop: '0s',
+    exec: 'hit',
+    tags: { case: c.id },
+  }]));
+}
+
+export default {
+  name: 'closed-loop',
+  plan,
+  scenarios,
+  thresholds: closedThresholds,
+  caseTargets: (exp, suite, knobs) => exp.cases[suite](knobs, 1).map((c) => [exp.modes[c.mode].target, c.id]),
+  // No per-case replay to bisect cheaply (each step is a full simulation of every user): its
+  // perturbations are shown in its stack README instead.
+  sensitivityWhy: 'a closed loop',
+  // What the application served is counted too: by k6 (its /counts), Prometheus and the proxy.
+  appServed: true,
+};

@@ -1,7 +1,7 @@
 /*
- * The k6 run of a closed-loop plan (caching): per case, one VU per user, started one by one
- * over the ramp-up as JMeter starts its threads, each going through its own list of requests
- * as fast as the answers come back (the list is the plan's: the model simulated that order).
+ * The closed-loop kind's users (caching): per case one VU per user, started one by one over the
+ * ramp-up as JMeter starts its threads, each going through its own list of requests as fast as
+ * the answers come back (the list is the plan's: the model simulated that order).
  *
  * The client cache is a private RFC 9111 cache per user, built on http-cache-semantics (its
  * freshness rules, not ours). A response it serves sends no request but counts as a response,
@@ -16,38 +16,18 @@ import exec from 'k6/execution';
 import { sleep, fail } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
 import CachePolicy from '../vendor/http-cache-semantics.js';
-import { summaryFiles } from '../summary.js';
-import { loadPlan, baseUrls as serviceUrls } from '../plan.js';
-import { closedThresholds } from '../../../thresholds/kinds/limiter.js';
-import { countOnWire } from '../wire.js';
-
-const responses = new Counter('lab_responses');
-const responseTime = new Trend('lab_response_time', true);
-const caseEnd = new Trend('lab_case_end', true);
-const appServed = new Counter('lab_app_served');
-const unexpected = new Counter('unexpected_status');
+import { wireCounter } from '../wire.js';
 
 const lowerCased = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 
-export function closedRun(experiment) {
-  const plan = loadPlan(experiment);
-  const baseUrls = serviceUrls();
+export default function closedLoop(plan, baseUrls) {
+  const responses = new Counter('lab_responses');
+  const responseTime = new Trend('lab_response_time', true);
+  const caseEnd = new Trend('lab_case_end', true);
+  const appServed = new Counter('lab_app_served');
+  const unexpected = new Counter('unexpected_status');
+  const countOnWire = wireCounter();
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
-  const scenarios = {};
-  const thresholds = {};
-  for (const c of plan.cases) {
-    scenarios[c.id] = {
-      executor: 'per-vu-iterations',
-      vus: c.vus,
-      iterations: 1,
-      startTime: `${Math.round(c.startMs)}ms`,
-      maxDuration: `${c.maxDurationS}s`,
-      gracefulStop: '0s',
-      exec: 'user',
-      tags: { case: c.id },
-    };
-    Object.assign(thresholds, closedThresholds(c));
-  }
   const countsUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const appCounts = () => {
     const res = http.get(countsUrl, { tags: { case: 'accounting' }, responseType: 'text' });
@@ -57,17 +37,10 @@ export function closedRun(experiment) {
   const servedFor = (counts, id) => Object.values(counts[id] || {}).reduce((a, b) => a + b, 0);
 
   return {
-    options: { scenarios, thresholds, discardResponseBodies: true, summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(99)'], setupTimeout: '30s' },
+    // What the application has served per case before the run.
+    setup: () => ({ before: appCounts() }),
 
-    setup() {
-      for (const s of new Set([...plan.cases.map((c) => c.service), plan.accounting.service])) {
-        const res = http.get(`${baseUrls[s]}/healthz`, { tags: { case: 'setup' }, timeout: '3s' });
-        if (res.status !== 200) fail(`${s} is not up at ${baseUrls[s]} (status ${res.status} ${res.error || ''})`);
-      }
-      return { before: appCounts() };
-    },
-
-    user() {
+    hit() {
       const c = byId[exec.scenario.name];
       // Each VU runs one iteration, so this numbers the users 0..n-1.
       const u = exec.scenario.iterationInTest;
@@ -108,7 +81,5 @@ export function closedRun(experiment) {
       const after = appCounts();
       for (const c of plan.cases) appServed.add(servedFor(after, c.id) - servedFor(data.before, c.id), { case: c.id });
     },
-
-    handleSummary: (data) => summaryFiles(data, plan, __ENV.LAB_RESULTS || 'results'),
   };
 }

@@ -1,0 +1,67 @@
+/*
+ * What the benches share: wrk and k6 run once against a URL with their figures read back, k6
+ * measured from /proc (its CPU and peak memory), and the machine a bench ran on, for its table.
+ * A benchmark, not a test: a bench fails only when a run itself fails.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** wrk against url; `script` (a Lua file) and `body` (a file it posts, as LAB_BODY) are optional. */
+export function wrk(env, url, connections, seconds, { script, body, threads = 2, timeout = ['--timeout', '5s'] } = {}) {
+  const lua = script ? ['-s', script] : [];
+  const r = spawnSync('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, ...timeout, ...lua, url],
+    { env: { ...env, LAB_BODY: body || '' }, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`wrk ${url}: ${r.stderr || r.stdout}`);
+  const num = (re) => Number((re.exec(r.stdout) || [])[1] ?? 0);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(r.stdout);
+  return {
+    rps: num(/Requests\/sec:\s+([\d.]+)/),
+    requests: num(/(\d+) requests in/),
+    non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+    socketErrors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+    raw: r.stdout,
+  };
+}
+
+/** k6 running `script` with URL, VUS and DURATION for `seconds`; its summary is written to `out`. */
+export function k6(env, script, url, connections, seconds, out) {
+  const r = spawnSync('k6', ['run', '--quiet', '-e', `URL=${url}`, '-e', `VUS=${connections}`, '-e', `DURATION=${seconds}s`, '-e', `OUT=${out}`, script],
+    { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`k6 ${url}: ${r.stderr.slice(-2000)}`);
+  const m = JSON.parse(readFileSync(out, 'utf8')).metrics;
+  return { rps: Math.round(m.http_reqs.values.count / seconds), failed: m.http_req_failed.values.rate, p99: m.http_req_duration.values['p(99)'] };
+}
+
+/** k6's CPU seconds (utime + stime) and peak RSS, polled from /proc until it exits. */
+export function runMeasured(env, args) {
+  return new Promise((resolve, reject) => {
+    const k6 = spawn('k6', args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    k6.stderr.on('data', (d) => { err = (err + d).slice(-2000); });
+    let cpuS = 0;
+    let rssKiB = 0;
+    const poll = () => {
+      try {
+        const stat = readFileSync(`/proc/${k6.pid}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        cpuS = (Number(f[11]) + Number(f[12])) / 100;
+        rssKiB = Math.max(rssKiB, Number((/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${k6.pid}/status`, 'utf8')) || [])[1] || 0));
+      } catch { /* exited */ }
+    };
+    const timer = setInterval(poll, 100);
+    k6.on('exit', (code) => {
+      clearInterval(timer);
+      if (code !== 0) reject(new Error(`k6 ${args.join(' ')}: code ${code}: ${err}`));
+      else resolve({ cpuS, rssMiB: rssKiB / 1024 });
+    });
+  });
+}
+
+/** The bench's figures in bench.json: wrk's without its raw output. */
+export const withoutRaw = (results) => results.map(({ wrk: { raw, ...w }, ...r }) => ({ ...r, wrk: w }));
+
+/** The CPU model and core count, printed with every bench's table. */
+export function machine() {
+  const cpu = (/model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8')) || [])[1] || 'unknown CPU';
+  return `${cpu.trim()}, ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores`;
+}

@@ -1,0 +1,37 @@
+/*
+ * `panels [testid]`: does every panel query of every dashboard return data for a run (default:
+ * the latest)? Runs each against the stores; a panel with no data fails (exit 1).
+ */
+import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { experiments } from '../../thresholds/plan.js';
+import { labEnv, openRun } from '../run/suite.mjs';
+import { storesForRun } from '../stores/stores.mjs';
+import { checkPanels } from '../stores/panels.mjs';
+import { formatTable } from '../judge/table.mjs';
+
+export default async function panels([testid, ...rest], { root, say, topology }) {
+  if (rest.length) throw new Error(`usage: just panels [testid]; got '${[testid, ...rest].join(' ')}'`);
+  const dir = join(root, 'results', testid || 'latest');
+  if (!existsSync(join(dir, 'run.json'))) throw new Error(`no run ${testid || '(latest)'} with metrics under results/: run 'just test smoke' first`);
+  const info = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+  if (!info.metrics) throw new Error(`run ${info.testid} ran with --no-metrics: nothing in the stores to check`);
+  const t = topology();
+  const check = await openRun(root, `panels-${info.testid}`, { kind: 'panels', say, latest: false });
+  let stores;
+  let results = [];
+  try {
+    stores = await storesForRun({ root, env: labEnv(root), topology: t, tmp: check.tmp, dir: check.dir, state: check.state, say, wanted: true });
+    results = await checkPanels(root, stores.urls, { ...info, allExperiments: Object.keys(experiments) });
+  } finally {
+    await stores?.close();
+    check.close();
+  }
+  const rows = results.map((r) => [r.board, r.panel, r.refId ?? '', r.skipped ? `skipped: ${r.skipped}` : r.error ? `error: ${r.error}` : `${r.series} series, ${r.points} points`, r.skipped ? '-' : r.ok ? 'ok' : 'FAIL']);
+  say(formatTable(rows, ['dashboard', 'panel', 'query', 'returned', 'pass']));
+  for (const r of results.filter((x) => x.query && !x.ok)) say(`\nFAIL ${r.board} / ${r.panel} ${r.refId}:\n  ${r.query}`);
+  const failed = results.filter((r) => !r.skipped && !r.ok).length;
+  writeFileSync(join(check.dir, 'panels.json'), JSON.stringify(results, null, 1));
+  say(`\npanels of run ${info.testid}: ${results.filter((r) => r.ok).length} queries returned data, ${failed} returned none, ${results.filter((r) => r.skipped).length} skipped`);
+  return failed ? 1 : 0;
+}

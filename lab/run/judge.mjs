@@ -1,0 +1,20 @@
+/*
+ * The last stage of a phase: its kind's judge on what was measured. A phase whose k6 or stack
+ * failed fails its cases whatever the summary says; services in cgroups get a resources table
+ * of the loaded window, saved beside the summary.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resourceRows } from '../stack/resources.mjs';
+import { runName } from './k6.mjs';
+
+export function judgePhase(plan, kind, measured, { broken }, { run }) {
+  const j = kind.judge(plan, measured);
+  if (broken) for (const o of j.outcomes) o.pass = false;
+  const more = [];
+  for (const o of j.outcomes.filter((x) => x.measured?.resources?.length)) {
+    writeFileSync(join(run.dir, `${runName(plan)}.resources.json`), JSON.stringify(o.measured.resources, null, 1));
+    more.push(resourceRows(o.case, o.measured.resources));
+  }
+  return { outcomes: j.outcomes, rows: j.rows, head: j.head, more };
+}

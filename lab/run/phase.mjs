@@ -1,0 +1,53 @@
+/*
+ * One phase of a plan, stage by stage: start (its stack, lab/run/start.mjs), load (k6,
+ * lab/run/k6.mjs), collect (CPU, the proxy's counts, the summary, nothing lost;
+ * lab/run/collect.mjs), stop (the stack, always), judge (lab/run/judge.mjs). Never throws:
+ * what went wrong is in `problems`.
+ */
+import { join } from 'node:path';
+import { stopStack } from '../stack/start-stop.mjs';
+import { k6Outputs } from '../stores/stores.mjs';
+import { startPhase } from './start.mjs';
+import { runK6 } from './k6.mjs';
+import { stopSampling, readProxy, readSummary, countRows } from './collect.mjs';
+import { judgePhase } from './judge.mjs';
+
+/** What a phase yields: outcomes, table rows (more tables in `more`), counts, problems. */
+export const nothingJudged = () => ({ outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] });
+
+export async function runPhase(plan, kind, ctx) {
+  const out = nothingJudged();
+  if (ctx.isInterrupted()) return out;
+  const sinceMs = Date.now();
+  let started;
+  let measured = { cpu: {}, cgroupSamples: {}, caps: {} };
+  let proxy = null;
+  let broken = false;
+  try {
+    started = await startPhase(plan, ctx);
+    let result;
+    try {
+      const outputs = ctx.stores && k6Outputs(ctx.stores.urls, { testid: ctx.run.id, plan, streams: kind.streams });
+      result = ctx.isInterrupted()
+        ? { problem: 'interrupted before k6 started' }
+        : await runK6({ ...ctx, dir: ctx.run.dir, logDir: join(ctx.run.dir, 'logs'), plan, planFile: started.planFile, stack: started.stack, setChild: started.setChild, outputs, segments: ctx.segments });
+    } finally {
+      measured = stopSampling(plan, started, ctx);
+    }
+    if (result.problem) {
+      out.problems.push(result.problem);
+      broken = true; // k6 or the stack failed: whatever the summary says, the cases fail
+    } else if (ctx.stores) {
+      proxy = await readProxy(plan, kind, ctx);
+    }
+  } catch (e) {
+    out.problems.push(`${plan.experiment}: ${e.message}`);
+  } finally {
+    if (started) await stopStack(started.stack);
+  }
+  measured.summary = readSummary(plan, ctx);
+  const counts = await countRows(plan, kind, measured.summary, proxy, sinceMs, ctx);
+  out.counts.push(...counts.rows);
+  out.problems.push(...counts.problems);
+  return { ...out, ...judgePhase(plan, kind, measured, { broken }, ctx), counts: out.counts, problems: out.problems };
+}

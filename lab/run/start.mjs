@@ -1,0 +1,31 @@
+/*
+ * The first stage of a phase: its plan written where k6 and `just verdict` read it, its stack
+ * started (fresh folders per phase), the stack's CPU sampled from now on, and every child the
+ * run starts (k6) tracked in the run's state file.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stackTargets } from '../../thresholds/plan.js';
+import { startStack } from '../stack/start-stop.mjs';
+import { parseCaps } from '../stack/cgroups.mjs';
+import { sampleCpu } from '../stack/cpu.mjs';
+import { runName } from './k6.mjs';
+
+export async function startPhase(plan, { root, env, topology, run, say, running }) {
+  const { dir, tmp, state } = run;
+  const planFile = join(dir, `${runName(plan)}.plan.json`);
+  writeFileSync(planFile, JSON.stringify(plan, null, 1));
+  const capped = plan.factor < plan.requestedFactor ? ` (--quick capped at x${plan.factor} for this experiment)` : '';
+  say(`${plan.experiment}: starting stack${capped}${plan.phase ? ` for ${plan.phase}${plan.policy.caps ? ` (caps ${plan.policy.caps})` : ''}` : ''}`);
+  const targets = stackTargets(plan.experiment, plan.knobs, plan.policy);
+  // A phase starts from empty folders: nothing (an edge's cache) carried over from the last.
+  const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: plan.phase ? join(tmp, plan.phase) : tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+  const sampler = sampleCpu(stack.procs);
+  const caps = Object.fromEntries(stack.procs.filter((p) => p.cgroup).map((p) => [p.name, parseCaps(p.caps)]));
+  const setChild = (k6, label = 'k6') => {
+    running.add(k6);
+    state.add({ name: `${label} ${plan.experiment}`, pid: k6.pid });
+    sampler.track(label, k6.pid);
+  };
+  return { planFile, stack, sampler, caps, setChild };
+}

@@ -1,0 +1,25 @@
+/*
+ * A plan as k6 options: its kind's scenarios (exec 'hit' for the load, 'warm' for connections
+ * opened before it) and every case's thresholds, which are the plan's expected ranges. Imported
+ * by the k6 scripts (k6/lib/run.js) and by the unit tests; k6-safe.
+ */
+import { kindOfPlan } from './plan.js';
+
+const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(99)'];
+
+/** The plan k6 runs: a kind may run one case per k6 process (capped: one cap level). */
+export const k6Plan = (plan, env = {}) => kindOfPlan(plan).k6Plan?.(plan, env) ?? plan;
+
+export function k6Options(plan, baseUrls) {
+  const kind = kindOfPlan(plan);
+  for (const c of plan.cases) if (!baseUrls[c.service]) throw new Error(`no address for service ${c.service}`);
+  const thresholds = {};
+  for (const c of plan.cases) Object.assign(thresholds, kind.thresholds(c, plan));
+  return {
+    scenarios: kind.scenarios(plan, baseUrls),
+    thresholds,
+    discardResponseBodies: true,
+    summaryTrendStats: kind.trendStats ?? TREND_STATS,
+    setupTimeout: '30s',
+  };
+}

@@ -1,0 +1,124 @@
+/*
+ * What a limiter plan's thresholds catch: per case and per knob, the smallest change in each
+ * direction that moves the model's whole predicted range (every jitter trial) out of the
+ * thresholds built for the unchanged policy, by a widening walk and bisection per knob.
+ */
+import { scaleKnobs } from '../knobs.js';
+
+// How far a knob is moved in search of a change that is caught: up to twice its value (at
+// least 10 steps), down to its smallest valid value.
+const SEARCH_UP = (k) => Math.max(k.value, 10 * k.step);
+
+const outside = (p, r) => p.max < r.lo || p.min > r.hi;
+
+/** Does a case's prediction under another policy fall out of its thresholds? Which measure? */
+function caughtBy(c, s) {
+  const e = c.expected;
+  if (outside(s.ok, e.ok)) return 'ok';
+  if (outside(s.limited, e.limited)) return 'limited';
+  if (e.maxMs && outside(s.maxDelayMs, e.maxMs)) return 'max wait';
+  return null;
+}
+
+/** The knobs a search can move, one value each (a list knob gives one entry per element). */
+function movable(exp, knobs) {
+  const out = [];
+  for (const [name, spec] of Object.entries(exp.knobs)) {
+    if (spec.kind === 'counts') knobs[name].forEach((v, i) => out.push({ name, index: i, label: `${name}[${v}]`, value: v, step: 1, min: 0 }));
+    else if (spec.kind === 'rate' || spec.kind === 'count') out.push({ name, label: name, value: knobs[name], step: 1, min: spec.min ?? (spec.kind === 'rate' ? 1 : 0) });
+    else if (spec.kind === 'seconds') out.push({ name, label: name, value: knobs[name], step: 0.001, min: 0.001 });
+  }
+  return out;
+}
+
+function withValue(knobs, k, v) {
+  if (k.index === undefined) return { ...knobs, [k.name]: v };
+  const list = [...knobs[k.name]];
+  list[k.index] = v;
+  return { ...knobs, [k.name]: list };
+}
+
+/**
+ * sensitivity({experiment, suite, factor, overrides}) -> {cases: [{id, knobs: {label: {down, up, by}}}],
+ * knobs: {label: {down, up, cases}}, unseen: [labels]}; `down`/`up` are the smallest changes
+ * (knob units, seed timing) that some threshold catches for sure, or null within the search.
+ */
+export function limiterSensitivity(exp, base, predict) {
+  const experiment = exp.name;
+  const { suite } = base;
+  const baseTargets = exp.targets(base.policy);
+  const perCase = base.cases.map((c) => ({ id: c.id, knobs: {} }));
+  const summary = {};
+
+  // The cases that fail for sure when knob k is moved to v: [{case index, measure}].
+  const failures = (k, v) => {
+    let knobs;
+    try {
+      knobs = withValue(base.knobs, k, v);
+    } catch {
+      return null; // not a valid policy: the search stops there
+    }
+    const policy = { ...scaleKnobs(exp, knobs, base.factor), ...exp.derived?.(knobs) };
+    try {
+      exp.checkScaled?.(policy, base.factor);
+    } catch {
+      return null;
+    }
+    // Same targets, same schedule: only the policies the stack runs differ.
+    const targets = exp.targets(policy).map((t, i) => ({ ...t, id: baseTargets[i].id }));
+    const changed = targets.filter((t, i) => JSON.stringify(t.policy) !== JSON.stringify(baseTargets[i].policy));
+    const predictions = predict(changed, base.cases, experiment);
+    return base.cases.flatMap((c, i) => {
+      const s = predictions.get(c);
+      const by = s && caughtBy(c, s);
+      return by ? [{ i, by }] : [];
+    });
+  };
+
+  for (const k of movable(exp, base.knobs)) {
+    const found = { down: new Map(), up: new Map() }; // case index -> {delta, by}
+    for (const dir of ['down', 'up']) {
+      const limit = Math.round((dir === 'up' ? SEARCH_UP(k) : k.value - k.min) / k.step); // in steps
+      const memo = new Map();
+      const at = (n) => {
+        if (!memo.has(n)) memo.set(n, failures(k, k.value + (dir === 'up' ? n : -n) * k.step));
+        return memo.get(n);
+      };
+      const catches = (n, i) => at(n)?.find((f) => f.i === i);
+      // Walk outwards in growing steps; a case first caught at n (not at prev) is narrowed down
+      // by bisection, assuming a bigger change of the same sign is caught too.
+      let prev = 0;
+      for (let n = 1; n <= limit; n = n < 8 ? n + 1 : Math.min(limit, Math.max(n + 1, Math.round(n * 1.25)))) {
+        const fails = at(n);
+        if (fails === null) break;
+        for (const { i } of fails) {
+          if (found[dir].has(i)) continue;
+          let [lo, hi] = [prev, n];
+          while (hi - lo > 1) {
+            const mid = Math.floor((lo + hi) / 2);
+            if (catches(mid, i)) hi = mid;
+            else lo = mid;
+          }
+          found[dir].set(i, { delta: Number((hi * k.step).toPrecision(6)), by: catches(hi, i).by });
+        }
+        if (found[dir].size === base.cases.length || n >= limit) break;
+        prev = n;
+      }
+    }
+    base.cases.forEach((c, i) => {
+      perCase[i].knobs[k.label] = { down: found.down.get(i) ?? null, up: found.up.get(i) ?? null };
+    });
+    const best = (m) => [...m.values()].reduce((a, b) => (a === null || b.delta < a.delta ? b : a), null);
+    summary[k.label] = { down: best(found.down), up: best(found.up), cases: new Set([...found.down.keys(), ...found.up.keys()]).size, atMin: k.value === k.min };
+  }
+  // A status the proxy answers with instead of the limited one shows as an unexpected status
+  // in every case that expects a limited answer for sure.
+  for (const [name, spec] of Object.entries(exp.knobs)) {
+    if (spec.kind !== 'status') continue;
+    const seeing = base.cases.filter((c) => c.expected.limited.lo > 0 || c.expected.limited.min > 0);
+    summary[name] = { any: seeing.length > 0, cases: seeing.length };
+  }
+  const unseen = Object.entries(summary).filter(([, s]) => s.cases === 0).map(([k]) => k);
+  const partly = Object.entries(summary).filter(([, s]) => s.cases > 0 && ((s.down === null && !s.atMin) || s.up === null) && s.any === undefined).map(([k]) => k);
+  return { experiment, suite, factor: base.factor, kind: 'limiter', cases: perCase, knobs: summary, unseen, oneSided: partly };
+}
