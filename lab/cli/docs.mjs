@@ -4,45 +4,19 @@
  * and `just docs` rewrites it from the plans and the sensitivity search; a unit test fails when
  * a committed table differs from what the model gives now.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { plan, experiments, suites, QUICK_FACTOR } from '../../thresholds/plan.js';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { plan, experiments, suites, SUITES, QUICK_FACTOR } from '../../thresholds/plan.js';
+import { kindOf } from '../../thresholds/kinds/index.js';
 import { sensitivity } from '../../thresholds/sensitivity.js';
-import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
 import { loadTopology } from '../stack/topology.mjs';
+import { table, byId, span } from './markdown.mjs';
 
-const span = (r) => (r.min === r.max ? `${r.min}` : `${r.min}..${r.max}`);
-const secs = (ms) => `${(ms / 1000).toFixed(ms >= 10_000 ? 1 : 2)} s`;
-const table = (head, rows) => [head, head.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
-const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
-
-/** What a case must give: 200s / limited, and the longest wait where it queues. */
-function outcome(c) {
-  const wait = c.expected.maxMs ? `, wait ${secs(c.model.maxDelayMs.max)}` : '';
-  return `${span(c.expected.ok)} / ${span(c.expected.limited)}${wait}${c.expected.timingSensitive ? ' (ms clock)' : ''}`;
-}
-
-function burstExpected() {
-  const spike = plan({ experiment: 'burst', suite: 'spike' });
-  const soak = plan({ experiment: 'burst', suite: 'soak' });
-  const bursts = spike.knobs.bursts;
-  const steps = [...new Set(spike.cases.map((c) => c.step))];
-  const c = byId(spike);
-  const rows = steps.map((s) => {
-    const first = spike.cases.find((x) => x.step === s);
-    return [`${first.rate} r/s, ${first.durationMs / 1000} s`, ...bursts.map((b) => (c[`b${b}-${s}`] ? outcome(c[`b${b}-${s}`]) : ''))];
-  });
-  for (const x of soak.cases) rows.push([`${x.rate} r/s, ${x.durationMs / 1000} s (soak)`, ...bursts.map((b) => (x.target === `b${b}` ? outcome(x) : ''))]);
-  return table(['load', ...bursts.map((b) => `burst ${b}: 200 / 503`)], rows);
-}
-
-function envoyVsNginxExpected() {
-  const p = plan({ experiment: 'envoy-vs-nginx', suite: 'spike' });
-  const c = byId(p);
-  const steps = [...new Set(p.cases.map((x) => x.step))];
-  return table(['burst at 400 r/s', 'Envoy 200 / 429', 'nginx 200 / 429, longest wait'],
-    steps.map((s) => [s, outcome(c[`envoy-${s}`]), outcome(c[`nginx-${s}`])]));
-}
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// Smoke proves every stack answers; its few requests catch no policy change, and --quick
+// leaves them alone.
+const JUDGED_SUITES = SUITES.filter((s) => s !== 'smoke');
 
 const change = (d) => (d ? `${d.delta} (${d.by})` : 'not seen');
 const knobRow = (k, v) => (v.any !== undefined
@@ -63,17 +37,20 @@ export function formatSensitivity(s, { perCase = false } = {}) {
 
 /** Per suite: what each knob's smallest caught change is, and what no case sees. */
 function sensitivityTable() {
-  const suites = ['spike', 'soak', 'breakpoint'];
-  return suites.flatMap((suite) => Object.keys(experiments).filter((e) => experiments[e].suites[suite])
-    .map((experiment) => formatSensitivity(sensitivity({ experiment, suite })))).join('\n\n');
+  return JUDGED_SUITES.flatMap((suite) => Object.values(experiments).filter((e) => e.suites[suite] && kindOf(e).sensitivity)
+    .map((e) => formatSensitivity(sensitivity({ experiment: e.name, suite })))).join('\n\n');
 }
 
 /** Which expected counts --quick changes, and to what. */
 function quickChanges() {
   const rows = [];
-  for (const [experiment, suite] of [['burst', 'spike'], ['burst', 'soak'], ['envoy-vs-nginx', 'spike']]) {
-    const slow = byId(plan({ experiment, suite }));
+  // Experiments that --quick compresses, whose cases expect counts of 200s and limited answers.
+  const pairs = Object.values(experiments).filter((e) => (e.maxQuick ?? Infinity) > 1)
+    .flatMap((e) => JUDGED_SUITES.filter((suite) => e.suites[suite]).map((suite) => [e.name, suite]));
+  for (const [experiment, suite] of pairs) {
     const quick = plan({ experiment, suite, factor: QUICK_FACTOR });
+    if (!quick.cases.every((c) => c.expected.ok && c.expected.limited)) continue;
+    const slow = byId(plan({ experiment, suite }));
     for (const q of quick.cases) {
       const s = slow[q.id];
       if (span(s.expected.ok) !== span(q.expected.ok) || span(s.expected.limited) !== span(q.expected.limited)) {
@@ -84,45 +61,17 @@ function quickChanges() {
   return table(['case', '--quick', 'seed timing 200 / limited', 'quick 200 / limited'], rows);
 }
 
-function jsonFilterBounds() {
-  const exp = experiments['json-filter'];
-  const { floors, ceilings } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
-  const rows = Object.entries(exp.measuredSpread.efficiency).flatMap(([server, refs]) => Object.entries(refs).map(([ref, [min, max]]) =>
-    [server, `CPU per request: ${ref}'s / its own`, `${min.toFixed(2)}..${max.toFixed(2)}`, `>= ${floors[server][ref].toFixed(2)}`]));
-  for (const [server, [min, max]] of Object.entries(exp.measuredSpread.overheadMs)) {
-    rows.push([server, 'relayed p50 over direct at 500 r/s', `${min.toFixed(1)}..${max.toFixed(1)} ms`, `<= ${ceilings[server]} ms`]);
-  }
-  return `${table(['server', 'measure', 'measured (runs below)', 'threshold'], rows)}\n\nRuns: ${exp.measuredSpread.runs}`;
-}
-
-/** Per suite and mode: the seed's figures beside the model's, at the seed's 10 workers and at 4. */
-function cachingExpected() {
-  const rps = (c, d) => (c.responses * 1000 / d).toFixed(1);
-  const pct = (x) => `${Math.round(x * 100)} %`;
-  const ms = (x) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
-  const rows = [];
-  for (const suite of ['stress', 'load']) {
-    const p = byId(plan({ experiment: 'caching', suite }));
-    const four = byId(plan({ experiment: 'caching', suite, overrides: { workers: '4' } }));
-    for (const [id, c] of Object.entries(p)) {
-      const s = c.seed || {};
-      const f = four[id].model;
-      const m = c.model;
-      rows.push([suite, c.mode,
-        s.throughput ?? '-', `${rps(c, m.durationMs.max)}..${rps(c, m.durationMs.min)}`, `${rps(c, f.durationMs.max)}..${rps(c, f.durationMs.min)}`,
-        s.limitedShare !== undefined ? pct(s.limitedShare) : '-', `${pct(m.limitedShare.min)}..${pct(m.limitedShare.max)}`,
-        s.meanMs !== undefined ? ms(s.meanMs) : '-', `${ms(m.meanMs.min)}..${ms(m.meanMs.max)}`, `${ms(f.meanMs.min)}..${ms(f.meanMs.max)}`,
-        span(m.appServed)]);
-    }
-  }
-  return table(['suite', 'mode', 'seed r/s', 'model r/s', 'model r/s, 4 workers', 'seed 503', 'model 503', 'seed mean', 'model mean', 'model mean, 4 workers', 'app served'], rows);
-}
+/**
+ * The generated blocks per file: a stack's README gets the blocks its stacks/<experiment>/readme.mjs
+ * makes (default export {block name: () => markdown}), for every experiment that has one.
+ */
+const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) => {
+  const file = join(root, 'stacks', name, 'readme.mjs');
+  return existsSync(file) ? [[`stacks/${name}/README.md`, (await import(pathToFileURL(file).href)).default]] : [];
+}));
 
 export const BLOCKS = {
-  'stacks/caching/README.md': { 'caching-expected': cachingExpected },
-  'stacks/burst/README.md': { 'burst-expected': burstExpected },
-  'stacks/envoy-vs-nginx/README.md': { 'envoy-vs-nginx-expected': envoyVsNginxExpected },
-  'stacks/json-filter/README.md': { 'json-filter-bounds': jsonFilterBounds },
+  ...Object.fromEntries(stackBlocks.flat()),
   'docs/model.md': { sensitivity: sensitivityTable },
   'docs/knobs.md': { quick: quickChanges },
 };
