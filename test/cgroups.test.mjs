@@ -120,7 +120,7 @@ test("a capped service of a stack runs inside its cgroup, which goes with the st
 `);
     const topology = loadTopology(join(dir, 'compose.yml'));
     const state = new StateFile(join(dir, 'state'), 'run');
-    const args = { root: dir, env: process.env, topology, experiment: 'capped', policy: { caps: 'cpu=5% mem=64M' }, targets: [], tmpDir: join(dir, 'tmp'), logDir: join(dir, 'logs'), state };
+    const args = { root: dir, env: process.env, topology, profile: 'capped', policy: { caps: 'cpu=5% mem=64M' }, targets: [], tmpDir: join(dir, 'tmp'), logDir: join(dir, 'logs'), state };
     const stack = await startStack(args);
     const [proc] = stack.procs;
     const inside = readFileSync(`/proc/${proc.pid}/cgroup`, 'utf8');

@@ -43,6 +43,9 @@ export function experimentNamed(name) {
   return e;
 }
 
+/** The compose profile (docker-compose.yml) that runs an experiment's stack: its own, or one it shares. */
+export const stackOf = (name) => experimentNamed(name).stack ?? name;
+
 /** The kind (thresholds/kinds/) of a plan or an experiment, by the experiment's declaration. */
 export const kindOfPlan = (p) => kindOf(experimentNamed(p.experiment ?? p.name));
 

@@ -24,7 +24,7 @@ export default async function benchK6(root, request, { say = console.log } = {})
   const figures = { rates: [], vus: [] };
   let stack;
   try {
-    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), experiment: 'cdn', policy: p.policy, targets: [], tmpDir: tmp, logDir: join(dir, 'logs'), state, log: () => {} });
+    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), profile: 'cdn', policy: p.policy, targets: [], tmpDir: tmp, logDir: join(dir, 'logs'), state, log: () => {} });
     const url = `${stack.baseUrls['cdn-lb']}/healthz`;
     const k6 = (extra, tag) => ['run', '--quiet', '-e', `URL=${url}`, '-e', `DURATION=${seconds}s`, '-e', `OUT=${join(tmp, `${tag}.json`)}`, ...extra, 'k6/k6-cost.js'];
     const count = (tag) => JSON.parse(readFileSync(join(tmp, `${tag}.json`), 'utf8')).metrics.http_reqs.values.count;

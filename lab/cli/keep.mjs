@@ -10,21 +10,22 @@ import { labEnv } from '../run/suite.mjs';
 import { startStack, stopStack } from '../stack/start-stop.mjs';
 import { StateFile } from '../stack/procs.mjs';
 import { METRICS_PROFILE } from '../stores/stores.mjs';
+import { stackOf } from '../../thresholds/plan.js';
 
 /** What `keep` serves: an experiment's stack with its knobs, or the metrics stores. */
 function keptStack(words) {
-  if (words[0] === METRICS_PROFILE) return { name: METRICS_PROFILE, kind: METRICS_PROFILE, policy: {}, targets: [] };
+  if (words[0] === METRICS_PROFILE) return { name: METRICS_PROFILE, profile: METRICS_PROFILE, kind: METRICS_PROFILE, policy: {}, targets: [] };
   const req = parseRunArgs(words, { target: 'experiment' });
-  return { name: req.name, kind: 'up', ...policyFor(req) };
+  return { name: req.name, profile: stackOf(req.name), kind: 'up', ...policyFor(req) };
 }
 
 export default async function keep(words, { root, stateDir, say, topology }) {
-  const { name, kind, policy, targets } = keptStack(words);
+  const { name, profile, kind, policy, targets } = keptStack(words);
   const dir = join(root, '.lab', 'tmp', `up-${name}`);
   const state = new StateFile(stateDir, `up-${name}`, { kind, tmp: dir });
   let stack;
   try {
-    stack = await startStack({ root, env: labEnv(root), topology: topology(), experiment: name, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
+    stack = await startStack({ root, env: labEnv(root), topology: topology(), profile, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
   } catch (e) {
     state.remove();
     throw e;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { parseRunArgs, flagValue } from './args.mjs';
 import { policyFor } from './context.mjs';
-import { plan as makePlan, stackTargets } from '../../thresholds/plan.js';
+import { plan as makePlan, stackTargets, stackOf } from '../../thresholds/plan.js';
 import { labEnv, stamp } from '../run/suite.mjs';
 import { stackServices, portsByService } from '../stack/topology.mjs';
 import { topologyView } from '../stack/start-stop.mjs';
@@ -46,7 +46,7 @@ function renderK8s(words, { root, say, topology }) {
   const experiment = req.experiments[0];
   const p = makePlan({ experiment, suite: req.name, factor: req.factor, overrides: req.overrides[experiment] });
   const testid = `${stamp()}-${req.name}-k8s`;
-  const { objects } = k8sManifests({ root, env: labEnv(root), topology: topology(), request: req, experiment, policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus, testid });
+  const { objects } = k8sManifests({ root, env: labEnv(root), topology: topology(), request: req, experiment, profile: stackOf(experiment), policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus, testid });
   for (const f of writeManifests(join(root, '.lab', 'rendered', 'k8s'), experiment, objects)) say(f);
   say(`testid ${testid}: kubectl apply -f the stack, wait for its pods, then the TestRun (k6-operator)`);
   return 0;
@@ -59,7 +59,7 @@ export default async function render(words, ctx) {
   const { policy, targets } = policyFor(req);
   const t = topology();
   const ports = portsByService(t);
-  const services = [...stackServices(t, req.name), ...stackServices(t, METRICS_PROFILE)];
+  const services = [...stackServices(t, stackOf(req.name)), ...stackServices(t, METRICS_PROFILE)];
   for (const s of services) {
     if (!Object.keys(s.configs).length) continue;
     const dir = join(root, '.lab', 'rendered', s.name);

@@ -33,11 +33,11 @@ const POD_NETWORK = { bind: '0.0.0.0', at: (name) => name };
 const keyOf = (path) => path.replace(/[^-._a-zA-Z0-9]/g, '.');
 
 /** The repository files a pod mounting the checkout at /lab reads: lua modules and Node servers. */
-function labFiles(root, experiment) {
+function labFiles(root, profile) {
   const list = (dir, re) => (existsSync(join(root, dir)) ? readdirSync(join(root, dir), { recursive: true }).map(String).filter((f) => re.test(f)).map((f) => join(dir, f)) : []);
   return [
     ...list('stacks/lib', /\.lua$/),
-    ...list(`stacks/${experiment}`, /\.lua$/),
+    ...list(`stacks/${profile}`, /\.lua$/),
     ...list('servers/node', /\.js$/),
     'package.json',
     'package-lock.json',
@@ -153,9 +153,9 @@ function k6Archive(root, env, experiment, archiveEnv) {
  * `targets` what the stack serves; `parallelism` the k6 runner pods; `prometheus` the base URL
  * of the team's Prometheus (remote-write receiver on).
  */
-export function k8sManifests({ root, env, topology, request, experiment, policy, targets, parallelism, prometheus, testid }) {
+export function k8sManifests({ root, env, topology, request, experiment, profile = experiment, policy, targets, parallelism, prometheus, testid }) {
   const ports = portsByService(topology);
-  const services = stackServices(topology, experiment);
+  const services = stackServices(topology, profile);
   const labFilesName = `${experiment}-lab-files`;
   const objects = [];
   for (const s of services) {
@@ -167,7 +167,7 @@ export function k8sManifests({ root, env, topology, request, experiment, policy,
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: labFilesName, labels: LABELS },
-      data: Object.fromEntries(labFiles(root, experiment).map((f) => [keyOf(f), readFileSync(join(root, f), 'utf8')])),
+      data: Object.fromEntries(labFiles(root, profile).map((f) => [keyOf(f), readFileSync(join(root, f), 'utf8')])),
     });
   }
   // The load: the script and its plan as a k6 archive, every service at its Service's address.

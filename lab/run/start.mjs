@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stackTargets } from '../../thresholds/plan.js';
+import { stackTargets, stackOf } from '../../thresholds/plan.js';
 import { startStack } from '../stack/start-stop.mjs';
 import { parseCaps } from '../stack/cgroups.mjs';
 import { sampleCpu } from '../stack/cpu.mjs';
@@ -19,7 +19,7 @@ export async function startPhase(plan, { root, env, topology, run, say, running 
   say(`${plan.experiment}: starting stack${capped}${plan.phase ? ` for ${plan.phase}${plan.policy.caps ? ` (caps ${plan.policy.caps})` : ''}` : ''}`);
   const targets = stackTargets(plan.experiment, plan.knobs, plan.policy);
   // A phase starts from empty folders: nothing (an edge's cache) carried over from the last.
-  const stack = await startStack({ root, env, topology, experiment: plan.experiment, policy: plan.policy, targets, tmpDir: plan.phase ? join(tmp, plan.phase) : tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+  const stack = await startStack({ root, env, topology, profile: stackOf(plan.experiment), policy: plan.policy, targets, tmpDir: plan.phase ? join(tmp, plan.phase) : tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
   const sampler = sampleCpu(stack.procs);
   const caps = Object.fromEntries(stack.procs.filter((p) => p.cgroup).map((p) => [p.name, parseCaps(p.caps)]));
   const setChild = (k6, label = 'k6') => {

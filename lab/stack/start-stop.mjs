@@ -18,13 +18,13 @@ export const topologyView = (topology) => ({
   groups: Object.keys(topology.services).map((service) => ({ service })),
 });
 
-export async function startStack({ root, env, topology, experiment, policy, targets, tmpDir, logDir, state, log = () => {} }) {
-  const services = stackServices(topology, experiment);
+export async function startStack({ root, env, topology, profile, policy, targets, tmpDir, logDir, state, log = () => {} }) {
+  const services = stackServices(topology, profile);
   const ports = portsByService(topology);
   requireTools(services.map((s) => s.command[0]), env);
   await assertPortsFree(services.flatMap((s) => Object.values(s.ports).map((port) => ({ port, service: s.name }))));
   mkdirSync(logDir, { recursive: true });
-  const stack = { experiment, procs: [], baseUrls: {}, readyUrls: {} };
+  const stack = { profile, procs: [], baseUrls: {}, readyUrls: {} };
   try {
     for (const s of services) {
       const prefix = join(tmpDir, s.name);

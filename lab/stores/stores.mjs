@@ -34,7 +34,7 @@ export async function storesUp(topology) {
 /** Starts the metrics profile as a stack; a store that cannot start is an error naming it. */
 export async function startStores({ root, env, topology, tmpDir, logDir, state, log }) {
   try {
-    return await startStack({ root, env, topology, experiment: METRICS_PROFILE, policy: {}, targets: [], tmpDir, logDir, state, log });
+    return await startStack({ root, env, topology, profile: METRICS_PROFILE, policy: {}, targets: [], tmpDir, logDir, state, log });
   } catch (e) {
     throw new Error(`the metrics stores could not start, so no load was sent (or run with --no-metrics):\n${e.message}`);
   }

@@ -29,7 +29,7 @@ export default async function benchCdn(root, request, { say = console.log } = {}
     for (const c of p.cases) {
       const policy = { ...p.policy, caps: c.level.caps };
       say(`${c.level.id}: stack up${c.level.caps ? ` with ${c.level.caps}` : ''}, then wrk -t4 -c${c.vus} -d${seconds}s (the seed's flags)`);
-      const stack = await startStack({ root, env, topology, experiment: 'cdn', policy, targets: stackTargets('cdn', p.knobs, policy), tmpDir: join(tmp, c.level.id), logDir: join(dir, 'logs', c.level.id), state, log: () => {} });
+      const stack = await startStack({ root, env, topology, profile: 'cdn', policy, targets: stackTargets('cdn', p.knobs, policy), tmpDir: join(tmp, c.level.id), logDir: join(dir, 'logs', c.level.id), state, log: () => {} });
       try {
         const cpu = () => Object.fromEntries(stack.procs.filter((x) => x.cgroup).map((x) => [x.name, x.cgroup.stats().cpuS]));
         const before = cpu();

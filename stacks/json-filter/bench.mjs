@@ -35,7 +35,7 @@ export default async function benchJsonFilter(root, request, { say = console.log
   let stack;
   const results = [];
   try {
-    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), experiment: 'json-filter', policy: p.policy, targets: stackTargets('json-filter', p.knobs, p.policy), tmpDir: tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), profile: 'json-filter', policy: p.policy, targets: stackTargets('json-filter', p.knobs, p.policy), tmpDir: tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
     for (const [name, service] of SERVERS) {
       const url = `${stack.baseUrls[service]}/filter`;
       say(`${name}: wrk -c ${connections} for ${seconds} s, then k6 with ${connections} VUs`);
