@@ -75,7 +75,7 @@ knobs *experiment: deps
 
 # Unit tests: the model against the seeds' tables, the runner, template rendering, the topology.
 unit: setup
-    node --test test/
+    node --test test/*.test.mjs
 
 # What CI runs: unit tests, then every stack up briefly and its dashboards' panels, then spike, breakpoint and load/cdn in quick time.
 ci: unit

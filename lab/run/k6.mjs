@@ -12,6 +12,9 @@ import { segmentArgs, mergeSummaries } from './segments.mjs';
 /** A plan's file names: suite.experiment, and the phase of a plan that runs in phases. */
 export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
 
+/** The k6 script of a plan's experiment: k6/<experiment>.js, runnable with k6 alone too. */
+export const scriptOf = (root, plan) => join(root, 'k6', `${plan.experiment}.js`);
+
 /** Runs k6; resolves to {} or {problem} (k6 itself failed, or a stack process died). */
 export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1 }) {
   const name = runName(plan);
@@ -33,7 +36,7 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     const fd = openSync(logFile, 'a');
     // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
     // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
-    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? segmentArgs(i, segments) : []), join(root, 'k6', `${plan.experiment}.js`)];
+    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? segmentArgs(i, segments) : []), scriptOf(root, plan)];
     const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
     closeSync(fd);
     setChild(k6, `k6${seg}`);
