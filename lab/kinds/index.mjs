@@ -1,7 +1,7 @@
 /*
  * The plan kinds as the runner sees them: each kind's plan and thresholds (thresholds/kinds/)
  * joined with its judge and how it runs (this folder). The runner, the stores and the commands
- * call a kind only through these properties (lab/kinds/README.md states them).
+ * call a kind only through these properties (thresholds/kinds/README.md states them).
  */
 import { kinds as planKinds } from '../../thresholds/kinds/index.js';
 import { kindOfPlan } from '../../thresholds/plan.js';
