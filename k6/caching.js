@@ -1,7 +1,7 @@
 /*
  * Does a server cache, a client cache or both rescue an application behind two rate limiters,
  * with users looping as JMeter's threads do (or retrying a 503)? Seed 000;
- * stacks/caching/README.md. Run by hand: k6/README.md.
+ * stacks/caching/README.md. Run by hand: docs/knobs.md.
  */
 import { experimentRun } from './lib/run.js';
 

@@ -51,7 +51,13 @@ test('bad input is refused before anything starts, naming the valid choices', ()
 test('knobs: bare names reach every experiment that has them, qualified ones only theirs', () => {
   const r = parseRunArgs(['spike', '--quick', 'status=418', 'burst.rate=5']);
   assert.equal(r.factor, 5);
-  assert.deepEqual(r.overrides, { 'envoy-vs-nginx': { status: '418' }, burst: { status: '418', rate: '5' } });
+  // Every experiment of the suite with a `status` knob gets the bare one; only burst the qualified rate.
+  const spike = Object.values(experiments).filter((e) => e.suites.spike);
+  const expected = Object.fromEntries(spike.map((e) => [e.name, e.knobs.status ? { status: '418' } : {}]));
+  expected.burst.rate = '5';
+  assert.deepEqual(r.overrides, expected);
+  assert.deepEqual(r.overrides.burst, { status: '418', rate: '5' });
+  assert.deepEqual(r.overrides['envoy-vs-nginx'], { status: '418' });
 });
 
 test('a flag that needs a value takes it after = or a space, as k6 does; left without one it is named', () => {

@@ -1,9 +1,8 @@
 /*
  * The plan of a run: for one experiment and suite, the cases k6 will run (when, how fast, where)
- * and, for each, what the model says must happen, widened by the stated tolerance. The runner
- * prints it (`just expect`), k6 turns it into scenarios and thresholds, and the results table
- * compares against it. Nothing expected comes from anywhere else: each plan kind
- * (thresholds/kinds/) makes the plans of its experiments.
+ * and, for each, what the model says must happen, widened by the stated tolerance. Nothing
+ * expected comes from anywhere else: each plan kind (thresholds/kinds/) makes the plans of its
+ * experiments.
  */
 import { experiments } from './experiments/index.js';
 import { kindOf } from './kinds/index.js';
@@ -15,7 +14,7 @@ export const QUICK_FACTOR = 5;
 /**
  * What this kind of machine (2 cores, k6 beside the stack) can be asked to do, checked on every
  * plan before anything starts:
- * - an arrival rate: k6 sends about 10 k r/s here at best; twice that cannot be faithful;
+ * - an arrival rate: twice what k6 sends here at best cannot be faithful (docs/knobs.md);
  * - VUs in flight: the open-files limit is 20000 and cannot be raised, and every VU holds a
  *   connection (an fd in k6, two in a proxy); k6 itself falls behind its schedule well before;
  * - --quick: a 60 s step must stay at least 0.6 s, or scenario start-up is what gets measured.
@@ -71,6 +70,8 @@ export function stackTargets(name, knobs, policy) {
 
 /**
  * plan({experiment, suite, factor, overrides, segments}) -> {experiment, suite, factor, knobs, policy, cases, ...}
+ * The runner prints it (`just expect`), k6 turns it into scenarios and thresholds, and the
+ * results table compares against it.
  * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and
  * refill intervals divided by it, so the expected counts stay those of the seed timing.
  */

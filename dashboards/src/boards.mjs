@@ -1,16 +1,8 @@
 /*
  * The lab's Grafana dashboards, as code: `just dashboards` writes each to dashboards/<uid>.json.
  * Here, the boards that are not an experiment's, and boards(), which adds one per experiment of
- * thresholds/experiments/index.js from its own file, dashboards/src/<experiment>.mjs:
- * - k6-run: a run as k6 saw it (the lineage of the official k6 Prometheus dashboard);
- * - k6-run-influxdb: the same overview in InfluxQL;
- * - one per experiment, showing its policy at work (limiters: k6's view beside the proxy's
- *   own counters, and the longest wait against the model's; caching: answers by source, each
- *   hop's count and the application's queue; cdn: throughput per cap level, where the requests
- *   went, and each nginx's cgroup; json-filter: delivered against offered, per server and step,
- *   and what the backend received);
- * - resources: CPU, memory, threads and open files per stack service, over time and as a table,
- *   and the cgroups of capped services (CPU against the cap, memory against the limit, OOM).
+ * thresholds/experiments/index.js from its own file, dashboards/src/<experiment>.mjs. What each
+ * board shows: dashboards/README.md.
  */
 import { existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -20,6 +12,7 @@ import { PROM, INFLUX, runVariables, panel, board, prom, requires, run, runCase,
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+// k6-run: a run as k6 saw it (the lineage of the official k6 Prometheus dashboard).
 function k6Run() {
   return board({
     uid: 'lab-k6-run', title: 'lab / k6 run', tags: ['k6'],
@@ -43,6 +36,7 @@ function k6Run() {
   });
 }
 
+// k6-run-influxdb: the same overview in InfluxQL.
 function k6RunInflux() {
   const where = `"testid" =~ /^$testid$/ AND "case" =~ /^$case$/ AND $timeFilter`;
   const influx = (title, unit, query, alias) => ({ builder: panel({ title, unit, source: INFLUX, queries: [{ query, alias }] }) });
@@ -64,6 +58,8 @@ function k6RunInflux() {
   });
 }
 
+// resources: CPU, memory, threads and open files per stack service, over time and as a table,
+// and the cgroups of capped services (CPU against the cap, memory against the limit, OOM).
 function resources() {
   const cpu = 'sum by (groupname) (rate(namedprocess_namegroup_cpu_seconds_total[$__rate_interval])) * 100';
   const mem = 'sum by (groupname) (namedprocess_namegroup_memory_bytes{memtype="resident"})';

@@ -1,11 +1,8 @@
 /*
  * What every lab dashboard is made of, on @grafana/grafana-foundation-sdk: the two datasources
  * (fixed uids, which the provisioning defines), the run and case variables, panels over
- * Prometheus (PromQL) or InfluxDB (InfluxQL), and a grid that lays rows of panels out two by two.
- * Panel ids and refIds are set here, so the generated JSON is the same on every build.
- * Below the grid, the pieces several boards share: the `prom` panel and what the panel check must
- * know of it (panelRequirements()), the proxies' counters, the cgroup panels, and the one board
- * both limiter experiments (burst, envoy-vs-nginx) use.
+ * Prometheus (PromQL) or InfluxDB (InfluxQL), a grid that lays rows of panels out two by two,
+ * and below it the pieces several boards share.
  */
 import dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import prometheus from '@grafana/grafana-foundation-sdk/prometheus';
@@ -44,6 +41,7 @@ class InfluxQueryBuilder {
   }
 }
 
+// Panel ids (board()) and refIds are set here, so the generated JSON is the same on every build.
 const refIds = 'ABCDEFGHIJ';
 
 /**
@@ -93,6 +91,9 @@ export function board({ uid, title, description, tags = [], variables, rows }) {
   return d;
 }
 
+// The pieces several boards share: the `prom` panel and what the panel check must know of it
+// (panelRequirements()), the proxies' counters, the cgroup panels, and the one board both
+// limiter experiments (burst, envoy-vs-nginx) use.
 export const run = 'testid=~"$testid"';
 export const runCase = `${run}, case=~"$case"`;
 

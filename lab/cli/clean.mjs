@@ -10,8 +10,8 @@ import { storesUp } from '../stores/stores.mjs';
 const isSymlink = (path) => { try { return lstatSync(path).isSymbolicLink(); } catch { return false; } };
 
 export default async function clean(words, { root, say, topology }) {
-  if (words.length) throw new Error(`just clean takes no arguments; got '${words.join(' ')}'`);
-  if (await storesUp(topology())) throw new Error("the metrics stores are up and use .lab/data: 'just metrics down' first");
+  if (words.length) throw new Error(`./labw clean takes no arguments; got '${words.join(' ')}'`);
+  if (await storesUp(topology())) throw new Error("the metrics stores are up and use .lab/data: './labw metrics down' first");
   // results/ itself stays (with its README): k6 scripts run by hand write their summaries there.
   const results = join(root, 'results');
   const runs = existsSync(results) ? readdirSync(results).filter((f) => f !== 'README.md').map((f) => join(results, f)) : [];

@@ -8,7 +8,7 @@ export default async function docsCommand(words, { root, say }) {
   const check = words.includes('--check');
   const stale = docs(root, { check });
   if (check && stale.length) {
-    console.error(`stale generated figures in: ${stale.join(', ')}; run 'just docs'`);
+    console.error(`stale generated figures in: ${stale.join(', ')}; run './labw docs'`);
     return 1;
   }
   say(stale.length ? `rewrote ${stale.join(', ')}` : 'generated figures are up to date');

@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 /*
  * The lab's command line, called by the Justfile: this file only picks the command. Each is a
- * file beside it exporting `default async (words, ctx)` that returns the exit code; ctx is
- * context.mjs's root, stateDir, say and topology(), and `entry`, this file (the keeper runs it).
+ * file beside it exporting `default async (words, ctx)` that returns the exit code.
+ */
+import { fileURLToPath } from 'node:url';
+import { root, stateDir, say, topology } from './context.mjs';
+
+/*
+ * The commands, and the words each takes:
  *   test <suite> [--quick[=N]] [--segments=N] [--no-metrics] [knobs]   run a suite, print the tables, exit non-zero on failure
  *   expect <suite> [--quick[=N]] [knobs]   the model's plan as JSON, nothing started
  *     --sensitivity                        instead: the smallest policy change each case catches
@@ -21,9 +26,6 @@
  *   knobs [experiment]                     list knobs with their defaults
  * A flag that needs a value takes it after `=` or a space: --segments=2 or --segments 2.
  */
-import { fileURLToPath } from 'node:url';
-import { root, stateDir, say, topology } from './context.mjs';
-
 const commands = {
   test: './test.mjs',
   bench: './bench.mjs',
@@ -46,6 +48,8 @@ if (!Object.hasOwn(commands, cmd ?? '')) {
   process.exit(2);
 }
 const { default: command } = await import(commands[cmd]);
+// ctx: context.mjs's root, stateDir, say and topology(), and `entry`, this file (the keeper
+// runs it).
 try {
   process.exitCode = await command(words, { root, stateDir, say, topology, entry: fileURLToPath(import.meta.url) });
 } catch (e) {

@@ -9,10 +9,10 @@ import { METRICS_PROFILE, storesUp, storeUrls } from '../stores/stores.mjs';
 
 export default async function metrics([sub, ...rest], ctx) {
   const { root, say, topology } = ctx;
-  if (rest.length || !['up', 'down', 'status'].includes(sub)) throw new Error(`usage: just metrics up|down|status; got '${[sub, ...rest].join(' ')}'`);
+  if (rest.length || !['up', 'down', 'status'].includes(sub)) throw new Error(`usage: ./labw metrics up|down|status; got '${[sub, ...rest].join(' ')}'`);
   if (sub === 'up') {
     if (await storesUp(topology())) throw new Error('the metrics stores are already up');
-    return keepUp(ctx, METRICS_PROFILE, [METRICS_PROFILE], 'just metrics down');
+    return keepUp(ctx, METRICS_PROFILE, [METRICS_PROFILE], './labw metrics down');
   }
   if (sub === 'down') {
     const n = await stopKept(ctx, (st) => st.kind === METRICS_PROFILE);

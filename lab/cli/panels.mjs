@@ -11,9 +11,9 @@ import { checkPanels } from '../stores/panels.mjs';
 import { formatTable } from '../judge/table.mjs';
 
 export default async function panels([testid, ...rest], { root, say, topology }) {
-  if (rest.length) throw new Error(`usage: just panels [testid]; got '${[testid, ...rest].join(' ')}'`);
+  if (rest.length) throw new Error(`usage: ./labw panels [testid]; got '${[testid, ...rest].join(' ')}'`);
   const dir = join(root, 'results', testid || 'latest');
-  if (!existsSync(join(dir, 'run.json'))) throw new Error(`no run ${testid || '(latest)'} with metrics under results/: run 'just test smoke' first`);
+  if (!existsSync(join(dir, 'run.json'))) throw new Error(`no run ${testid || '(latest)'} with metrics under results/: run './labw test smoke' first`);
   const info = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
   if (!info.metrics) throw new Error(`run ${info.testid} ran with --no-metrics: nothing in the stores to check`);
   const t = topology();

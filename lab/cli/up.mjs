@@ -6,5 +6,5 @@ import { parseRunArgs } from './args.mjs';
 import { keepUp } from './keeper.mjs';
 
 export default async function up(words, ctx) {
-  return keepUp(ctx, parseRunArgs(words, { target: 'experiment' }).name, words, 'just down');
+  return keepUp(ctx, parseRunArgs(words, { target: 'experiment' }).name, words, './labw down');
 }

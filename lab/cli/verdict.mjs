@@ -13,7 +13,7 @@ import { formatTable } from '../judge/table.mjs';
 
 export default async function verdict(words, { root, say, topology }) {
   const [testid, ...spec] = words;
-  if (!testid || testid.startsWith('-')) throw new Error('usage: just verdict <testid> [suite/experiment [--quick[=N]] [knobs]] (the plan, for a run made elsewhere)');
+  if (!testid || testid.startsWith('-')) throw new Error('usage: ./labw verdict <testid> [suite/experiment [--quick[=N]] [knobs]] (the plan, for a run made elsewhere)');
   let plans;
   const dir = join(root, 'results', testid);
   if (spec.length) {

@@ -1,17 +1,7 @@
 /*
  * Kubernetes manifests from the one topology (docker-compose.yml), for teams that run a stack
- * and its load on a cluster (seed 003 ran burst on kind):
- * - per service: a ConfigMap of its configs, rendered as Docker renders them but listening on
- *   the pod's interfaces and reaching the others by their Service names; a Deployment running
- *   the compose image and command, with the level's caps as resource limits where the service
- *   declares caps; a Service per declared port;
- * - the repository files its pods read under /lab (lua modules, the Node servers and the
- *   lockfile; the Node pods run `npm ci` into a scratch folder first) in one ConfigMap;
- * - a k6-operator TestRun: the experiment's script as a `k6 archive` (plan, knobs and the
- *   services' addresses inside) in a ConfigMap, `parallelism` runner pods, remote write to the
- *   team's Prometheus, every sample tagged with a testid.
- * A service whose rendered config or command still names 127.0.0.1 for anything but itself
- * cannot run in a pod of its own, and is refused with the place that says so.
+ * and its load on a cluster (seed 003 ran burst on kind): per service its configs, Deployment
+ * and Services, the repository files the pods read, and a k6-operator TestRun for the load.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -32,7 +22,10 @@ const POD_NETWORK = { bind: '0.0.0.0', at: (name) => name };
 /** ConfigMap keys cannot hold '/': a repository path becomes dots, and goes back by `items`. */
 const keyOf = (path) => path.replace(/[^-._a-zA-Z0-9]/g, '.');
 
-/** The repository files a pod mounting the checkout at /lab reads: lua modules and Node servers. */
+/**
+ * The repository files a pod mounting the checkout at /lab reads, in one ConfigMap: lua modules,
+ * the Node servers and the lockfile (the Node pods run `npm ci` into a scratch folder first).
+ */
 function labFiles(root, profile) {
   const list = (dir, re) => (existsSync(join(root, dir)) ? readdirSync(join(root, dir), { recursive: true }).map(String).filter((f) => re.test(f)).map((f) => join(dir, f)) : []);
   return [
@@ -44,7 +37,10 @@ function labFiles(root, profile) {
   ];
 }
 
-/** Refuses a rendered text that names 127.0.0.1 other than with the service's own ports. */
+/**
+ * Refuses a rendered text that names 127.0.0.1 other than with the service's own ports: such a
+ * service cannot run in a pod of its own, and the error names the place that says so.
+ */
 function checkPortable(service, where, text, ownPorts) {
   for (const m of text.matchAll(/127\.0\.0\.1(?::(\d+))?/g)) {
     if (m[1] && ownPorts.includes(Number(m[1]))) continue;
@@ -62,6 +58,12 @@ function limitsOf(capsText) {
   return Object.keys(limits).length ? { limits, requests: limits } : undefined;
 }
 
+/**
+ * Per service: a ConfigMap of its configs, rendered as Docker renders them but listening on the
+ * pod's interfaces and reaching the others by their Service names; a Deployment running the
+ * compose image and command, with the level's caps as resource limits where the service declares
+ * caps; a Service per declared port.
+ */
 function serviceObjects({ root, s, view, labFilesName, capsText }) {
   const labels = { ...LABELS, 'app.kubernetes.io/name': s.name, 'app.kubernetes.io/component': s.profiles[0] };
   const files = Object.fromEntries(Object.values(renderedConfigs(root, s, view)).map(({ file, text }) => [file, text]));
@@ -148,7 +150,10 @@ function k6Archive(root, env, experiment, archiveEnv) {
 }
 
 /**
- * The manifests of one experiment's stack and its load: {objects, testid}.
+ * The manifests of one experiment's stack and its load: {objects, testid}. The load is a
+ * k6-operator TestRun: the experiment's script as a `k6 archive` (plan, knobs and the services'
+ * addresses inside) in a ConfigMap, `parallelism` runner pods, remote write to the team's
+ * Prometheus, every sample tagged with a testid.
  * `request` is the parsed run request (suite, experiment, --quick, knobs); `policy` and
  * `targets` what the stack serves; `parallelism` the k6 runner pods; `prometheus` the base URL
  * of the team's Prometheus (remote-write receiver on).

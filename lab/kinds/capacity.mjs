@@ -1,9 +1,7 @@
 /*
- * Judging a capacity plan (json-filter) from k6's summary and the services' CPU samples: per
- * ramp the breakpoint and its first step, held in full; per closed or open run the error share
- * and throughput; per server its cost against the references of the same run (CPU per request
- * in the closed run, relayed median latency at the first step over the direct backend's); per
- * case the relayed latency floor and what the backend received against what the case relayed.
+ * Judging a capacity plan (json-filter) from k6's summary and the services' CPU samples: each
+ * ramp's breakpoint, each run's errors and throughput, each server's cost against the references
+ * of the same run, and per case the relayed latency floor and what the backend received.
  */
 import { rampSteps, breakpoint, steadyRps, steadyWindow, backendBounds, capacityThresholds } from '../../thresholds/kinds/capacity.js';
 import { cpuBetween } from '../stack/cpu.mjs';
@@ -12,7 +10,11 @@ import { outcome, summaryValue } from '../judge/outcome.mjs';
 
 /**
  * judge(plan, {summary, cpu}): `cpu` is {service: [[epochMs, cpuS], ...]} from the run's
- * sampler; k6's setup() returned the epoch time at which the scenarios' clock starts.
+ * sampler; k6's setup() returned the epoch time at which the scenarios' clock starts. Per ramp
+ * the breakpoint and its first step, held in full; per closed or open run the error share and
+ * throughput; per server its cost against the references (CPU per request at the fixed cost
+ * rate, relayed median latency at the first step over the direct backend's); per case the
+ * relayed latency floor and what the backend received against what the case relayed.
  */
 export function judge(plan, { summary, cpu = {} }) {
   const metrics = summary?.metrics || {};
@@ -90,8 +92,8 @@ export function judge(plan, { summary, cpu = {} }) {
 export default {
   name: 'capacity',
   judge,
-  // k6's influxdb output writes every sample: at 2-10 k r/s that took the CPU the load needed
-  // (lab/stores/stores.mjs); Prometheus gets k6's aggregated series.
+  // k6's influxdb output writes every sample: at this kind's rates that took the CPU the load
+  // needed (docs/metrics-and-dashboards.md); Prometheus gets k6's aggregated series.
   streams: ['prometheus'],
   // The filters count what they relayed, not per case and status: no proxy column.
   proxyCounts: false,

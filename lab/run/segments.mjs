@@ -1,19 +1,14 @@
 /*
  * One plan run by several k6 processes, as k6-operator splits a test across pods: each process
- * gets an execution segment of the plan (--execution-segment i/N:(i+1)/N over the sequence
- * 0,1/N,...,1), so together they send exactly the schedule one process would. Every process
- * streams with the same testid and its own `segment` tag.
- *
- * Each process judges its thresholds on its share only, and a count threshold on a share is
- * wrong: the lab ignores their verdicts (k6 exits 99, which the runner accepts) and judges the
- * whole, from the merged summaries locally, or from Prometheus by testid (`just verdict`). Counts
- * add up; a max is the max of the maxima; a percentile is bounded by the largest of the
- * segments' (if no segment has more than 1 % of its requests above x, the whole has not either),
- * which is how `p99 < 1 s` is judged.
+ * gets an execution segment of the plan, so together they send exactly the schedule one process
+ * would, and the lab judges the whole (docs/beyond-one-machine.md).
  */
 export const MAX_SEGMENTS = 8;
 
-/** k6's arguments for segment i of n. */
+/**
+ * k6's arguments for segment i of n: --execution-segment i/N:(i+1)/N over the sequence
+ * 0,1/N,...,1. Every process streams with the same testid and its own `segment` tag.
+ */
 export function segmentArgs(i, n) {
   const at = (k) => (k === 0 ? '0' : k === n ? '1' : `${k}/${n}`);
   return ['--execution-segment', `${at(i)}:${at(i + 1)}`, '--execution-segment-sequence', Array.from({ length: n + 1 }, (_, k) => at(k)).join(','), '--tag', `segment=${i}`];
@@ -21,7 +16,15 @@ export function segmentArgs(i, n) {
 
 const isPercentile = (stat) => stat === 'med' || stat === 'avg' || /^p\(/.test(stat);
 
-/** One summary from the segments' summaries: counts added, maxima and percentile bounds kept. */
+/**
+ * One summary from the segments' summaries: counts added, maxima and percentile bounds kept.
+ * Each process judges its thresholds on its share only, and a count threshold on a share is
+ * wrong: the lab ignores their verdicts (k6 exits 99, which the runner accepts) and judges the
+ * whole, from these merged summaries locally, or from Prometheus by testid (`just verdict`).
+ * Counts add up; a max is the max of the maxima; a percentile is bounded by the largest of the
+ * segments' (if no segment has more than 1 % of its requests above x, the whole has not either),
+ * which is how `p99 < 1 s` is judged.
+ */
 export function mergeSummaries(list) {
   const metrics = {};
   for (const s of list) {

@@ -61,9 +61,9 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   const problems = [];
   try {
     stores = await storesForRun({ root, env, topology, tmp: run.tmp, dir, state: run.state, say, wanted: request.metrics !== false });
-    // One experiment after another: run together, they took CPU from each other's bursts (a
-    // 800 r/s Envoy burst beside burst's 1700 VUs dropped 6 iterations for want of a free VU).
-    // Within an experiment, the cases that can share the machine already run together.
+    // One experiment after another: run together, they took CPU from each other's bursts
+    // (measured: README.md, Suites). Within an experiment, the cases that can share the machine
+    // already run together.
     const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted, segments: request.segments || 1 };
     for (const plan of plans) judged.push(await runPlan(plan, ctx));
   } catch (e) {

@@ -2,16 +2,6 @@
  * CPU and memory caps for a service, natively: one cgroup per capped service, made before its
  * process starts and removed once the process is reaped. Docker's `--cpus 0.02 --memory 25m` is
  * the same thing: a CFS quota over a period, and a memory limit.
- *
- * Both hierarchies are supported:
- * - v1 (these machines): a directory per controller, each mounted on its own
- *   (/sys/fs/cgroup/{cpu,cpuacct,memory,pids}); quota in cpu.cfs_quota_us, usage in
- *   cpuacct.usage (ns), limit in memory.limit_in_bytes, OOM kills in memory.oom_control;
- * - v2 (most hosts): one directory; cpu.max "quota period", cpu.stat usage_usec, memory.max,
- *   memory.events oom_kill, pids.current. The parent must delegate the controllers
- *   (cgroup.subtree_control), which the lab asks for and reports if refused.
- * A process joins before it runs anything (the spawn wrapper below writes its own pid into the
- * cgroups, then execs), so an nginx master's workers are born inside.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +9,15 @@ import { join } from 'node:path';
 export const PERIOD_US = 100_000;
 const V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids'];
 
-/** 'v1', 'v2' or null, from what is mounted under `fsRoot`. */
+/**
+ * 'v1', 'v2' or null, from what is mounted under `fsRoot`. Both hierarchies are supported:
+ * - v1 (these machines): a directory per controller, each mounted on its own
+ *   (/sys/fs/cgroup/{cpu,cpuacct,memory,pids}); quota in cpu.cfs_quota_us, usage in
+ *   cpuacct.usage (ns), limit in memory.limit_in_bytes, OOM kills in memory.oom_control;
+ * - v2 (most hosts): one directory; cpu.max "quota period", cpu.stat usage_usec, memory.max,
+ *   memory.events oom_kill, pids.current. The parent must delegate the controllers
+ *   (cgroup.subtree_control), which the lab asks for and reports if refused.
+ */
 export function cgroupVersion(fsRoot = '/sys/fs/cgroup') {
   if (existsSync(join(fsRoot, 'cgroup.controllers'))) return 'v2';
   if (V1_CONTROLLERS.every((c) => existsSync(join(fsRoot, c, 'cgroup.procs')))) return 'v1';
@@ -216,7 +214,8 @@ export async function removeWhenEmpty(paths, { tries = 50, waitMs = 100 } = {}) 
 
 /**
  * The argv that starts `argv` inside the cgroups: a shell writes its own pid into each
- * cgroup.procs, then execs the command, so nothing of it runs outside.
+ * cgroup.procs, then execs the command, so nothing of it runs outside (an nginx master's workers
+ * are born inside).
  */
 export function wrapInCgroup(argv, procsFiles) {
   const joins = procsFiles.map((f) => `echo $$ > '${f.replace(/'/g, "'\\''")}'`).join(' && ');

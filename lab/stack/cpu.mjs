@@ -1,9 +1,7 @@
 /*
  * CPU time of each stack service over a run, read from /proc: a service is its process group
  * (nginx and its workers, the Node cluster's primary and workers, the Erlang VM), so the sum
- * of utime + stime over the group's members, sampled every `intervalMs`. What one request
- * costs a service is then CPU seconds over a window divided by the requests in it, which does
- * not depend on how much CPU k6 took on the same cores.
+ * of utime + stime over the group's members, sampled every `intervalMs`.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -65,7 +63,11 @@ export function sampleCpu(procs, intervalMs = 250) {
   };
 }
 
-/** CPU seconds a service used between two epoch times, interpolated between samples. */
+/**
+ * CPU seconds a service used between two epoch times, interpolated between samples. What one
+ * request costs a service is then CPU seconds over a window divided by the requests in it, which
+ * does not depend on how much CPU k6 took on the same cores.
+ */
 export function cpuBetween(samples, fromMs, toMs) {
   const at = (t) => {
     if (!(samples?.length >= 2) || t < samples[0][0] || t > samples.at(-1)[0]) return null;

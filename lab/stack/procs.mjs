@@ -98,7 +98,7 @@ export async function assertPortsFree(ports) {
     if (err) {
       const who = portOwner(port);
       const by = who ? ` by pid ${who.pid ?? '?'} (${who.cmd})` : '';
-      throw new Error(`port ${port} (${service}) is in use${by}; stop it or run 'just down'`);
+      throw new Error(`port ${port} (${service}) is in use${by}; stop it or run './labw down'`);
     }
   }
 }

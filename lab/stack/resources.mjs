@@ -2,16 +2,19 @@
  * The resources table of a run, like the seed's `docker stats`, from the cgroups' own counters
  * sampled over the run (lab/stack/cpu.mjs): per service, CPU % of one core over the loaded window,
  * memory in use (the most seen in the window) against its limit, the kernel's peak, PIDs, OOM
- * kills and time throttled by the CPU quota. Network I/O is not in the table: natively every
- * service shares the loopback interface, and cgroups count no bytes (Docker gives each
- * container its own network namespace, which is where docker stats reads it).
+ * kills and time throttled by the CPU quota.
  */
 import { cpuBetween } from './cpu.mjs';
 
 const MiB = 1024 ** 2;
 const inWindow = (samples, fromMs, toMs) => samples.filter(([t]) => t >= fromMs && t <= toMs).map(([, s]) => s);
 
-/** One row per service: {service, cpuS, cpuPct, capPct, memBytes, memMaxBytes, memLimitBytes, memPct, pids, oomKills, throttledS}. */
+/**
+ * One row per service: {service, cpuS, cpuPct, capPct, memBytes, memMaxBytes, memLimitBytes, memPct, pids, oomKills, throttledS}.
+ * No network I/O: natively every service shares the loopback interface, and cgroups count no
+ * bytes (Docker gives each container its own network namespace, which is where docker stats
+ * reads it).
+ */
 export function resourcesOver(samples, caps, fromMs, toMs) {
   const wallS = (toMs - fromMs) / 1000;
   return Object.entries(samples).map(([service, series]) => {

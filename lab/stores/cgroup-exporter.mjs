@@ -2,9 +2,7 @@
 /*
  * The lab's cgroups (one per capped service, lab/stack/cgroups.mjs) in Prometheus text format, under
  * cAdvisor's metric names and its `name` label, so one dashboard reads cAdvisor in Docker mode
- * and this natively (no cAdvisor package on these machines). Read at every scrape: a cgroup that
- * is gone is simply not listed.
- *   node lab/stores/cgroup-exporter.mjs --port 9257
+ * and this natively (no cAdvisor package on these machines).
  */
 import http from 'node:http';
 import { labCgroups } from '../stack/cgroups.mjs';
@@ -42,6 +40,10 @@ export function exposition(cgroups) {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * `node lab/stores/cgroup-exporter.mjs --port 9257`: serves GET /metrics, reading the cgroups at
+ * every scrape, so a cgroup that is gone is simply not listed.
+ */
 function main(argv) {
   const i = argv.indexOf('--port');
   const port = Number(argv[i + 1]);

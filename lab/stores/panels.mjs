@@ -1,9 +1,7 @@
 /*
  * The dashboards, proven without a Grafana server: every panel's queries are executed against
  * the live stores for one run, with the variables set to that run (testid, every case) and
- * Grafana's macros expanded as Grafana does for the ones the dashboards use. A panel that
- * returns no data fails. Prints, per dashboard and panel, the query and how many series and
- * points it returned.
+ * Grafana's macros expanded as Grafana does for the ones the dashboards use.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -73,7 +71,9 @@ async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
 }
 
 /**
- * Checks the dashboards against a run ({testid, fromMs, toMs, suite, experiments}).
+ * Checks the dashboards against a run ({testid, fromMs, toMs, suite, experiments}): per dashboard,
+ * panel and query, the query run and how many series and points it returned (lab/cli/panels.mjs
+ * prints them); a panel that returns no data fails.
  * Boards of an experiment the run did not include, and panels that need another suite, are
  * listed as skipped, with the reason.
  */

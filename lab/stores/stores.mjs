@@ -52,7 +52,7 @@ export async function storesForRun({ root, env, topology, tmp, dir, state, say, 
     await untilScraping(urls);
     return { urls, close: async () => {} };
   }
-  say('metrics: starting InfluxDB, Prometheus, process-exporter and cgroup-exporter for this run (keep them with `just metrics up`)');
+  say('metrics: starting InfluxDB, Prometheus, process-exporter and cgroup-exporter for this run (keep them with `./labw metrics up`)');
   const stack = await startStores({ root, env, topology, tmpDir: join(tmp, 'metrics'), logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
   try {
     await untilScraping(urls);
@@ -86,12 +86,11 @@ export async function untilScraping(urls, { timeoutMs = 20_000 } = {}) {
 
 /**
  * k6's arguments and environment to stream a plan's run to its stores, tagged. `streams` is
- * the plan kind's: k6's influxdb output writes every sample (~14 per request), fine for the
- * limiter experiments (hundreds of r/s), but at the capacity experiments' 2-10 k r/s it is
- * ~100 k points/s, which on these 2 cores took the CPU the load needed (a breakpoint run with it:
- * the 2000 r/s cases lost 13-36 % of their requests, and InfluxDB refused writes). Those go to
- * Prometheus only, which gets k6's aggregated series; so do the capped ones (cdn), whose
- * uncapped level runs thousands of r/s for a minute.
+ * the plan kind's: k6's influxdb output writes every sample, fine for the limiter experiments
+ * (hundreds of r/s), but at the capacity experiments' thousands of r/s it took the CPU the load
+ * needed on these 2 cores (measured: docs/metrics-and-dashboards.md). Those go to Prometheus
+ * only, which gets k6's aggregated series; so do the capped ones (cdn), whose uncapped level
+ * runs thousands of r/s for a minute.
  */
 export function k6Outputs(urls, { testid, plan, streams }) {
   return {

@@ -1,20 +1,17 @@
 #!/usr/bin/env node
 /*
  * Seed 000's application server: three resources that take their time and say how long a cache
- * may keep them (/hare 0.1 s and max-age 3, /tortoise 2 s and 10, /snail 5 s and 60 by default).
- * It serves at most --workers requests at once, like the seed's 10 threads; the others wait in
- * a FIFO queue, so what a client sees beyond the think time is queueing the model predicts.
- *
- * GET /counts: what it served, per lab case (x-lab-case) and resource, as JSON; k6 reads it
- * for the application-load figure. GET /metrics: the same counters, the busy workers and the
- * queue, in Prometheus text format. GET /healthz answers at once and takes no worker.
- * Usage: app.js --port N --workers 10 --resources hare=100:3,tortoise=2000:10,snail=5000:60
+ * may keep them. It serves at most --workers requests at once, like the seed's 10 threads; the
+ * others wait in a FIFO queue, so what a client sees beyond the think time is queueing the model
+ * predicts.
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { serverMetrics } from './lib/metrics.js';
 import { parseResources } from './lib/resources.js';
 
+// Usage: app.js --port N --workers 10 --resources hare=100:3,tortoise=2000:10,snail=5000:60
+// (by default /hare 0.1 s and max-age 3, /tortoise 2 s and 10, /snail 5 s and 60).
 const { values: opt } = parseArgs({
   options: {
     port: { type: 'string' },
@@ -67,6 +64,9 @@ function serve(req, res, name, kase) {
   }, r.serviceMs);
 }
 
+// GET /counts: what it served, per lab case (x-lab-case) and resource, as JSON; k6 reads it for
+// the application-load figure. GET /metrics: the same counters, the busy workers and the queue,
+// in Prometheus text format. GET /healthz answers at once and takes no worker.
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://app');
   if (req.method === 'GET' && url.pathname === '/metrics') {

@@ -4,14 +4,6 @@
  * to the backend (and the backend's answer relayed back) or answered 204 at once, as
  * lib/filter-rule.js decides. Keep-alive and pipelining (answers go out in request order),
  * Content-Length bodies only, a keep-alive pool to the backend, and cluster mode.
- *
- *   json-filter.js --port 21001 --backend 127.0.0.1:21000 [--workers N|auto] [--max-body 1048576]
- *                  [--max-head 8192] [--header-timeout-ms 5000] [--idle-timeout-ms 60000]
- *                  [--backend-timeout-ms 1000] [--pool-size 512]
- *
- * GET /healthz answers 200; GET /stats answers the worker's counters as JSON; GET /metrics the
- * whole server's (every worker's) in Prometheus text format. --name labels them (and lets
- * process-exporter find the processes by their command line).
  */
 import net from 'node:net';
 import cluster from 'node:cluster';
@@ -22,6 +14,13 @@ import { BackendPool } from './lib/backend-pool.js';
 import { shouldRelay } from './lib/filter-rule.js';
 import { serverMetrics, gatherForWorkers } from './lib/metrics.js';
 
+/*
+ * Usage:
+ *   json-filter.js --port 21001 --backend 127.0.0.1:21000 [--workers N|auto] [--max-body 1048576]
+ *                  [--max-head 8192] [--header-timeout-ms 5000] [--idle-timeout-ms 60000]
+ *                  [--backend-timeout-ms 1000] [--pool-size 512]
+ * --name labels the metrics (and lets process-exporter find the processes by their command line).
+ */
 const { values: o } = parseArgs({
   options: {
     port: { type: 'string' },
@@ -90,7 +89,11 @@ function serve() {
     outcomes.inc({ outcome });
   };
 
-  /** One request -> a Promise of the response bytes (and whether to close after it). */
+  /**
+   * One request -> a Promise of the response bytes (and whether to close after it). GET /healthz
+   * answers 200; GET /stats answers the worker's counters as JSON; GET /metrics the whole
+   * server's (every worker's) in Prometheus text format.
+   */
   async function handle(msg) {
     stats.requests += 1;
     if (msg.method === 'GET' && msg.target === '/healthz') return { bytes: response(200, { body: 'ok\n' }) };

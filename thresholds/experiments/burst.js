@@ -1,13 +1,6 @@
 /*
  * Seed 003: nginx limit_req at 3 r/s in front of a hello service, attacked by vegeta at 2, 3 and
  * 9 r/s for 60 s, then with burst queues of growing size, then 9 r/s for 120 s at burst 400.
- *
- * The seed labels two of its tables wrongly, and the algorithm shows it: at 9 r/s for 60 s the
- * accepted count is 1 (free first request) + burst + 179 (3 r/s drained over the 59.9 s between
- * the first request and the last), and the longest wait is burst / 3 r/s. Its "burst=100" table
- * (230 OK, max 16.67 s) is burst=50 (1 + 50 + 179 = 230, 50 / 3 = 16.67 s); its "burst=300"
- * table (280 OK, max 33.34 s) is burst=100 (1 + 100 + 179 = 280, 100 / 3 = 33.3 s). Those
- * figures are attached to the cases they really describe (test/model.test.mjs checks them).
  */
 export default {
   name: 'burst',
@@ -43,7 +36,15 @@ export default {
     ],
     soak: (k) => [{ name: '9rps-120s', rate: 9, seconds: 120, targets: [`b${Math.max(...k.bursts)}`] }],
   },
-  /** What the seed measured (vegeta), by case; max latency in seconds. */
+  /**
+   * What the seed measured (vegeta), by case; max latency in seconds. The seed labels two of its
+   * tables wrongly, and the algorithm shows it: at 9 r/s for 60 s the accepted count is 1 (free
+   * first request) + burst + 179 (3 r/s drained over the 59.9 s between the first request and the
+   * last), and the longest wait is burst / 3 r/s. Its "burst=100" table (230 OK, max 16.67 s) is
+   * burst=50 (1 + 50 + 179 = 230, 50 / 3 = 16.67 s); its "burst=300" table (280 OK, max 33.34 s)
+   * is burst=100 (1 + 100 + 179 = 280, 100 / 3 = 33.3 s). Those figures are attached here to the
+   * cases they really describe (test/model.test.mjs checks them).
+   */
   seedFigures: {
     'b0-2rps': { ok: 120, limited: 0, maxS: 0.0054 },
     'b0-3rps': { ok: 119, limited: 61, maxS: 0.0056 },

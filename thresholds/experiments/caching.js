@@ -3,20 +3,6 @@
  * through a front nginx (limit_req 100 r/s, burst 200) and a back nginx (10 r/s, burst 50) to
  * an application server with 10 threads, with a server cache, a client cache, both, neither,
  * or straight to the application.
- *
- * What the seed does not state, and the model has to assume (each a knob):
- * - JMeter's ramp-up. With the stress test's 1000 responses, client + server caching at 193 r/s
- *   means the run lasted 5.2 s, and nearly every response there is a cache hit that takes no
- *   time: the run lasts as long as the ramp-up. 5 s is what the four cached figures agree on
- *   (the model gives 98.9, 100, 202 r/s for server, client, both; the seed 99.3, 99.5, 193).
- * - How many requests its application really served at once. Both of its uncapped figures say
- *   about 4, not 10: 39 r/s direct at 0.1 s each is 3.9 busy threads, and the load test's
- *   1.4 r/s at a mean service time of 2.37 s is 3.3 (Little's law; its mean of 6.9 s for 10
- *   users agrees: 10 / 1.4 = 7.1 s). A servlet container capped at 10 threads spends some on
- *   accepting and selecting, which would do it. The lab's application serves `workers` at once,
- *   10 by default as the seed says; `workers=4` reproduces the seed's direct and no-cache figures.
- * Time cannot be compressed: Cache-Control lifetimes are whole seconds, so a 3 s lifetime /5 is
- * not expressible, and nginx's proxy_cache counts whole seconds too.
  */
 import { seededRandom } from '../models/random.js';
 
@@ -55,6 +41,8 @@ export default {
   name: 'caching',
   seed: '000',
   kind: 'closed-loop',
+  // Time cannot be compressed: Cache-Control lifetimes are whole seconds, so a 3 s lifetime /5 is
+  // not expressible, and nginx's proxy_cache counts whole seconds too.
   maxQuick: 1,
   knobs: {
     front_rate: { default: 100, kind: 'rate', doc: 'front nginx limit_req rate (r/s)' },
@@ -67,9 +55,19 @@ export default {
     hare_max_age: { default: 3, kind: 'count', doc: "/hare's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
     tortoise_max_age: { default: 10, kind: 'count', doc: "/tortoise's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
     snail_max_age: { default: 60, kind: 'count', doc: "/snail's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
+    // The seed does not state how many requests its application really served at once. Both of
+    // its uncapped figures say about 4, not 10: 39 r/s direct at 0.1 s each is 3.9 busy threads,
+    // and the load test's 1.4 r/s at a mean service time of 2.37 s is 3.3 (Little's law; its mean
+    // of 6.9 s for 10 users agrees: 10 / 1.4 = 7.1 s). A servlet container capped at 10 threads
+    // spends some on accepting and selecting, which would do it. The default is 10, as the seed
+    // says; `workers=4` reproduces the seed's direct and no-cache figures.
     workers: { default: 10, kind: 'whole', doc: 'requests the application serves at once; the rest wait in its queue', max: 1000, why: 'each is a pending timer, not a thread: more is not a configuration anyone runs' },
     server_cache: { default: 'proxy_cache', kind: 'choice', values: ['proxy_cache', 'lua'], doc: "the server cache: nginx proxy_cache, or the lua_shared_dict cache (stacks/caching/lab_cache.lua)" },
     cache_lock: { default: 'off', kind: 'choice', values: ['off', 'on'], doc: 'concurrent misses wait for one fill (proxy_cache_lock), or all go through' },
+    // The seed does not state JMeter's ramp-up. With the stress test's 1000 responses, client +
+    // server caching at 193 r/s means the run lasted 5.2 s, and nearly every response there is a
+    // cache hit that takes no time: the run lasts as long as the ramp-up. 5 s is what the four
+    // cached figures agree on (the model's beside the seed's: stacks/caching/README.md).
     ramp_s: { default: 5, kind: 'count', doc: "users start one by one over this many seconds (JMeter's ramp-up; see the experiment file for why 5)", max: 600, why: 'a suite must end in minutes' },
     retry_attempts: { default: 3, kind: 'count', doc: 'the retrying client: retries of a 503', max: 10, why: 'the backoff doubles each time' },
     retry_backoff_ms: { default: 100, kind: 'whole', doc: 'the retrying client: wait before the first retry, doubled for each next one (ms)', max: 10_000, why: 'a suite must end in minutes' },

@@ -3,14 +3,6 @@
  * nginx origins serving a small site, loaded by wrk with 10 connections for 60 s, once
  * uncapped, once with every nginx capped at 2 % of one CPU and 25 MiB, once at 1 % and 15 MiB.
  * The seed read `docker stats`, found the load balancer at its cap, and saw 106, 39 and 21 r/s.
- *
- * The model (thresholds/kinds/capped.js): the uncapped level measures what one request costs each
- * service in CPU (its cgroup's accounting); under caps, throughput is the smallest cap / cost,
- * and that service is the bottleneck. What the seed does not state, each a knob with the
- * lab's assumption as default:
- * - the edges' cache lifetime (cache_s: 10 s, so refills are seen within a minute);
- * - the page: 6385 responses read 2.73 MB, 428 B each with nginx's headers; the origins'
- *   headers and the edge's X-Cache-Status take 255 B here, so a 173 B page.
  */
 // The seed's figures per level: wrk's r/s; from docker stats, the balancer's CPU % and the
 // edges' together, and memory in use (MiB) by role, the largest of the role's containers.
@@ -41,6 +33,8 @@ const EDGES = [1, 2, 3, 4];
 export default {
   name: 'cdn',
   seed: '001',
+  // Throughput under caps is the smallest cap / cost, the costs measured uncapped: the model is
+  // in thresholds/kinds/capped.js, and stacks/cdn/README.md says it in full.
   kind: 'capped',
   // Nginx counts a cache lifetime in whole seconds: --quick must keep cache_s whole.
   maxQuick: 10,
@@ -49,7 +43,11 @@ export default {
     mem_levels: { default: [0, 25, 15], kind: 'counts', doc: 'per cap level, the memory cap of every nginx in MiB (0: none)', max: 4096, why: 'more than this machine has' },
     vus: { default: 10, kind: 'whole', doc: "connections (k6 VUs), as the seed's wrk -c 10", max: 1000, why: 'a closed load on nginx capped at 1 % of a core' },
     seconds: { default: 60, kind: 'seconds', doc: 'how long each cap level is loaded (s)', max: 600, why: 'a suite must end in minutes' },
+    // What the seed does not state is a knob, the lab's assumption its default. The edges' cache
+    // lifetime: 10 s, so refills are seen within a minute.
     cache_s: { default: 10, kind: 'seconds', doc: "the edges' cache lifetime (proxy_cache_valid, s)", max: 3600, why: 'longer than any run' },
+    // The page: the seed's 6385 responses read 2.73 MB, 428 B each with nginx's headers; the
+    // origins' headers and the edge's X-Cache-Status take 255 B here, so a 173 B page.
     page_bytes: { default: 173, kind: 'whole', doc: "the size of the origins' page (B)", max: 1_000_000, why: 'a capped nginx serves kilobytes, not megabytes, per request' },
     edges: { default: 4, kind: 'whole', doc: 'edges the load balancer routes to (of the 4)', max: 4, why: 'the topology has 4 edges' },
     up_level: { default: 0, kind: 'count', doc: 'the cap level (0: the first) whose caps `just up cdn` starts the stack with; a run restarts it per level', max: 9, why: 'at most 10 levels' },

@@ -1,9 +1,8 @@
 /*
  * Seed 002: the same web service behind Envoy's local_ratelimit (a 200-token bucket refilled by
  * 20 tokens per second) and behind nginx (20 r/s, burst=200 delay=20), attacked at 400 r/s for
- * 1, 2 and 4 s with 10 s pauses so the bucket refills (here each case has a fresh bucket of its
- * own, so no pause). Both pass 200 + 20 x seconds requests; Envoy answers the rest at once with
- * 429, nginx holds up to 180 of them for up to 9 s first.
+ * 1, 2 and 4 s. Both pass 200 + 20 x seconds requests; Envoy answers the rest at once with 429,
+ * nginx holds up to 180 of them for up to 9 s first.
  */
 const durations = [1, 2, 4];
 const proxies = ['envoy', 'nginx'];
@@ -13,7 +12,7 @@ export default {
   seed: '002',
   kind: 'limiter',
   // --quick beyond x2 asks k6 for 400 r/s x N bursts, and with the stack on the same 2 cores k6
-  // then falls behind and leaves up to 5 % of a burst unsent (x2: under 1 %, x5: up to 5.5 %).
+  // then falls behind and leaves part of a burst unsent (measured: docs/knobs.md#quick-runs).
   maxQuick: 2,
   knobs: {
     max_tokens: { default: 200, kind: 'count', doc: 'Envoy token_bucket.max_tokens (also the initial fill)' },

@@ -1,14 +1,7 @@
 /*
  * Seed 004: a JSON filter relays some POSTed documents to a backend that answers 204 after
- * 30 ms and answers the others 204 itself. The seed measured a Node raw-socket filter with
- * `wrk -c 2500 -t 1000 -d 20`: 5.3 k r/s on one core, 7.2 k r/s as a cluster, on a two-core
- * i3-2120T; an unpublished Erlang filter was compared. Here: Node single, Node cluster, an
- * Erlang/OTP filter, and two references: nginx relaying everything, and the backend directly.
- *
- * This is a capacity experiment: nothing limits the rate. The model is about correctness under
- * load (the filter rule decides which documents reach the backend; a relayed answer cannot come
- * sooner than the backend's delay; below its breakpoint a server answers everything) and about
- * cost against the references measured in the same run, whose bounds come from `measuredSpread`.
+ * 30 ms and answers the others 204 itself. Here: Node single, Node cluster, an Erlang/OTP
+ * filter, and two references: nginx relaying everything, and the backend directly.
  */
 import { FIRST_STEP } from '../kinds/capacity.js';
 
@@ -22,6 +15,10 @@ const COST_RATE = 2000;
 export default {
   name: 'json-filter',
   seed: '004',
+  // Nothing limits the rate. The model is about correctness under load (the filter rule decides
+  // which documents reach the backend; a relayed answer cannot come sooner than the backend's
+  // delay; below its breakpoint a server answers everything) and about cost against the
+  // references measured in the same run, whose bounds come from `measuredSpread` below.
   kind: 'capacity',
   knobs: {
     // Below 5 ms the relayed-latency floor (delay - 1 ms) cannot tell a relayed answer from one
@@ -49,9 +46,8 @@ export default {
     // time give the CPU clock's 10 ms ticks a 2 % resolution), then under the seed's closed
     // load, then ramped past its breakpoint. A ramp leaves a server working through what k6
     // gave up on, so nothing judged against another server runs after one. The cases judged
-    // against the references keep 4 real seconds under --quick: compressed to 0.8 s, one
-    // Erlang run in three saw its relayed median 3 ms up (p90 50 ms), a transient that 2000
-    // requests dilute.
+    // against the references keep 4 real seconds under --quick: compressed, too few requests
+    // dilute a transient in a relayed median (measured: stacks/json-filter/README.md).
     breakpoint: (k, f) => [
       ...servers.map((s) => ({ id: `${s}-base`, target: s, kind: 'open', rate: FIRST_STEP, seconds: 4, judge: 'latency' })),
       ...servers.map((s) => ({ id: `${s}-cost`, target: s, kind: 'open', rate: COST_RATE, seconds: 4, judge: 'cost' })),
@@ -60,7 +56,11 @@ export default {
     ],
   },
   suites: { smoke: true, breakpoint: true },
-  /** The seed's closed-run figures (k r/s), from another machine: shown, never a threshold. */
+  /**
+   * The seed's closed-run figures (k r/s), from another machine: shown, never a threshold. It
+   * measured a Node raw-socket filter with `wrk -c 2500 -t 1000 -d 20` on a two-core i3-2120T,
+   * on one core and as a cluster; an unpublished Erlang filter was compared.
+   */
   seedFigures: { 'node-closed': { krps: 5.3 }, 'node-cluster-closed': { krps: 7.2 } },
   /*
    * What the references measured in the same run, on this machine kind (2 cores, k6 on the same

@@ -1,23 +1,11 @@
 /*
  * Plans for capacity experiments (json-filter): no limiter to replay, so what is expected is
  * what a correct server must do, and how it must compare with the references measured in the
- * same run (nginx relaying everything, and the backend reached directly). Stated bounds:
- * - below its breakpoint a server answers all but 1 % and its p99 stays under 1 s, and k6 gets
- *   95 % of the arrival rate through: every server must at 500 r/s (the ramps' first step);
- * - a relayed answer cannot arrive sooner than the backend's delay, less 1 ms (the backend's
- *   sleep starts on nginx's cached millisecond clock, which can be up to 1 ms behind);
- * - the backend receives exactly the documents the rule relays, per case; the only slack is
- *   requests whose fate k6 cannot know, each counted: no answer seen (timed out, cut off at
- *   the end of a scenario), or a 502/504 answer (the filter tried the backend and says so);
- * - against the references, in the same run: CPU per request at a fixed 2000 r/s (the server's
- *   process group, from /proc) as an efficiency, the reference's cost over the server's, at or
- *   above a floor; and relayed median latency at 500 r/s at most a ceiling above the direct
- *   backend's. Floors and ceilings come from the spread measured on this machine kind
- *   (see the experiment's `measuredSpread` and `comparisonBounds` below). Throughput itself is
- *   shown, not judged: with k6 on the same two cores it is mostly k6's, and it varied by up to
- *   1.8x between runs for the same server. (CPU per request in the closed run varied as much:
- *   it falls as throughput rises, each wake-up serving more requests.)
+ * same run (nginx relaying everything, and the backend reached directly).
  */
+// The stated bounds: below its breakpoint a server answers all but 1 % and its p99 stays under
+// 1 s, and k6 gets 95 % of the arrival rate through: every server must at 500 r/s (the ramps'
+// first step).
 export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000, warmS: 1, connectS: 3 };
 
 // The lowest arrival rate of a ramp, which every server must sustain (see the suite's steps).
@@ -26,6 +14,12 @@ export const FIRST_STEP = 500;
 const metricName = (id) => id.replace(/[^a-zA-Z0-9]/g, '_');
 
 /**
+ * Against the references, in the same run: CPU per request at a fixed 2000 r/s (the server's
+ * process group, from /proc) as an efficiency, the reference's cost over the server's, at or
+ * above a floor; and relayed median latency at 500 r/s at most a ceiling above the direct
+ * backend's. Floors and ceilings come from the spread measured on this machine kind (the
+ * experiment's `measuredSpread`).
+ *
  * Bounds from a measured spread. Efficiency: the measured runs went from `min` to `max`;
  * a server twice as costly as in the best run would score max / 2. The floor sits half-way between
  * the two in ratio terms, sqrt(min x max / 2), so the worst run passes and a 2x slowdown of the
@@ -79,6 +73,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
       metric: metricName(c.id),
       seed: seed || null,
       expected: {
+        // A relayed answer cannot arrive sooner than the backend's delay, less 1 ms (the backend's
+        // sleep starts on nginx's cached millisecond clock, which can be up to 1 ms behind).
         relayMinMs: { lo: policy.backend_delay_ms - 1 },
         backend: { slack: 'unanswered and 502/504 answers on the relay route, each counted' },
         // A ramp measures where the server stops keeping up; what it must do is judged elsewhere.
@@ -164,15 +160,21 @@ export function steadyWindow(c, metrics) {
   return { requests: n ?? null, fromMs: c.startMs + c.warmS * 1000, toMs: c.startMs + c.durationMs };
 }
 
-/** Steady closed-run throughput (r/s) from k6's summary. */
+/**
+ * Steady closed-run throughput (r/s) from k6's summary: shown, not judged. With k6 on the same
+ * two cores it is mostly k6's, and it varied between runs for the same server (measured:
+ * docs/json-filter.md).
+ */
 export function steadyRps(c, metrics) {
   const w = steadyWindow(c, metrics);
   return w.requests === null ? null : (w.requests * 1000) / (w.toMs - w.fromMs);
 }
 
 /**
- * What the backend must have received for a case, from k6's own counts: at least every
- * relay-route request answered 204, at most that plus the ones whose fate k6 cannot know.
+ * What the backend must have received for a case, from k6's own counts: exactly the documents
+ * the rule relays. At least every relay-route request answered 204, at most that plus the ones
+ * whose fate k6 cannot know, each counted: no answer seen (timed out, cut off at the end of a
+ * scenario), or a 502/504 answer (the filter tried the backend and says so).
  */
 export function backendBounds(c, metrics) {
   const n = (k) => metrics[`${c.metric}_${k}`]?.values?.count ?? 0;
@@ -230,9 +232,10 @@ function scenarios(plan, baseUrls) {
       };
       out[c.id] = { ...common, executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms` };
     } else if (c.kind === 'open') {
-      // 250 ms in flight per request, eight times the backend's 30 ms: a 2000 r/s run saw
-      // relayed answers take up to 200 ms when another process took a core, and ran out of
-      // 200 VUs. Each VU opens its connection within the first second, which nothing measures.
+      // 250 ms in flight per request, eight times the backend's 30 ms: relayed answers take far
+      // longer than the delay when another process takes a core (measured:
+      // stacks/json-filter/README.md). Each VU opens its connection within the first second,
+      // which nothing measures.
       const vus = Math.max(20, Math.ceil(c.rate * 0.25));
       out[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: vus, maxVUs: vus, stages: [{ target: c.rate, duration: `${Math.round(((c.rate * c.seconds + 0.5) * 1e6) / c.rate)}us` }] };
     } else {

@@ -2,7 +2,11 @@
  * Plans for capped experiments (cdn): one case per cap level, each its own stack (a cgroup per
  * service with the level's caps, started fresh as the seed restarted its containers) under a
  * closed load. The first level is uncapped: it measures what one request costs each service in
- * CPU, from the cgroups' accounting. For every capped level the model then predicts:
+ * CPU, from the cgroups' accounting, and the model predicts each capped level from those costs.
+ */
+
+/**
+ * The stated tolerance. For every capped level the model predicts:
  * - throughput: the smallest of cap / cost over the services, which names the bottleneck;
  * - the bottleneck busy: it used at least 90 % of its quota (and not more than it);
  * - every other service under its cap, no OOM kill, errors under a bound;
@@ -10,18 +14,13 @@
  *   the seed's own sign, the edges' CPU adding up to the balancer's, is shown beside its
  *   figures: it does not hold here (stacks/cdn/README.md says why);
  * - the origins asked once per edge per cache lifetime (proxy_cache_lock), any level.
- * Until the costs are measured (k6 alone, or `just expect`), a capped case has no throughput
- * expectation: the runner fills it in after the uncapped level (`withCosts`).
  */
 export const CAPPED_TOLERANCE = {
   // Measured throughput over cap / cost: from 0.5 to 1.1. Below 1 more than above, because a
   // request costs a throttled nginx more CPU than an unthrottled one: it runs 1-2 ms of every
-  // 100 ms period and wakes to cold caches each time, where uncapped it serves 7000-8500 r/s on
-  // a hot core. On this machine kind the balancer's CPU per request went from 40-45 us uncapped
-  // to 42-55 us at 2 % and 50-65 us at 1 %: measured / model was 0.72-0.95 at 2 % and 0.62-0.79
-  // at 1 % over five runs, the lowest right after the breakpoint suite (stacks/cdn/README.md).
-  // A cap larger than the model was told shows first in the bottleneck's use of its quota
-  // (below); 1.5 times the cap also moved throughput to x1.3.
+  // 100 ms period and wakes to cold caches each time, where uncapped it batches its events on a
+  // hot core. A cap larger than the model was told shows first in the bottleneck's use of its
+  // quota (below). Measured spread: stacks/cdn/README.md.
   rpsLo: 0.5,
   rpsHi: 1.1,
   busy: 0.9, // the bottleneck used at least 90 % of its quota, and at most 105 % (CFS overruns a
@@ -100,7 +99,9 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
 
 /**
  * The plan once the uncapped level has measured `costs` ({service: CPU s per request}): each
- * capped case gets the model's throughput, its bottleneck and the bounds around them.
+ * capped case gets the model's throughput, its bottleneck and the bounds around them. Until then
+ * (k6 alone, or `just expect`) a capped case has no throughput expectation: the runner calls
+ * this after the uncapped level.
  * `uncapped` ({seed, measured} r/s) is shown beside each level as a ratio.
  */
 export function withCosts(plan, costs, source, uncapped = null) {

@@ -1,9 +1,7 @@
 /*
  * Plans for closed-loop experiments (caching): a fixed set of users, each with its list of
  * requests, looping as fast as answers come back. What is expected comes from the simulation
- * (closed-loop.js) over jitter trials, widened by the tolerance below. Cases run one after
- * another, as they share the application's workers; each meets fresh limiter keys and a fresh
- * server cache (both keyed by the case), and its users fresh client caches.
+ * (closed-loop.js) over jitter trials, widened by the tolerance below.
  */
 import { predictLoop } from '../models/closed-loop.js';
 import { countRange } from '../count-range.js';
@@ -12,8 +10,8 @@ import { sentMetric, okMetric, limitedMetric } from './limiter.js';
 /**
  * The stated tolerance around the model's range. A closed loop feeds its own timing back (an
  * answer 1 ms later moves every later request of that user), so counts get more room than the
- * open plans' 2 %; latencies cover loopback and k6 (a request through two nginx and Node takes
- * about 1 ms here, where the model counts 0.4 ms).
+ * open plans' 2 %; latencies cover loopback and k6, which take longer here than the model counts
+ * (measured: stacks/caching/README.md).
  */
 export const CLOSED_TOLERANCE = {
   countRel: 0.05, // 200s, 503s and requests the application served: +-5 % or +-3
@@ -79,6 +77,9 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       maxDurationS: Math.ceil((p.durationMs.max * 1.5) / 1000 + 10),
       timeoutS: Math.ceil((p.maxMs.max * 1.5) / 1000 + 10),
     };
+    // Cases run one after another, as they share the application's workers; each meets fresh
+    // limiter keys and a fresh server cache (both keyed by the case), and its users fresh client
+    // caches.
     t += p.durationMs.max * (1 + T.spanRel) + T.gapMs;
     return c;
   });

@@ -13,10 +13,10 @@ export const TOLERANCE = {
   countRel: 0.02, // counts: +-2 % or +-2 requests, whichever is larger, around the model's range
   countAbs: 2,
   // Requests k6 sends: the schedule, or up to 5 % (at least 2) fewer. k6's arrival-rate executor
-  // abandons the iterations its loop has not started when a stage ends; with the stack on the
-  // same 2 cores it lost up to 0.5 % at 400 r/s and 3.5 % at 2000 r/s (--quick). An unsent
-  // request would have been limited, so the limited count's lower bound gives the same room;
-  // the 200 count, which is where a policy change shows, keeps its tolerance.
+  // abandons the iterations its loop has not started when a stage ends, more of them the faster
+  // it sends beside the stack (measured loss: docs/model.md). An unsent request would have been
+  // limited, so the limited count's lower bound gives the same room; the 200 count, which is
+  // where a policy change shows, keeps its tolerance.
   sentRel: 0.05,
   latencyRel: 0.05, // max latency: +-5 %, plus 20 ms below and 200 ms above (app, loopback, k6)
   latencyBelowMs: 20,

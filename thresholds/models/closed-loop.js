@@ -1,24 +1,8 @@
 /*
  * A discrete-event simulation of a closed loop through two nginx limiters, a server cache and an
- * application server with a fixed number of workers (seed 000's chain):
- *
- *   user (client cache) -> front nginx: limit_req, then proxy_cache -> back nginx: limit_req
- *     -> application: W workers, a FIFO queue, a think time per resource
- *
- * Why a simulation: in a closed loop every answer releases the user's next request, so a 503
- * that comes back at once makes the next request come sooner. Counts and latencies then hang on
- * the order of events, which no formula gives. The limiters are the exact limit_req model
- * (limit-req.js: ms clock, delays included), and the caches keep the clocks of their
- * implementations:
- * - nginx proxy_cache stores `valid_sec = ngx_time() + max-age` in whole seconds and serves the
- *   entry while `valid_sec >= ngx_time()`: a 3 s lifetime lasts 3 to 4 s;
- * - the lua cache (lua_shared_dict with an expiry of max-age) and the client cache
- *   (http-cache-semantics: stale once the resident time reaches max-age) count milliseconds.
- * Neither server cache adds an Age header, so a client keeps what it got from a server cache
- * for a full max-age after it received it.
- *
- * Everything else is taken as instant (k6's own time, loopback hops): `hopMs` and the jitter
- * trials cover it, and the thresholds' tolerance covers the rest.
+ * application server with a fixed number of workers (seed 000's chain): user (client cache) ->
+ * front nginx (limit_req, then proxy_cache) -> back nginx (limit_req) -> application (W workers,
+ * a FIFO queue, a think time per resource). Why a simulation: docs/model.md.
  */
 import { limitReq } from './limit-req.js';
 import { seededRandom } from './random.js';
@@ -60,18 +44,26 @@ function eventQueue() {
   };
 }
 
-/** How long a stored response stays fresh, per cache implementation. */
-// lua_shared_dict expiry and http-cache-semantics: milliseconds.
+/**
+ * How long a stored response stays fresh, per cache implementation: each cache keeps the clock
+ * of its implementation. Neither server cache adds an Age header, so a client keeps what it got
+ * from a server cache for a full max-age after it received it.
+ */
+// The lua cache (lua_shared_dict with an expiry of max-age) and the client cache
+// (http-cache-semantics: stale once the resident time reaches max-age) count milliseconds.
 const msClock = (storedMs, maxAgeS) => (nowMs) => nowMs - storedMs < maxAgeS * 1000;
 const freshness = {
-  // proxy_cache: whole seconds of ngx_time(), see above.
+  // nginx proxy_cache stores `valid_sec = ngx_time() + max-age` in whole seconds and serves the
+  // entry while `valid_sec >= ngx_time()`: a 3 s lifetime lasts 3 to 4 s.
   proxy_cache: (storedMs, maxAgeS) => (nowMs) => Math.floor(nowMs / 1000) <= Math.floor(storedMs / 1000) + maxAgeS,
   lua: msClock,
   client: msClock,
 };
 
 /**
- * One run of the loop. `config`:
+ * One run of the loop. The limiters are the exact limit_req model (limit-req.js: ms clock, delays
+ * included). Everything else is taken as instant (k6's own time, loopback hops): `hopMs` and the
+ * jitter trials cover it, and the thresholds' tolerance covers the rest. `config`:
  *   users: [[path, ...], ...]           each user's requests, in order
  *   rampMs                              user i starts at i x rampMs / users (JMeter's ramp-up)
  *   thinkMs                             a user's pause after each answer

@@ -1,14 +1,6 @@
 /*
  * Runs a limiter over the exact arrival schedule k6 will produce, many times with timing noise,
  * and reports per case the range of outcomes the noise allows.
- *
- * Why trials: where a request's fate hangs on a millisecond (seed 003 at 3 r/s: the next
- * request comes 333.33 ms later and nginx needs 334 ms of drain), one exact replay would predict
- * a single number that a real run cannot hit. The noise assumed is what k6 and loopback add on
- * this kind of machine: each request lands up to `spread` ms later than scheduled, and the sub-ms
- * phase of nginx's clock is unknown. The spread itself is unknown too, so the trials sweep it from
- * 0 (vegeta-like precision: seed 003's 3 r/s run got exactly the zero-jitter 119-120 OK) up to
- * JITTER_MS. Cases that do not hang on timing come out as one value.
  */
 import { limitReq } from './limit-req.js';
 import { tokenBucket } from './token-bucket.js';
@@ -85,6 +77,14 @@ function maxOverlap(spans) {
 /**
  * Simulates one limiter over its cases; returns per case {ok, limited, maxDelayMs} as
  * {min, max} over the trials, and the most requests ever in flight (for VU sizing).
+ *
+ * Why trials: where a request's fate hangs on a millisecond (seed 003 at 3 r/s: the next
+ * request comes 333.33 ms later and nginx needs 334 ms of drain), one exact replay would predict
+ * a single number that a real run cannot hit. The noise assumed is what k6 and loopback add on
+ * this kind of machine: each request lands up to `spread` ms later than scheduled, and the sub-ms
+ * phase of nginx's clock is unknown. The spread itself is unknown too, so the trials sweep it from
+ * 0 (vegeta-like precision: seed 003's 3 r/s run got exactly the zero-jitter 119-120 OK) up to
+ * JITTER_MS. Cases that do not hang on timing come out as one value.
  */
 export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS, seed = 'lab', segments = 1, skewMs = SEGMENT_SKEW_MS } = {}) {
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}`);

@@ -1,6 +1,9 @@
 /*
- * Envoy's local_ratelimit token bucket (Envoy >= 1.34: the timer-less, atomic bucket).
- *
+ * Envoy's local_ratelimit token bucket (Envoy >= 1.34: the timer-less, atomic bucket): which
+ * requests of a schedule it lets through.
+ */
+
+/**
  * The bucket starts full (max_tokens), refills continuously at tokens_per_fill / fill_interval
  * on every access rather than in steps on a timer, never holds more than max_tokens, and lets a
  * request through only when a whole token is there. Time is Envoy's monotonic clock, which has

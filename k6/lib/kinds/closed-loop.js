@@ -2,14 +2,6 @@
  * The closed-loop kind's users (caching): per case one VU per user, started one by one over the
  * ramp-up as JMeter starts its threads, each going through its own list of requests as fast as
  * the answers come back (the list is the plan's: the model simulated that order).
- *
- * The client cache is a private RFC 9111 cache per user, built on http-cache-semantics (its
- * freshness rules, not ours). A response it serves sends no request but counts as a response,
- * as JMeter counted it: `lab_responses` counts answers by case, status and source
- * (client-cache, server-cache, upstream, app), `lab_response_time` their latency, and
- * `lab_case_end` when each came, from the case's start (its maximum is the run's length, so
- * responses/s). A retrying client counts one response per request, after its last attempt;
- * k6's http_reqs counts every attempt, as the proxy does.
  */
 import http from 'k6/http';
 import exec from 'k6/execution';
@@ -21,6 +13,12 @@ import { wireCounter } from '../wire.js';
 const lowerCased = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 
 export default function closedLoop(plan, baseUrls) {
+  // Answers as JMeter counted them, one per request a user made, whoever answered it:
+  // `lab_responses` counts answers by case, status and source (client-cache, server-cache,
+  // upstream, app), `lab_response_time` their latency, and `lab_case_end` when each came, from
+  // the case's start (its maximum is the run's length, so responses/s). A retrying client counts
+  // one response per request, after its last attempt; k6's http_reqs counts every attempt, as
+  // the proxy does.
   const responses = new Counter('lab_responses');
   const responseTime = new Trend('lab_response_time', true);
   const caseEnd = new Trend('lab_case_end', true);
@@ -45,6 +43,9 @@ export default function closedLoop(plan, baseUrls) {
       // Each VU runs one iteration, so this numbers the users 0..n-1.
       const u = exec.scenario.iterationInTest;
       sleep((u * c.rampMs) / c.users.length / 1000);
+      // The user's client cache: a private RFC 9111 cache, built on http-cache-semantics (its
+      // freshness rules, not ours). A response it serves sends no request but counts as a
+      // response.
       const cache = new Map();
       const base = `${baseUrls[c.service]}${c.path}/`;
       const tags = { case: c.id };

@@ -1,12 +1,7 @@
 /*
  * A small incremental HTTP/1.1 message parser for raw sockets, used both for requests (the
  * JSON filter's clients) and for responses (the filter's backend connections). It is the
- * seed's idea (no `http` module on the hot path), with the limits a proxy needs:
- *   - the head (request line + headers) is capped: over the cap -> 431 (requests);
- *   - bodies need Content-Length (chunked is refused with 411: send Content-Length);
- *   - a body over the cap -> 413; a malformed start line or header -> 400.
- * Feed it bytes with push(); it returns the complete messages found so far, so pipelined
- * requests come out in order. After an error the connection must be closed.
+ * seed's idea (no `http` module on the hot path), with the limits a proxy needs.
  */
 const CRLF2 = Buffer.from('\r\n\r\n');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -25,6 +20,12 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * Feed it bytes with push(). The limits: a head (request line + headers) over its cap -> 431
+ * (requests); bodies need Content-Length (chunked is refused with 411: send Content-Length); a
+ * body over its cap -> 413; a malformed start line or header -> 400. After an error the
+ * connection must be closed.
+ */
 export class Http1Parser {
   /** kind: 'request' or 'response'; for responses, `noBody(status)` tells 204/304-like cases. */
   constructor({ kind = 'request', maxHeadBytes = 8192, maxBodyBytes = 1 << 20 } = {}) {
@@ -35,7 +36,10 @@ export class Http1Parser {
     this.head = null; // parsed head waiting for its body
   }
 
-  /** Bytes in; complete messages out. Throws HttpError on a protocol error. */
+  /**
+   * Bytes in; complete messages out: the complete messages found so far, so pipelined requests
+   * come out in order. Throws HttpError on a protocol error.
+   */
   push(chunk) {
     this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
     const out = [];
