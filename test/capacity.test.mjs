@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan } from '../thresholds/plan.js';
-import { rampSteps, breakpoint, comparisonBounds, CAPACITY } from '../thresholds/kinds/capacity.js';
-import { judge as judgeCapacity } from '../lab/kinds/capacity.mjs';
+import { comparisonBounds, CAPACITY } from '../thresholds/kinds/capacity.js';
+import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capacity.mjs';
 import jsonFilter from '../thresholds/experiments/json-filter.js';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));

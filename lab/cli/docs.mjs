@@ -126,34 +126,21 @@ export function regenerateLines(text, lines, file) {
 
 /** `just docs`: rewrite the blocks, lines and files; with check, only report which files differ. */
 export function docs(root, { check = false } = {}) {
+  // Per file, its text now (null: not there yet) to the text it should have.
+  const rewrites = [
+    ...Object.entries(FILES).map(([file, make]) => [file, () => make(root)]),
+    ...Object.entries(BLOCKS).map(([file, makers]) => [file, (text) => regenerate(text, makers, file)]),
+    ...Object.entries(LINES).map(([file, lines]) => [file, (text) => regenerateLines(text, lines, file)]),
+  ];
   const stale = [];
-  for (const [file, make] of Object.entries(FILES)) {
+  for (const [file, rewrite] of rewrites) {
     const path = join(root, file);
-    const text = make(root);
     let before = null;
     try { before = readFileSync(path, 'utf8'); } catch { /* not there yet */ }
-    if (before !== text) {
-      stale.push(file);
-      if (!check) writeFileSync(path, text);
-    }
-  }
-  for (const [file, makers] of Object.entries(BLOCKS)) {
-    const path = join(root, file);
-    const before = readFileSync(path, 'utf8');
-    const after = regenerate(before, makers, file);
-    if (after !== before) {
-      stale.push(file);
-      if (!check) writeFileSync(path, after);
-    }
-  }
-  for (const [file, lines] of Object.entries(LINES)) {
-    const path = join(root, file);
-    const before = readFileSync(path, 'utf8');
-    const after = regenerateLines(before, lines, file);
-    if (after !== before) {
-      stale.push(file);
-      if (!check) writeFileSync(path, after);
-    }
+    const after = rewrite(before);
+    if (after === before) continue;
+    stale.push(file);
+    if (!check) writeFileSync(path, after);
   }
   return stale;
 }

@@ -3,10 +3,65 @@
  * ramp's breakpoint, each run's errors and throughput, each server's cost against the references
  * of the same run, and per case the relayed latency floor and what the backend received.
  */
-import { rampSteps, breakpoint, steadyRps, steadyWindow, backendBounds, capacityThresholds } from '../../thresholds/kinds/capacity.js';
+import { CAPACITY, capacityThresholds } from '../../thresholds/kinds/capacity.js';
 import { cpuBetween } from '../stack/cpu.mjs';
 import { fixed, pct, caseRows } from '../judge/table.mjs';
 import { outcome, summaryValue } from '../judge/outcome.mjs';
+
+/** Per-step figures of a ramp from k6's summary: achieved rate, p99, error share, sustained? */
+export function rampSteps(c, metrics) {
+  return c.steps.map((rate) => {
+    const m = (k) => metrics[`${c.metric}_${rate}_${k}`]?.values;
+    const reqs = m('reqs')?.count ?? 0;
+    const failed = m('failed')?.passes ?? 0; // a k6 Rate counts its true samples as passes
+    // k6 reports a trend with no samples as zeros: no requests, no latency.
+    const p99 = reqs ? m('ms')?.['p(99)'] ?? null : null;
+    const relayP50 = reqs ? m('relay_ms')?.med ?? null : null;
+    const achieved = reqs / c.holdS;
+    const errorRate = reqs ? failed / reqs : 1;
+    const sustained = reqs > 0 && achieved >= CAPACITY.sustain * rate && errorRate < CAPACITY.errorRate && p99 !== null && p99 < CAPACITY.p99Ms;
+    return { rate, reqs, achieved: Math.round(achieved), p99, relayP50, errorRate, sustained };
+  });
+}
+
+/** The breakpoint: the highest step sustained with every step below it sustained too. */
+export function breakpoint(steps) {
+  let best = 0;
+  for (const s of steps) {
+    if (!s.sustained) break;
+    best = s.rate;
+  }
+  return best;
+}
+
+/** The steady part of a run: its requests, and its window relative to the scenarios' start. */
+export function steadyWindow(c, metrics) {
+  const n = metrics[`${c.metric}_steady_reqs`]?.values?.count;
+  return { requests: n ?? null, fromMs: c.startMs + c.warmS * 1000, toMs: c.startMs + c.durationMs };
+}
+
+/**
+ * Steady closed-run throughput (r/s) from k6's summary: shown, not judged. With k6 on the same
+ * two cores it is mostly k6's, and it varied between runs for the same server (measured:
+ * docs/json-filter.md).
+ */
+export function steadyRps(c, metrics) {
+  const w = steadyWindow(c, metrics);
+  return w.requests === null ? null : (w.requests * 1000) / (w.toMs - w.fromMs);
+}
+
+/**
+ * What the backend must have received for a case, from k6's own counts: exactly the documents
+ * the rule relays. At least every relay-route request answered 204, at most that plus the ones
+ * whose fate k6 cannot know, each counted: no answer seen (timed out, cut off at the end of a
+ * scenario), or a 502/504 answer (the filter tried the backend and says so).
+ */
+export function backendBounds(c, metrics) {
+  const n = (k) => metrics[`${c.metric}_${k}`]?.values?.count ?? 0;
+  const ok = n('relay_ok');
+  const unknown = n('relay_sent') - n('relay_answered') + n('relay_gateway_error');
+  return { lo: ok, hi: ok + unknown, unknown, received: metrics[`${c.metric}_backend_received`]?.values?.count ?? null };
+}
 
 /**
  * judge(plan, {summary, cpu}): `cpu` is {service: [[epochMs, cpuS], ...]} from the run's
