@@ -37,11 +37,11 @@ docs: deps
 up experiment *args: setup
     node lab/cli/index.mjs up "$@"
 
-# Benchmark (json-filter): wrk and k6 against each filter, nginx and the backend; prints k r/s and ratios.
+# Benchmark an experiment's stack (one with stacks/<experiment>/bench.mjs) or k6 itself (`bench k6`): prints figures, judges nothing.
 bench experiment *args: setup
     node lab/cli/index.mjs bench "$@"
 
-# Stop whatever `just up` started (the metrics stores stay up).
+# Stop whatever `up` started (the metrics stores stay up).
 down: deps
     node lab/cli/index.mjs down
 
@@ -53,7 +53,7 @@ metrics action: setup
 panels *testid: setup
     node lab/cli/index.mjs panels "$@"
 
-# The limiter cases of a run judged from Prometheus alone (a run made elsewhere: name its plan).
+# A run's cases judged from Prometheus alone, by testid (a run made elsewhere: name its plan); for the kinds that can.
 verdict *args: setup
     node lab/cli/index.mjs verdict "$@"
 

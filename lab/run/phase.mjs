@@ -1,8 +1,7 @@
 /*
- * One phase of a plan, stage by stage: start (its stack, lab/run/start.mjs), load (k6,
- * lab/run/k6.mjs), collect (CPU, the proxy's counts, the summary, nothing lost;
- * lab/run/collect.mjs), stop (the stack, always), judge (lab/run/judge.mjs). Never throws:
- * what went wrong is in `problems`.
+ * One phase of a plan, stage by stage: start (lab/run/start.mjs), load (k6.mjs), collect (CPU,
+ * the proxy's counts, the summary, nothing lost; collect.mjs), stop the stack (always), judge
+ * (judge.mjs). Never throws: what went wrong is in `problems`.
  */
 import { join } from 'node:path';
 import { stopStack } from '../stack/start-stop.mjs';

@@ -1,7 +1,9 @@
 /*
  * The JSON filter's decision: a pure function of the parsed document, true to relay it to the
  * backend, false to answer 204 at once. Swap this function to change the policy.
- *
+ */
+
+/**
  * Default rule: relay a document whose top-level field "relay" is exactly true; everything else
  * (false, missing, another type, a JSON value that is not an object) is filtered out.
  */
