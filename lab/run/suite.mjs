@@ -5,12 +5,15 @@
  * results/<run-id>/; scratch space lives in .lab/tmp/<run-id>/ and is gone when the run ends.
  */
 import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadTopology } from '../stack/topology.mjs';
 import { requireTools } from '../stack/procs.mjs';
 import { formatTable } from '../judge/table.mjs';
 import { COUNTS_HEAD } from '../judge/nothing-lost.mjs';
 import { storesForRun } from '../stores/stores.mjs';
+import { checkPanels } from '../stores/panels.mjs';
+import { experiments } from '../../thresholds/plan.js';
 import { kindFor } from '../kinds/index.mjs';
 import { labEnv, openRun, plansFor } from './open.mjs';
 import { runPhase, nothingJudged } from './phase.mjs';
@@ -30,6 +33,28 @@ async function runPlan(plan, ctx) {
     next = phases.next(j);
   }
   return all;
+}
+
+/** The commit a run was made from, and whether the tree had changes. */
+function gitState(root) {
+  const git = (...args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+  const head = git('rev-parse', '--short=12', 'HEAD');
+  if (head.status !== 0) return null;
+  return { commit: head.stdout.trim(), dirty: git('status', '--porcelain', '--untracked-files=no').stdout.trim() !== '' };
+}
+
+/**
+ * What every dashboard panel of the run's experiments returns, at the run's resolution, saved
+ * in the run folder (panels.json): the results pages draw the same boards from it, without the
+ * stores. A panel that returns nothing is said there; `just panels` judges it.
+ */
+async function keepPanels(root, urls, run, dir, say) {
+  try {
+    const results = await checkPanels(root, urls, { ...run, allExperiments: Object.keys(experiments) });
+    writeFileSync(join(dir, 'panels.json'), JSON.stringify(results));
+  } catch (e) {
+    say(`panels: could not save the boards' data (${e.message}); the results page will say so`);
+  }
 }
 
 export async function runSuite(root, request, { say = console.log } = {}) {
@@ -66,6 +91,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     // already run together.
     const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted, segments: request.segments || 1 };
     for (const plan of plans) judged.push(await runPlan(plan, ctx));
+    if (stores && !interrupted) await keepPanels(root, stores.urls, { testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), influx: plans.some((p) => kindFor(p).streams.includes('influx')) }, dir, say);
   } catch (e) {
     problems.push(e.message);
   } finally {
@@ -84,10 +110,13 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   problems.push(...judged.flatMap((j) => j.problems));
 
   writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
-  // What `just panels` needs to find this run in the stores.
+  // What `just panels` needs to find this run in the stores, and the results pages to list it.
+  const passedCount = outcomes.filter((o) => o.pass).length;
   const runInfo = {
     testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), metrics: Boolean(stores),
     influx: Boolean(stores) && plans.some((p) => kindFor(p).streams.includes('influx')),
+    factor: request.factor, segments: request.segments || 1, knobs: request.overrides, git: gitState(root),
+    cases: { passed: passedCount, failed: outcomes.length - passedCount }, problems, interrupted: Boolean(interrupted),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
   for (const [head, rows] of tables) say(`\n${formatTable(rows, head)}`);

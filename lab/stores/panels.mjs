@@ -57,17 +57,21 @@ async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
     const query = expand(target.query, m);
     const r = await getJson(`${urls.influx}/query?db=${urls.database}&epoch=ms&q=${encodeURIComponent(query)}`);
     const series = r.results[0].series || [];
-    return { query, series: series.length, points: series.reduce((n, s) => n + s.values.length, 0) };
+    const data = series.map((x) => ({ labels: x.tags || {}, name: x.name, columns: x.columns, points: x.values }));
+    return { query, series: series.length, points: series.reduce((n, x) => n + x.values.length, 0), data };
   }
   const query = expand(target.expr, m);
   const missing = await missingMetrics(query, urls, { fromMs, toMs }, optional);
   if (missing.length) throw new Error(`no such metric in the run's window: ${missing.join(', ')}`);
   if (target.instant) {
     const r = await getJson(`${urls.prometheus}/api/v1/query?time=${toMs / 1000}&query=${encodeURIComponent(query)}`);
-    return { query, series: r.data.result.length, points: r.data.result.length };
+    const data = r.data.result.map((x) => ({ labels: x.metric, points: [[x.value[0] * 1000, Number(x.value[1])]] }));
+    return { query, series: r.data.result.length, points: r.data.result.length, data };
   }
   const r = await getJson(`${urls.prometheus}/api/v1/query_range?start=${fromMs / 1000}&end=${toMs / 1000}&step=${m.intervalS}&query=${encodeURIComponent(query)}`);
-  return { query, series: r.data.result.length, points: r.data.result.reduce((n, s) => n + s.values.length, 0) };
+  // [epoch ms, value] per point; Prometheus writes NaN and infinities as strings.
+  const data = r.data.result.map((x) => ({ labels: x.metric, points: x.values.map(([t, v]) => [t * 1000, Number(v)]) }));
+  return { query, series: r.data.result.length, points: r.data.result.reduce((n, x) => n + x.values.length, 0), data };
 }
 
 /**
@@ -86,7 +90,7 @@ export async function checkPanels(root, urls, run) {
     const board = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     const experiment = board.tags.find((t) => run.allExperiments.includes(t));
     for (const panel of board.panels.filter((p) => p.type !== 'row')) {
-      const base = { board: board.title, panel: panel.title };
+      const base = { board: board.title, uid: board.uid, panel: panel.title, panelId: panel.id, unit: panel.fieldConfig?.defaults?.unit, type: panel.type };
       if (experiment && !run.experiments.includes(experiment)) {
         results.push({ ...base, skipped: `the run has no ${experiment} cases` });
         continue;
@@ -103,7 +107,7 @@ export async function checkPanels(root, urls, run) {
       for (const target of panel.targets) {
         try {
           const r = await runTarget(target, urls, m, run, needs.optional);
-          results.push({ ...base, refId: target.refId, ...r, ok: r.series > 0 && r.points > 0 });
+          results.push({ ...base, refId: target.refId, legend: target.legendFormat ?? target.alias, ...r, ok: r.series > 0 && r.points > 0 });
         } catch (e) {
           results.push({ ...base, refId: target.refId, query: expand(target.expr || target.query, m), error: e.message, ok: false });
         }
