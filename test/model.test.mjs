@@ -136,3 +136,24 @@ test('a what-if case expects what an isolated run of it gives: no state from the
 test('the plan is deterministic', () => {
   assert.deepEqual(plan({ experiment: 'burst', suite: 'spike', factor: 5 }), plan({ experiment: 'burst', suite: 'spike', factor: 5 }));
 });
+
+test('the model over time ends where the plan does, and never counts down', async () => {
+  const { caseCourse } = await import('../thresholds/plan.js');
+  const p = plan({ experiment: 'burst', suite: 'spike', factor: 5 });
+  for (const id of ['b50-9rps', 'b0-3rps', 'b400-fill']) {
+    const c = p.cases.find((x) => x.id === id);
+    const course = caseCourse(p, id);
+    const last = course.tMs.length - 1;
+    assert.deepEqual([course.ok.min[last], course.ok.max[last]], [c.expected.ok.min, c.expected.ok.max], id);
+    assert.deepEqual([course.limited.min[last], course.limited.max[last]], [c.expected.limited.min, c.expected.limited.max], id);
+    for (const key of ['ok', 'limited']) {
+      for (let i = 1; i <= last; i += 1) assert.ok(course[key].min[i] >= course[key].min[i - 1] && course[key].max[i] >= course[key].min[i], `${id} ${key} at ${i}`);
+    }
+  }
+  // nginx at 400 r/s with burst=200 delay=20: 21 pass at once (the free request and the delay),
+  // then 20 a second, while up to 180 wait in its queue.
+  const e = plan({ experiment: 'envoy-vs-nginx', suite: 'spike' });
+  const n = caseCourse(e, 'nginx-2s');
+  assert.deepEqual(n.ok.max.slice(0, 4), [0, 40, 60, 80]);
+  assert.equal(caseCourse(plan({ experiment: 'caching', suite: 'smoke' }), 'none-smoke'), null, 'no course for a closed loop');
+});

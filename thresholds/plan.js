@@ -87,3 +87,13 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   const seedComparable = isDefault(exp, knobs);
   return checkLimits(kindOf(exp).plan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable, segments }));
 }
+
+/**
+ * What the model says a case does over time, where its kind can say (limiter: passed and limited
+ * so far per second, as bands), or null: the results pages draw it under the measured curve.
+ */
+export function caseCourse(plan, caseId) {
+  const kind = kindOfPlan(plan);
+  const c = plan.cases.find((x) => x.id === caseId);
+  return kind.course && c ? kind.course(experimentNamed(plan.experiment), plan, c) : null;
+}

@@ -154,6 +154,8 @@ export function limiterBoard(experiment, description, proxies) {
       { title: 'What k6 saw', panels: [
         prom('Accepted (200) per second, by case', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status="200"}[$__rate_interval]))`, legend: '{{case}}' }]),
         prom('Limited per second, by case', 'reqps', [{ expr: orZero(`sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status=~"4..|5.."}[$__rate_interval]))`, `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}"}[$__rate_interval]))`), legend: '{{case}}' }]),
+        // What the results pages draw against the model's band over time (thresholds/plan.js caseCourse).
+        prom('Answered so far, by case and status', 'none', [{ expr: `sum by (case, status) (k6_http_reqs_total{${runCase}, experiment="${experiment}"})`, legend: '{{case}} {{status}}' }]),
       ] },
       ...proxies.map((p) => ({ title: `What ${p.title} counted`, panels: [
         prom(`${p.title}: accepted per second, by case`, 'reqps', [{ expr: p.accepted, legend: '{{case}}' }]),

@@ -27,7 +27,10 @@ export function experimentRun(experiment) {
         const res = http.get(url, { timeout: '3s', tags: { case: 'setup' } });
         if (res.status < 200 || res.status >= 300) fail(`${s} is not up at ${url} (status ${res.status} ${res.error || ''})`);
       }
-      return executor.setup?.();
+      // The epoch time the scenarios' clock starts at (as setup returns): the results pages and
+      // the CPU samples line their time axes up with it.
+      const data = executor.setup?.() ?? {};
+      return { t0: Date.now(), ...data };
     },
 
     // Opens a VU's connections before the load it is part of (LAB_WARM_URLS: its scenario's).

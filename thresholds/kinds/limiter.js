@@ -5,7 +5,7 @@
  * many are limited, and how long the last one waits; k6 judges each as a threshold.
  */
 import { countRange } from '../count-range.js';
-import { simulate, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from '../models/limiter-replay.js';
+import { simulate, simulateCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from '../models/limiter-replay.js';
 import { limiterSensitivity } from './limiter-sensitivity.js';
 
 /** The stated tolerance of every threshold. */
@@ -186,8 +186,15 @@ export function caseThresholds(c) {
   return t;
 }
 
+/** The model over time for one case of a plan: passed and limited so far, per second (simulateCourse). */
+function course(exp, plan, c) {
+  const target = exp.targets(plan.policy).find((t) => t.id === c.target);
+  return simulateCourse(target.policy, c, { seed: exp.name, segments: plan.segments ?? 1 });
+}
+
 export default {
   name: 'limiter',
+  course,
   plan,
   scenarios,
   thresholds: caseThresholds,

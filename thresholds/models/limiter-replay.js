@@ -38,7 +38,7 @@ export const requestCount = ({ rate, durationMs }) => Math.round((rate * duratio
  * `offsets` (one per k6 process, ms), the i-th request of a case is sent by process i mod N, as
  * equal execution segments stripe a schedule, on that process's clock.
  */
-function trial(policy, cases, rand, jitterMs, offsets = [0]) {
+function trial(policy, cases, rand, jitterMs, offsets = [0], answers = null) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
   const { limiter, msClock } = make(policy);
@@ -59,6 +59,8 @@ function trial(policy, cases, rand, jitterMs, offsets = [0]) {
       o.limited += 1;
     }
     o.spans.push([t, t + r.delayMs + SERVICE_MS]);
+    // When each answer reaches k6: a limited one at once, a passed one after its wait.
+    answers?.[ci].push([r.ok ? t + r.delayMs : t, r.ok]);
   }
   return out.map(({ spans, ...o }) => ({ ...o, inFlight: maxOverlap(spans) }));
 }
@@ -86,7 +88,7 @@ function maxOverlap(spans) {
  * 0 (vegeta-like precision: seed 003's 3 r/s run got exactly the zero-jitter 119-120 OK) up to
  * JITTER_MS. Cases that do not hang on timing come out as one value.
  */
-export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS, seed = 'lab', segments = 1, skewMs = SEGMENT_SKEW_MS } = {}) {
+export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS, seed = 'lab', segments = 1, skewMs = SEGMENT_SKEW_MS, onTrial = null } = {}) {
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}`);
   const acc = cases.map(() => ({}));
   for (let k = 0; k < trials; k += 1) {
@@ -97,7 +99,10 @@ export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS,
       if (k < 2) return k === 0 ? -skewMs : skewMs;
       return (rand() * 2 - 1) * skewMs;
     });
-    trial(policy, cases, rand, (jitterMs * k) / Math.max(1, trials - 1), offsets).forEach((o, ci) => {
+    const answers = onTrial ? cases.map(() => []) : null;
+    const outcome = trial(policy, cases, rand, (jitterMs * k) / Math.max(1, trials - 1), offsets, answers);
+    onTrial?.(answers);
+    outcome.forEach((o, ci) => {
       for (const [key, v] of Object.entries(o)) {
         const a = (acc[ci][key] ||= { min: Infinity, max: -Infinity });
         a.min = Math.min(a.min, v);
@@ -106,4 +111,31 @@ export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS,
     });
   }
   return acc;
+}
+
+/**
+ * The same trials as `simulate`, seen over time: for one case, how many answers k6 has counted
+ * as passed and as limited by each step from the case's start, as {min, max} over the trials.
+ * {tMs: [...], ok: {min: [...], max: [...]}, limited: {min, max}}; its last step is the plan's range.
+ */
+export function simulateCourse(policy, c, { stepMs = 1000, ...options } = {}) {
+  const perTrial = [];
+  simulate(policy, [c], { ...options, onTrial: ([answers]) => perTrial.push(answers) });
+  const lastMs = Math.max(...perTrial.flat().map(([t]) => t)) - c.startMs;
+  const tMs = Array.from({ length: Math.floor(lastMs / stepMs) + 2 }, (_, i) => i * stepMs);
+  const band = () => ({ min: tMs.map(() => Infinity), max: tMs.map(() => -Infinity) });
+  const out = { tMs, ok: band(), limited: band() };
+  for (const answers of perTrial) {
+    const sorted = answers.map(([t, ok]) => [t - c.startMs, ok]).sort((a, b) => a[0] - b[0]);
+    let i = 0;
+    const n = { ok: 0, limited: 0 };
+    tMs.forEach((t, j) => {
+      for (; i < sorted.length && sorted[i][0] <= t; i += 1) n[sorted[i][1] ? 'ok' : 'limited'] += 1;
+      for (const key of ['ok', 'limited']) {
+        out[key].min[j] = Math.min(out[key].min[j], n[key]);
+        out[key].max[j] = Math.max(out[key].max[j], n[key]);
+      }
+    });
+  }
+  return out;
 }
