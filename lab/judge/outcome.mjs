@@ -13,6 +13,14 @@ export function k6Passed(summary, thresholds) {
 /** A value of k6's summary: a sub-metric's stat, or `dflt` when k6 has none. */
 export const summaryValue = (summary, name, stat, dflt = null) => summary?.metrics?.[name]?.values?.[stat] ?? dflt;
 
+/**
+ * One judged figure of a case, as the stores and the results pages take it: the measure, the
+ * expected range (lo or hi null when one-sided), what was measured, and whether it passed.
+ */
+export const figure = (measure, range, measured, pass) => ({
+  measure, lo: range?.lo ?? null, hi: range?.hi ?? null, measured: Number.isFinite(measured) ? measured : null, pass: Boolean(pass),
+});
+
 export function outcome({ plan, c, params, measured, checks, summary, thresholds }) {
   return {
     suite: plan.suite,

@@ -6,7 +6,7 @@
 import { CAPACITY, capacityThresholds } from '../../thresholds/kinds/capacity.js';
 import { cpuBetween } from '../stack/cpu.mjs';
 import { fixed, pct, caseRows } from '../judge/table.mjs';
-import { outcome, summaryValue } from '../judge/outcome.mjs';
+import { outcome, figure, summaryValue } from '../judge/outcome.mjs';
 
 /** Per-step figures of a ramp from k6's summary: achieved rate, p99, error share, sustained? */
 export function rampSteps(c, metrics) {
@@ -144,9 +144,24 @@ export function judge(plan, { summary, cpu = {} }) {
   return { outcomes, rows };
 }
 
+/** Its judged figures: errors, requests, p99, CPU per request and latency against the references, relayed min, what the backend received. */
+function figures(o) {
+  const { expected: e, measured: m, checks } = o;
+  const out = [];
+  if ('errors' in checks) out.push(figure('error rate', { hi: e.errorRate.hi }, m.errorRate, checks.errors));
+  if ('requests' in checks) out.push(figure('requests', e.requests, m.requests, checks.requests));
+  if ('p99' in checks) out.push(figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.p99));
+  for (const [ref, b] of Object.entries(e.efficiency || {})) out.push(figure(`efficiency vs ${ref}`, { lo: b.lo }, m.efficiency?.[ref], checks[`efficiency_${ref}`]));
+  for (const [ref, b] of Object.entries(e.overheadMs || {})) out.push(figure(`overhead ms vs ${ref}`, { hi: b.hi }, m.overheadMs?.[ref], checks[`overhead_${ref}`]));
+  out.push(figure('relayed min ms', { lo: e.relayMinMs.lo }, m.relayMinMs, checks.relayMin));
+  out.push(figure('backend received', m.backend, m.backend.received, checks.backend));
+  return out;
+}
+
 export default {
   name: 'capacity',
   judge,
+  figures,
   // k6's influxdb output writes every sample: at this kind's rates that took the CPU the load
   // needed (docs/metrics-and-dashboards.md); Prometheus gets k6's aggregated series.
   streams: ['prometheus'],

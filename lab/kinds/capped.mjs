@@ -7,7 +7,7 @@
 import { resourcesOver } from '../stack/resources.mjs';
 import { withCosts, cappedThresholds } from '../../thresholds/kinds/capped.js';
 import { within, fixed, pct, caseRows } from '../judge/table.mjs';
-import { outcome, summaryValue } from '../judge/outcome.mjs';
+import { outcome, figure, summaryValue } from '../judge/outcome.mjs';
 const shares = (counts) => {
   const total = counts.reduce((a, b) => a + b, 0);
   return total ? counts.map((n) => n / total) : [];
@@ -107,9 +107,22 @@ export function* phases(plan, { say }) {
   }
 }
 
+/** Its judged figures: throughput and the bottleneck's use of its quota (capped levels), errors, refills, OOM kills, each edge's share. */
+function figures(o) {
+  const { expected: e, measured: m, checks } = o;
+  return [
+    ...(e.rps ? [figure('throughput r/s', e.rps, m.rps, checks.rps), figure('bottleneck busy', { lo: e.bottleneck.busyLo, hi: e.bottleneck.busyHi }, m.busy, checks.busy)] : []),
+    figure('error rate', { hi: e.errorRate.hi }, m.errorRate, checks.errors),
+    figure('origin fills', e.originFills, m.originFills, checks.originFills),
+    figure('OOM kills', { hi: e.oomKills.hi }, m.oomKills, checks.oom),
+    ...m.edgeShares.map((x, i) => figure(`edge ${i + 1} share`, e.edgeShare, x, within(x, e.edgeShare))),
+  ];
+}
+
 export default {
   name: 'capped',
   judge,
+  figures,
   phases,
   // Its uncapped level runs thousands of r/s for a minute: Prometheus only (see lab/stores/stores.mjs).
   streams: ['prometheus'],

@@ -6,7 +6,7 @@
  */
 import { closedThresholds } from '../../thresholds/kinds/closed-loop.js';
 import { within, ms, pct, range, fixed, caseRows } from '../judge/table.mjs';
-import { outcome, summaryValue } from '../judge/outcome.mjs';
+import { outcome, figure, summaryValue } from '../judge/outcome.mjs';
 
 // Its own head: the runner prints every closed-loop plan's rows in one table.
 const HEAD = ['case', 'measure', 'seed', 'model', 'expected', 'measured', 'pass'];
@@ -65,8 +65,23 @@ export function judge(plan, { summary }) {
   return { outcomes, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i])), head: HEAD };
 }
 
+/** Its judged figures: answers, 200s, 503s, the run's length, mean and max latency, what the app served. */
+function figures(o) {
+  const { expected: e, measured: m, checks } = o;
+  return [
+    figure('responses', e.responses, m.responses, checks.responses),
+    figure('ok', e.ok, m.ok, checks.ok),
+    figure('limited', e.limited, m.limited, checks.limited),
+    figure('span ms', e.spanMs, m.spanMs, checks.span),
+    figure('mean ms', e.meanMs, m.meanMs, checks.mean),
+    figure('max ms', e.maxMs, m.maxMs, checks.max),
+    figure('app served', e.appServed, m.appServed, checks.appServed),
+  ];
+}
+
 export default {
   name: 'closed-loop',
   judge,
+  figures,
   streams: ['influx', 'prometheus'],
 };

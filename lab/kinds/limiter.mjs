@@ -6,7 +6,7 @@
  */
 import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds } from '../../thresholds/kinds/limiter.js';
 import { within, range, ms, caseRows } from '../judge/table.mjs';
-import { outcome, summaryValue } from '../judge/outcome.mjs';
+import { outcome, figure, summaryValue } from '../judge/outcome.mjs';
 import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
 
 function judgeCase(plan, c, summary) {
@@ -87,9 +87,21 @@ export async function summaryFromPrometheus(url, testid, plan) {
   return { metrics };
 }
 
+/** Its judged figures: 200s, limited, the longest wait (or p99), requests sent. */
+function figures(o) {
+  const { expected: e, measured: m, checks } = o;
+  return [
+    figure('ok', e.ok, m.ok, checks.ok),
+    figure('limited', e.limited, m.limited, checks.limited),
+    e.maxMs ? figure('max wait ms', e.maxMs, m.maxMs, checks.latency) : figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.latency),
+    figure('sent', e.sent, m.sent, checks.clean),
+  ];
+}
+
 export default {
   name: 'limiter',
   judge,
+  figures,
   streams: ['influx', 'prometheus'],
   summaryFromPrometheus,
 };

@@ -10,6 +10,7 @@ import { runName } from './k6.mjs';
 
 export function judgePhase(plan, kind, measured, { broken }, { run }) {
   const j = kind.judge(plan, measured);
+  for (const o of j.outcomes) o.figures = kind.figures(o);
   if (broken) for (const o of j.outcomes) o.pass = false;
   const more = [];
   for (const o of j.outcomes.filter((x) => x.measured?.resources?.length)) {
