@@ -98,7 +98,7 @@ export async function storeCounts(urls, testid, experiment, streams = ['influx',
     const a = await getJson(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(aq)}`);
     for (const r of a.data.result) add(prometheus, r.metric.case, APP, Number(r.value[1]));
   }
-  if (!streams.includes('influx')) return { prometheus, influx: null };
+  if (!streams.includes('influx')) return { prometheus, influx: await forwardedCounts(urls, testid, experiment, prometheus) };
   const influx = {};
   // k6's lab_requests (k6/lib/wire.js): http_reqs's points can merge in InfluxDB.
   const iq = `SELECT count("value") FROM "lab_requests" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY "case","status"`;
@@ -108,6 +108,28 @@ export async function storeCounts(urls, testid, experiment, streams = ['influx',
 }
 
 export const COUNTS_HEAD = ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'];
+
+const FORWARD_WAIT_MS = 15_000;
+
+/**
+ * What InfluxDB holds of k6's request counter as Prometheus forwarded it (remote write to
+ * InfluxDB's /api/v1/prom/write, stacks/metrics/prometheus.yml), for the plans that stream to
+ * Prometheus only: the last value of each series (one per segment), added up per case and
+ * status. Forwarding runs behind by a batch or two, so this waits (at most FORWARD_WAIT_MS) until
+ * it holds what Prometheus holds; a count still short after that is what was lost.
+ */
+async function forwardedCounts(urls, testid, experiment, prometheus) {
+  const q = `SELECT sum("v") FROM (SELECT last("value") AS "v" FROM "k6_http_reqs_total" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY *) GROUP BY "case","status"`;
+  const deadline = Date.now() + FORWARD_WAIT_MS;
+  for (;;) {
+    const influx = {};
+    const r = await getJson(`${urls.influx}/query?db=${urls.forwarded}&q=${encodeURIComponent(q)}`);
+    for (const s of r.results[0].series || []) add(influx, s.tags.case, s.tags.status, s.values[0][1]);
+    if (JSON.stringify(sorted(influx)) === JSON.stringify(sorted(prometheus)) || Date.now() > deadline) return influx;
+    await new Promise((res) => setTimeout(res, 500));
+  }
+}
+const sorted = (byCase) => Object.keys(byCase).sort().map((k) => [k, Object.entries(byCase[k]).filter(([st]) => st !== APP).sort()]);
 
 /** Rows case | status | k6 | Prometheus | InfluxDB | proxy | agree, and whether all agree. */
 export function countsTable(plan, k6, stores, proxy) {

@@ -13,6 +13,7 @@ import { formatTable } from '../judge/table.mjs';
 import { COUNTS_HEAD } from '../judge/nothing-lost.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
+import { writeOutcomes, outcomeCounts } from '../stores/outcomes.mjs';
 import { experiments } from '../../thresholds/plan.js';
 import { kindFor } from '../kinds/index.mjs';
 import { labEnv, openRun, plansFor } from './open.mjs';
@@ -57,6 +58,29 @@ async function keepPanels(root, urls, run, dir, say) {
   }
 }
 
+/**
+ * Every judged figure into both stores, and read back: a nothing-lost row (the figures in
+ * outcomes.json against what each store holds), and a problem naming a store that refused them.
+ */
+async function keepOutcomes(urls, testid, outcomes) {
+  const out = nothingJudged();
+  const figures = outcomes.reduce((n, o) => n + (o.figures?.length ?? 0), 0);
+  try {
+    await writeOutcomes(urls, testid, outcomes);
+    let held = { prometheus: 0, influx: 0 };
+    for (let i = 0; i < 20 && (held.prometheus !== figures || held.influx !== figures); i += 1) {
+      if (i) await new Promise((r) => setTimeout(r, 250));
+      held = await outcomeCounts(urls, testid);
+    }
+    const same = held.prometheus === figures && held.influx === figures;
+    out.counts.push(['(judged figures)', 'all', String(figures), String(held.prometheus), String(held.influx), '-', same ? 'ok' : 'LOST']);
+    if (!same) out.problems.push(`the stores hold ${held.prometheus} (Prometheus) and ${held.influx} (InfluxDB) of the run's ${figures} judged figures`);
+  } catch (e) {
+    out.problems.push(e.message);
+  }
+  return out;
+}
+
 export async function runSuite(root, request, { say = console.log } = {}) {
   const plans = plansFor(request);
   const topology = loadTopology(join(root, 'docker-compose.yml'));
@@ -91,6 +115,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     // already run together.
     const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted, segments: request.segments || 1 };
     for (const plan of plans) judged.push(await runPlan(plan, ctx));
+    if (stores) judged.push(await keepOutcomes(stores.urls, run.id, judged.flatMap((j) => j.outcomes)));
     if (stores && !interrupted) await keepPanels(root, stores.urls, { testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), influx: plans.some((p) => kindFor(p).streams.includes('influx')) }, dir, say);
   } catch (e) {
     problems.push(e.message);

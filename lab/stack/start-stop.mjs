@@ -52,6 +52,10 @@ export async function startStack({ root, env, topology, profile, policy, targets
       state.add(proc);
       const ready = renderText(s.ready, view);
       await waitReady(proc, ready);
+      for (const url of s.init.map((u) => renderText(u, view))) {
+        const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(10_000) });
+        if (!res.ok) throw new Error(`${s.name}: POST ${url} after start-up answered ${res.status} ${await res.text()}`);
+      }
       stack.baseUrls[s.name] = `http://127.0.0.1:${s.ports.http}`;
       stack.readyUrls[s.name] = ready;
       log(`${s.name} ready at ${stack.baseUrls[s.name]}`);

@@ -27,6 +27,8 @@ export function loadTopology(file) {
       command: native.command,
       validate: native.validate || null,
       ready: native.ready,
+      // HTTP POSTs to make once it is ready (InfluxDB: the databases others write to).
+      init: native.init || [],
       // A config set to null drops one inherited through a YAML merge.
       configs: Object.fromEntries(Object.entries(native.configs || {}).filter(([, v]) => v !== null)),
       // A folder kept between runs (a store's data), under .lab/data/<service>.

@@ -12,7 +12,8 @@ export const METRICS_PROFILE = 'metrics';
 /** Where k6 writes and where queries go, from the topology's ports. */
 export function storeUrls(topology) {
   const port = (name) => topology.services[name].ports.http;
-  return { influx: `http://127.0.0.1:${port('influxdb')}`, prometheus: `http://127.0.0.1:${port('prometheus')}`, database: 'k6' };
+  // k6's influxdb output writes to `database`; Prometheus forwards what it holds to `forwarded`.
+  return { influx: `http://127.0.0.1:${port('influxdb')}`, prometheus: `http://127.0.0.1:${port('prometheus')}`, database: 'k6', forwarded: 'prometheus' };
 }
 
 async function answers(url, okStatus) {

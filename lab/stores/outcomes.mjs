@@ -1,0 +1,64 @@
+/*
+ * Each case's judged figures, written to both stores at the end of a run, so that teams in
+ * Grafana see what the lab judged beside what k6 measured: Prometheus by remote write, InfluxDB
+ * by line protocol, each point tagged testid, suite, experiment, case and measure.
+ */
+import { pushTimeseries } from 'prometheus-remote-write';
+
+/** One series per figure and field: pass (1 or 0), measured, expected low and high (where set). */
+export function outcomeSeries(testid, outcomes, atMs) {
+  const out = [];
+  for (const o of outcomes) {
+    const [experiment, kase] = o.case.split('/');
+    for (const f of o.figures || []) {
+      const labels = { testid, suite: o.suite, experiment, case: kase, measure: f.measure };
+      const fields = { pass: f.pass ? 1 : 0, measured: f.measured, expected_low: f.lo, expected_high: f.hi };
+      for (const [field, value] of Object.entries(fields)) {
+        // Remote write wants label names in order.
+        const sorted = Object.fromEntries(Object.entries({ __name__: `lab_outcome_${field}`, ...labels }).sort(([a], [b]) => (a < b ? -1 : 1)));
+        if (value !== null && value !== undefined) out.push({ labels: sorted, value, atMs });
+      }
+    }
+  }
+  return out;
+}
+
+// Line protocol escapes: tag keys and values (commas, spaces, equals), measurement names.
+const tag = (s) => String(s).replace(/[,= \\]/g, (c) => `\\${c}`);
+
+/** The same figures as InfluxDB line protocol: measurement lab_outcome, one line per figure. */
+export function outcomeLines(testid, outcomes, atMs) {
+  const lines = [];
+  for (const o of outcomes) {
+    const [experiment, kase] = o.case.split('/');
+    for (const f of o.figures || []) {
+      const tags = { testid, suite: o.suite, experiment, case: kase, measure: f.measure };
+      const fields = [`pass=${f.pass ? 1 : 0}i`];
+      for (const [k, v] of [['measured', f.measured], ['expected_low', f.lo], ['expected_high', f.hi]]) if (Number.isFinite(v)) fields.push(`${k}=${v}`);
+      lines.push(`lab_outcome,${Object.entries(tags).map(([k, v]) => `${k}=${tag(v)}`).join(',')} ${fields.join(',')} ${Math.round(atMs)}`);
+    }
+  }
+  return lines;
+}
+
+/** Writes the outcomes to both stores; throws naming the store that refused them. */
+export async function writeOutcomes(urls, testid, outcomes, atMs = Date.now()) {
+  const lines = outcomeLines(testid, outcomes, atMs);
+  if (!lines.length) return { points: 0 };
+  const res = await fetch(`${urls.influx}/write?db=${urls.database}&precision=ms`, { method: 'POST', body: lines.join('\n'), signal: AbortSignal.timeout(10_000) });
+  if (res.status !== 204) throw new Error(`InfluxDB refused the outcomes: ${res.status} ${await res.text()}`);
+  const series = outcomeSeries(testid, outcomes, atMs).map((s) => ({ labels: s.labels, samples: [{ value: s.value, timestamp: Math.round(s.atMs) }] }));
+  const r = await pushTimeseries(series, { url: `${urls.prometheus}/api/v1/write`, fetch: (url, o) => fetch(url, { ...o, signal: AbortSignal.timeout(10_000) }) });
+  if (r.status < 200 || r.status >= 300) throw new Error(`Prometheus refused the outcomes: ${r.status} ${r.statusText || ''} ${r.errorMessage || ''}`);
+  return { points: lines.length, series: series.length };
+}
+
+/**
+ * How many judged figures each store holds for a run: Prometheus's lab_outcome_pass series and
+ * InfluxDB's lab_outcome points, for the nothing-lost table (they must equal outcomes.json's).
+ */
+export async function outcomeCounts(urls, testid) {
+  const p = await (await fetch(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(`count(last_over_time(lab_outcome_pass{testid="${testid}"}[1h]))`)}`, { signal: AbortSignal.timeout(10_000) })).json();
+  const i = await (await fetch(`${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(`SELECT count("pass") FROM "lab_outcome" WHERE "testid"='${testid}'`)}`, { signal: AbortSignal.timeout(10_000) })).json();
+  return { prometheus: Number(p.data?.result?.[0]?.value?.[1] ?? 0), influx: i.results?.[0]?.series?.[0]?.values?.[0]?.[1] ?? 0 };
+}
