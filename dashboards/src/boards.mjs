@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { list } from '../../thresholds/experiments/index.js';
+import dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import { PROM, INFLUX, runVariables, panel, board, prom, requires, run, runCase, orZero, cgroupPanels } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -90,6 +91,54 @@ function resources() {
   });
 }
 
+// lab-runs: every run the lab judged, from the figures it writes at the end of each run.
+function runs() {
+  const figures = 'last_over_time(lab_outcome_pass[$__range])';
+  return board({
+    uid: 'lab-runs', title: 'lab / runs', tags: ['runs'],
+    description: 'Every run the lab judged (lab_outcome_*, written at the end of each run): its judged figures, how many passed, and pass and fail over time.',
+    variables: [],
+    rows: [
+      { title: 'Runs', panels: [
+        prom('Per run: judged figures, passed, failed', 'none', [
+          { expr: `count by (testid, suite, experiment) (${figures})`, legend: 'figures' },
+          { expr: `sum by (testid, suite, experiment) (${figures})`, legend: 'passed' },
+          { expr: `count by (testid, suite, experiment) (${figures} == 0) or (0 * count by (testid, suite, experiment) (${figures}))`, legend: 'failed' },
+        ], { table: true, wide: true }),
+      ] },
+      { title: 'Over time', panels: [
+        prom('Judged figures passed and failed, by suite', 'none', [
+          { expr: 'sum by (suite) (last_over_time(lab_outcome_pass[$__rate_interval]))', legend: '{{suite}} passed' },
+          { expr: 'count by (suite) (last_over_time(lab_outcome_pass[$__rate_interval]) == 0) or (0 * count by (suite) (last_over_time(lab_outcome_pass[$__rate_interval])))', legend: '{{suite}} failed' },
+        ]),
+      ] },
+    ],
+  });
+}
+
+// lab-compare: two runs' judged figures side by side.
+function compare() {
+  const pick = (v) => new dashboard.QueryVariableBuilder(v).label(v === 'testid' ? 'run' : 'baseline').datasource(PROM).query('label_values(lab_outcome_pass, testid)').refresh(dashboard.VariableRefresh.OnTimeRangeChanged).sort(dashboard.VariableSort.AlphabeticalDesc);
+  const field = (name, v) => `max by (experiment, case, measure) (last_over_time(lab_outcome_${name}{testid="${v}"}[30d]))`;
+  return board({
+    uid: 'lab-compare', title: 'lab / compare', tags: ['compare'],
+    description: 'Two runs side by side: per case and measure, what each measured and whether it passed, with the first run\'s expected range.',
+    variables: [pick('testid'), pick('baseline')],
+    rows: [
+      { title: 'Per case and measure', panels: [
+        prom('Measured and pass: the run and its baseline, with the run\'s expected range', 'none', [
+          { expr: field('measured', '$testid'), legend: 'run' },
+          { expr: field('measured', '$baseline'), legend: 'baseline' },
+          { expr: field('expected_low', '$testid'), legend: 'expected low' },
+          { expr: field('expected_high', '$testid'), legend: 'expected high' },
+          { expr: field('pass', '$testid'), legend: 'run pass' },
+          { expr: field('pass', '$baseline'), legend: 'baseline pass' },
+        ], { table: true, wide: true }),
+      ] },
+    ],
+  });
+}
+
 /**
  * Each experiment's board maker ({name, make}), in the list's order: the default export of
  * dashboards/src/<name>.mjs, a function that returns the board. An experiment without that file
@@ -124,6 +173,8 @@ export const boards = () => [
   k6RunInflux().build(),
   ...experimentBoards.map(experimentBoard),
   resources().build(),
+  runs().build(),
+  compare().build(),
 ];
 
 /** {panel title: {suite, optional}} for the panels only a suite's runs fill, or whose metrics a healthy run may not emit. */

@@ -3,7 +3,7 @@
  * from (client cache, server cache, upstream, app), what did each hop count, and how busy is the
  * application's queue?
  */
-import { PROM, runVariables, board, prom, runCase } from './lib.mjs';
+import { PROM, runVariables, board, prom, runCase, judgedRow } from './lib.mjs';
 
 export default function caching() {
   const mine = `${runCase}, experiment="caching"`;
@@ -30,6 +30,7 @@ export default function caching() {
           { expr: 'max(lab_app_queue_length{service="caching-app"})', legend: 'queued' },
         ]),
       ] },
+      judgedRow('caching'),
     ],
   });
 }

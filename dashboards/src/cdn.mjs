@@ -2,7 +2,7 @@
  * cdn: a load balancer, 4 edge caches and 2 origins, each nginx in a cgroup at a cap level: what
  * throughput does each level give, where did the requests go, and what did each nginx use of its cap?
  */
-import { PROM, runVariables, board, prom, runCase, cgroupPanels } from './lib.mjs';
+import { PROM, runVariables, board, prom, runCase, cgroupPanels, judgedRow } from './lib.mjs';
 
 export default function cdn() {
   const mine = `${runCase}, experiment="cdn"`;
@@ -22,6 +22,7 @@ export default function cdn() {
         prom('Origins: pages served (the edges\' refills), by service', 'none', [{ expr: `sum by (service) (max_over_time(lab_nginx_requests_total{${chain('origin')}}[$__range]))`, legend: '{{service}}' }], { table: true }),
       ] },
       { title: 'Resources (cgroups)', panels: cgroupPanels('name=~"cdn-.*"') },
+      judgedRow('cdn'),
     ],
   });
 }

@@ -2,7 +2,7 @@
  * json-filter: ramping each server through held arrival rates, how much of what k6 offered got
  * through, what was the p99 of each step, and what did the backend receive behind the filters?
  */
-import { PROM, runVariables, board, prom, run } from './lib.mjs';
+import { PROM, runVariables, board, prom, run, judgedRow } from './lib.mjs';
 
 export default function jsonFilter() {
   const ramp = `${run}, case=~"$case", case=~".*-ramp"`;
@@ -20,6 +20,7 @@ export default function jsonFilter() {
         prom('What the backend received per second, by case', 'reqps', [{ expr: 'sum by (location) (rate(lab_nginx_requests_total{service="json-filter-backend", location=~"/filter/.*"}[$__rate_interval]))', legend: '{{location}}' }]),
         prom("Filters' own outcomes per second", 'reqps', [{ expr: 'sum by (service, outcome) (rate(json_filter_requests_total[$__rate_interval]))', legend: '{{service}} {{outcome}}' }]),
       ] },
+      judgedRow('json-filter'),
     ],
   });
 }

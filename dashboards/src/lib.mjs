@@ -168,6 +168,24 @@ export function limiterBoard(experiment, description, proxies) {
           { expr: `max by (case) (max_over_time(k6_http_req_duration_max{${runCase}, experiment="${experiment}"}[$__range]))`, legend: 'measured' },
         ], { table: true }),
       ] },
+      judgedRow(experiment),
     ],
   });
+}
+
+/**
+ * What the lab judged for an experiment's cases (lab_outcome_*, written at the end of each run):
+ * per case and measure the expected range, the measured value and the verdict, for a board's
+ * last row. Each field is a query; the table merges them by case and measure.
+ */
+export function judgedRow(experiment) {
+  const field = (name) => `max by (case, measure) (last_over_time(lab_outcome_${name}{${run}, experiment="${experiment}"}[$__range]))`;
+  return { title: 'What the lab judged', panels: [
+    prom('Expected range, measured and pass (1) per case and measure', 'none', [
+      { expr: field('expected_low'), legend: 'expected low' },
+      { expr: field('expected_high'), legend: 'expected high' },
+      { expr: field('measured'), legend: 'measured' },
+      { expr: field('pass'), legend: 'pass' },
+    ], { table: true, wide: true }),
+  ] };
 }

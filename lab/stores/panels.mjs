@@ -19,12 +19,14 @@ export function macros({ fromMs, toMs, testid }) {
     $__range: `${rangeS}s`,
     $timeFilter: `time >= ${fromMs}ms AND time <= ${toMs}ms`,
     $testid: testid,
+    // The compare board's second run: the same run, for a check.
+    $baseline: testid,
     $case: '.*',
     intervalS,
   };
 }
 
-export const expand = (text, m) => text.replace(/\$(__rate_interval|__interval|__range|timeFilter|testid|case)\b/g, (all) => m[all]);
+export const expand = (text, m) => text.replace(/\$(__rate_interval|__interval|__range|timeFilter|testid|baseline|case)\b/g, (all) => m[all]);
 
 async function getJson(url) {
   const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
