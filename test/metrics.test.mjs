@@ -73,7 +73,7 @@ test('every experiment of the list has its board, from dashboards/src/<experimen
     assert.equal(d.uid, `lab-${name}`, `${name}.json: uid`);
     assert.ok(d.tags.includes(name), `${name}.json: the panel check finds the experiment by its tag`);
   }
-  assert.deepEqual(uids, ['lab-k6-run', 'lab-k6-run-influxdb', ...list.map((e) => `lab-${e.name}`), 'lab-resources', 'lab-runs', 'lab-compare']);
+  assert.deepEqual(uids, ['lab-k6-run', 'lab-k6-run-influxdb', 'lab-k6-run-influxdb-forwarded', ...list.map((e) => `lab-${e.name}`), 'lab-resources', 'lab-runs', 'lab-compare']);
 });
 
 test('an experiment without a board file fails the build, naming the file to add', async () => {

@@ -9,7 +9,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { list } from '../../thresholds/experiments/index.js';
 import dashboard from '@grafana/grafana-foundation-sdk/dashboard';
-import { PROM, INFLUX, runVariables, panel, board, prom, requires, run, runCase, orZero, cgroupPanels } from './lib.mjs';
+import { PROM, INFLUX, INFLUX_FORWARDED, runVariables, panel, board, prom, requires, run, runCase, orZero, cgroupPanels } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -87,6 +87,31 @@ function resources() {
         ], { table: true }),
       ] },
       { title: 'Capped services (their cgroups)', panels: cgroupPanels('name!=""') },
+    ],
+  });
+}
+
+// k6-run-influxdb-forwarded: the overview in InfluxQL over what Prometheus forwards, so every
+// experiment shows, also those k6 streams to Prometheus only.
+function k6RunInfluxForwarded() {
+  const where = `"testid" =~ /^$testid$/ AND "case" =~ /^$case$/ AND $timeFilter`;
+  // A counter per series (one per segment): its increase per interval, added up per tag.
+  const increase = (measurement, by) => `SELECT sum("d") FROM (SELECT non_negative_difference(last("value")) AS "d" FROM "${measurement}" WHERE ${where} GROUP BY time($__interval), * fill(none)) WHERE $timeFilter GROUP BY time($__interval), "${by}" fill(none)`;
+  const influx = (title, unit, query, alias) => ({ builder: panel({ title, unit, source: INFLUX_FORWARDED, queries: [{ query, alias }] }) });
+  return board({
+    uid: 'lab-k6-run-influxdb-forwarded', title: 'lab / k6 run (InfluxDB, every experiment)', tags: ['k6', 'influxdb'],
+    description: "The k6 run overview in InfluxQL over the series Prometheus forwards to InfluxDB (database prometheus): every experiment, also those k6 streams to Prometheus only.",
+    variables: runVariables(INFLUX_FORWARDED),
+    rows: [
+      { title: 'Load', panels: [
+        influx('Virtual users', 'none', `SELECT max("value") FROM "k6_vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval) fill(none)`, 'VUs'),
+        influx('Requests per interval, by case', 'none', increase('k6_http_reqs_total', 'case'), '$tag_case'),
+      ] },
+      { title: 'Latency and failures', panels: [
+        influx('p99 (since the case started), by case', 's', `SELECT max("value") FROM "k6_http_req_duration_p99" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
+        influx('Failed requests (share, since the case started), by case', 'percentunit', `SELECT max("value") FROM "k6_http_req_failed_rate" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
+        influx('Requests per interval, by status', 'none', increase('k6_http_reqs_total', 'status'), '$tag_status'),
+      ] },
     ],
   });
 }
@@ -171,6 +196,7 @@ function experimentBoard({ name, make }) {
 export const boards = () => [
   k6Run().build(),
   k6RunInflux().build(),
+  k6RunInfluxForwarded().build(),
   ...experimentBoards.map(experimentBoard),
   resources().build(),
   runs().build(),

@@ -12,9 +12,17 @@ import common from '@grafana/grafana-foundation-sdk/common';
 
 export const PROM = { type: 'prometheus', uid: 'lab-prometheus' };
 export const INFLUX = { type: 'influxdb', uid: 'lab-influxdb' };
+// What Prometheus forwards to InfluxDB (database prometheus): every experiment's k6 series.
+export const INFLUX_FORWARDED = { type: 'influxdb', uid: 'lab-influxdb-forwarded' };
 
 /** The run (k6's testid tag) and its cases, from whichever store the board reads. */
 export const runVariables = (source) => {
+  if (source === INFLUX_FORWARDED) {
+    return [
+      new dashboard.QueryVariableBuilder('testid').label('run').datasource(source).query('SHOW TAG VALUES FROM "k6_http_reqs_total" WITH KEY = "testid"').refresh(dashboard.VariableRefresh.OnTimeRangeChanged).sort(dashboard.VariableSort.AlphabeticalDesc),
+      new dashboard.QueryVariableBuilder('case').datasource(source).query('SHOW TAG VALUES FROM "k6_http_reqs_total" WITH KEY = "case" WHERE "testid" =~ /^$testid$/').refresh(dashboard.VariableRefresh.OnTimeRangeChanged).multi(true).includeAll(true).allValue('.*'),
+    ];
+  }
   if (source === INFLUX) {
     return [
       new dashboard.QueryVariableBuilder('testid').label('run').datasource(INFLUX).query('SHOW TAG VALUES FROM "http_reqs" WITH KEY = "testid"').refresh(dashboard.VariableRefresh.OnTimeRangeChanged).sort(dashboard.VariableSort.AlphabeticalDesc),
@@ -29,8 +37,8 @@ export const runVariables = (source) => {
 
 /** InfluxQL targets: the SDK has no InfluxDB query module, so a raw query object of our own. */
 class InfluxQueryBuilder {
-  constructor(query, alias) {
-    this.target = { query, rawQuery: true, resultFormat: 'time_series', alias, datasource: INFLUX };
+  constructor(query, alias, datasource = INFLUX) {
+    this.target = { query, rawQuery: true, resultFormat: 'time_series', alias, datasource };
   }
   refId(refId) {
     this.target.refId = refId;
@@ -55,8 +63,8 @@ export function panel({ title, description, unit, source = PROM, queries, table:
   if (description) p.description(description);
   if (unit) p.unit(unit);
   queries.forEach((q, i) => {
-    if (source === INFLUX) {
-      p.withTarget(new InfluxQueryBuilder(q.query, q.alias).refId(refIds[i]));
+    if (source.type === 'influxdb') {
+      p.withTarget(new InfluxQueryBuilder(q.query, q.alias, source).refId(refIds[i]));
     } else {
       const t = new prometheus.DataqueryBuilder().refId(refIds[i]).expr(q.expr);
       if (q.legend) t.legendFormat(q.legend);

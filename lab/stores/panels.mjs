@@ -57,7 +57,8 @@ async function missingMetrics(expr, urls, { fromMs, toMs }, optional = []) {
 async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
   if (target.datasource?.type === 'influxdb') {
     const query = expand(target.query, m);
-    const r = await getJson(`${urls.influx}/query?db=${urls.database}&epoch=ms&q=${encodeURIComponent(query)}`);
+    const db = target.datasource.uid === 'lab-influxdb-forwarded' ? urls.forwarded : urls.database;
+    const r = await getJson(`${urls.influx}/query?db=${db}&epoch=ms&q=${encodeURIComponent(query)}`);
     const series = r.results[0].series || [];
     const data = series.map((x) => ({ labels: x.tags || {}, name: x.name, columns: x.columns, points: x.values }));
     return { query, series: series.length, points: series.reduce((n, x) => n + x.values.length, 0), data };
