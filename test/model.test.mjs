@@ -157,3 +157,15 @@ test('the model over time ends where the plan does, and never counts down', asyn
   assert.deepEqual(n.ok.max.slice(0, 4), [0, 40, 60, 80]);
   assert.equal(caseCourse(plan({ experiment: 'caching', suite: 'smoke' }), 'none-smoke'), null, 'no course for a closed loop');
 });
+
+test('a failed limiter case is explained by the knob whose prediction holds what was measured', async () => {
+  const { explainCase } = await import('../thresholds/plan.js');
+  const p = plan({ experiment: 'burst', suite: 'spike', factor: 5 });
+  // What the stack would give if it ran rate=4 while the model was told 3.
+  const other = plan({ experiment: 'burst', suite: 'spike', factor: 5, overrides: { rate: '4' } }).cases.find((x) => x.id === 'b50-9rps');
+  const fits = explainCase(p, 'b50-9rps', { ok: other.expected.ok.min, limited: other.expected.limited.min });
+  assert.deepEqual(fits[0], { knob: 'rate', value: 4, planned: 3 });
+  // Counts no single knob of the plan can give: no explanation.
+  assert.deepEqual(explainCase(p, 'b50-9rps', { ok: 5, limited: 0 }), []);
+  assert.equal(explainCase(plan({ experiment: 'caching', suite: 'smoke' }), 'none-smoke', { ok: 1, limited: 0 }), null);
+});

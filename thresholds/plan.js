@@ -97,3 +97,13 @@ export function caseCourse(plan, caseId) {
   const c = plan.cases.find((x) => x.id === caseId);
   return kind.course && c ? kind.course(experimentNamed(plan.experiment), plan, c) : null;
 }
+
+/**
+ * Which policy explains what a case measured, where its kind can search (limiter: a knob's value
+ * whose predicted counts hold the measured ones), e.g. [{knob: 'rate', value: 16, planned: 15}].
+ */
+export function explainCase(plan, caseId, measured) {
+  const kind = kindOfPlan(plan);
+  const c = plan.cases.find((x) => x.id === caseId);
+  return kind.explain && c ? kind.explain(experimentNamed(plan.experiment), plan, c, measured) : null;
+}

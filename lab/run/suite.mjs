@@ -149,6 +149,8 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(COUNTS_HEAD.map((h, i) => [h, r[i]]))), null, 1));
     say(`\nnothing lost (testid ${run.id}):\n${formatTable(counts, COUNTS_HEAD)}`);
   }
+  const explained = outcomes.filter((o) => o.explanation);
+  if (explained.length) say(`\nwhat the failed cases measured fits, by the model (one knob at a time; the plan's values are in its plan.json):\n${explained.map((o) => `  ${o.case}: ${o.explanation}`).join('\n')}`);
   for (const p of problems) say(`\nERROR: ${p}`);
   const passed = outcomes.filter((o) => o.pass).length;
   say(`\nresults: ${dir}`);

@@ -122,3 +122,41 @@ export function limiterSensitivity(exp, base, predict) {
   const partly = Object.entries(summary).filter(([, s]) => s.cases > 0 && ((s.down === null && !s.atMin) || s.up === null) && s.any === undefined).map(([k]) => k);
   return { experiment, suite, factor: base.factor, kind: 'limiter', cases: perCase, knobs: summary, unseen, oneSided: partly };
 }
+
+/**
+ * Which policy explains what a case measured: for each knob on its own, the values nearest the
+ * plan's whose predicted range (the model's own, every trial) holds the measured 200 and limited
+ * counts. `measured` is {ok, limited}; returns [{knob, value, planned}] (nearest first, at most
+ * one per knob), empty when no single knob within [value/4, value x 4] fits.
+ */
+export function limiterExplain(exp, plan, c, measured, predict) {
+  const baseTargets = exp.targets(plan.policy);
+  const holds = (r, v) => v >= r.min && v <= r.max;
+  const fits = [];
+  for (const k of movable(exp, plan.knobs)) {
+    const lo = Math.max(k.min, Math.floor(k.value / 4));
+    const hi = Math.max(k.value * 4, k.value + 20 * k.step);
+    const tried = [];
+    for (let d = k.step; k.value - d >= lo || k.value + d <= hi; d = d < 20 * k.step ? d + k.step : Math.round(d * 1.1 / k.step) * k.step) {
+      tried.push(k.value - d, k.value + d);
+    }
+    for (const v of tried.filter((x) => x >= lo && x <= hi)) {
+      let policy;
+      try {
+        const knobs = withValue(plan.knobs, k, v);
+        policy = { ...scaleKnobs(exp, knobs, plan.factor), ...exp.derived?.(knobs) };
+        exp.checkScaled?.(policy, plan.factor);
+      } catch {
+        continue;
+      }
+      const target = exp.targets(policy).map((t, i) => ({ ...t, id: baseTargets[i].id })).find((t) => t.id === c.target);
+      if (JSON.stringify(target.policy) === JSON.stringify(baseTargets.find((t) => t.id === c.target).policy)) continue;
+      const s = predict([target], [c], exp.name, plan.segments ?? 1).get(c);
+      if (holds(s.ok, measured.ok) && holds(s.limited, measured.limited)) {
+        fits.push({ knob: k.label, value: Number(v.toPrecision(6)), planned: k.value });
+        break;
+      }
+    }
+  }
+  return fits.sort((a, b) => Math.abs(a.value - a.planned) / a.planned - Math.abs(b.value - b.planned) / b.planned);
+}

@@ -6,7 +6,7 @@
  */
 import { countRange } from '../count-range.js';
 import { simulate, simulateCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from '../models/limiter-replay.js';
-import { limiterSensitivity } from './limiter-sensitivity.js';
+import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
 
 /** The stated tolerance of every threshold. */
 export const TOLERANCE = {
@@ -202,6 +202,8 @@ export default {
   /** [target, case id] of every case of a suite, without planning it (the stack's routes). */
   caseTargets: (exp, suite, knobs) => exp.suites[suite](knobs).flatMap((step) => step.targets.map((t) => [t, `${t}-${step.name}`])),
   sensitivity: (exp, base) => limiterSensitivity(exp, base, predict),
+  // Which single knob's value explains a case's measured counts (the results pages' insights).
+  explain: (exp, plan, c, measured) => limiterExplain(exp, plan, c, measured, predict),
   // Split over k6 processes (execution segments), its cases are judged from merged summaries.
   segments: true,
 };
