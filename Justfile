@@ -57,6 +57,10 @@ panels *testid: setup
 verdict *args: setup
     node lab/cli/index.mjs verdict "$@"
 
+# The results site from results/ (results/site/index.html): build it, or `serve [--port=N]`, `compare <run> [<baseline>]`, `baseline <run>`, `check [testid]` (its pages in chromium).
+results *args: deps
+    node lab/cli/index.mjs results "$@"
+
 # Rewrite the dashboards' JSON from dashboards/src (committed; a unit test checks it is current).
 dashboards: deps
     node dashboards/build.mjs
@@ -81,6 +85,7 @@ unit: setup
 ci: unit
     node lab/cli/index.mjs test smoke
     node lab/cli/index.mjs panels
+    node lab/cli/index.mjs results check
     node lab/cli/index.mjs test spike --quick
     node lab/cli/index.mjs test breakpoint --quick
     node lab/cli/index.mjs test load/cdn --quick

@@ -24,6 +24,7 @@ import { root, stateDir, say, topology } from './context.mjs';
  *   docs [--check]                         rewrite (or check) the README figures from the model
  *   verdict <testid> [suite/experiment ...] the limiter cases of a run judged from Prometheus alone
  *   knobs [experiment]                     list knobs with their defaults
+ *   results [serve|compare|baseline|check] the results site from results/ (lab/cli/results.mjs)
  * A flag that needs a value takes it after `=` or a space: --segments=2 or --segments 2.
  */
 const commands = {
@@ -40,6 +41,7 @@ const commands = {
   down: './down.mjs',
   render: './render.mjs',
   knobs: './knobs.mjs',
+  results: './results.mjs',
 };
 
 const [cmd, ...words] = process.argv.slice(2);

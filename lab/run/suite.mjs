@@ -14,6 +14,7 @@ import { COUNTS_HEAD } from '../judge/nothing-lost.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
 import { writeOutcomes, outcomeCounts } from '../stores/outcomes.mjs';
+import { buildSite, siteIndex } from '../results/build.mjs';
 import { experiments } from '../../thresholds/plan.js';
 import { kindFor } from '../kinds/index.mjs';
 import { labEnv, openRun, plansFor } from './open.mjs';
@@ -144,6 +145,12 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     cases: { passed: passedCount, failed: outcomes.length - passedCount }, problems, interrupted: Boolean(interrupted),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
+  // Its pages in the results site (results/site/), with the runs list and the histories it is in.
+  try {
+    buildSite(root, { only: run.id });
+  } catch (e) {
+    problems.push(`the results pages could not be built: ${e.message}`);
+  }
   for (const [head, rows] of tables) say(`\n${formatTable(rows, head)}`);
   if (counts.length) {
     writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(COUNTS_HEAD.map((h, i) => [h, r[i]]))), null, 1));
@@ -153,7 +160,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   if (explained.length) say(`\nwhat the failed cases measured fits, by the model (one knob at a time; the plan's values are in its plan.json):\n${explained.map((o) => `  ${o.case}: ${o.explanation}`).join('\n')}`);
   for (const p of problems) say(`\nERROR: ${p}`);
   const passed = outcomes.filter((o) => o.pass).length;
-  say(`\nresults: ${dir}`);
+  say(`\nresults: ${dir}; pages: ${siteIndex(root)}`);
   say(`cases: ${passed} passed, ${outcomes.length - passed} failed`);
   if (interrupted) return 130;
   return problems.length === 0 && passed === outcomes.length && outcomes.length > 0 ? 0 : 1;

@@ -1,0 +1,137 @@
+/*
+ * Do a run's pages show what the run folder holds? Each page opened in Debian's chromium from
+ * file://: no console error or failed resource; every chart drew each series with the points
+ * expected (read from the uPlot instances on the page); every case of outcomes.json shown with
+ * its pass or fail; a screenshot of each page saved into the run folder.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { readRun, readJson, runDir, listRuns } from './runs.mjs';
+import { pointCounts } from './chart.mjs';
+import { experimentPage } from './page-run.mjs';
+import { historyPage, historyPath } from './page-history.mjs';
+import { comparePage, comparePath } from './page-compare.mjs';
+import { defaultBaseline } from './build.mjs';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** What each page of a run must show, from the run folder: [{name, file, charts, cases, kind}]. */
+export function expectations(results, id) {
+  const dir = runDir(results, id);
+  const site = join(results, 'site');
+  const outcomes = readJson(join(dir, 'outcomes.json'), []);
+  const run = readRun(results, id);
+  const charts = (p) => p.data.charts.map((c) => ({ id: c.id, series: pointCounts(c) }));
+  const of = (name) => outcomes.filter((o) => o.case.startsWith(`${name}/`));
+  const pages = [
+    { name: 'runs', file: join(site, 'index.html'), kind: 'list', charts: [], cases: outcomes },
+    { name: 'run', file: join(site, 'runs', id, 'index.html'), kind: 'run', charts: [], cases: outcomes },
+  ];
+  const infos = listRuns(results).runs.map((r) => readRun(results, r, { panels: false }));
+  for (const exp of run.experiments) {
+    pages.push({ name: `run-${exp.name}`, file: join(site, 'runs', id, `${exp.name}.html`), kind: 'run', charts: charts(experimentPage(run, exp)), cases: of(exp.name) });
+    const runs = infos.filter((r) => r.info.suite === run.info.suite && r.experiments.some((e) => e.name === exp.name)).map((r) => ({ id: r.id, info: r.info, exp: r.experiments.find((e) => e.name === exp.name) }));
+    pages.push({ name: `history-${run.info.suite}.${exp.name}`, file: join(site, historyPath(run.info.suite, exp.name)), kind: 'history', charts: charts(historyPage(run.info.suite, exp.name, runs)), cases: of(exp.name), factor: run.info.factor });
+  }
+  const baseline = defaultBaseline(results, id, infos);
+  if (baseline) pages.push({ name: 'compare', file: join(site, comparePath(id, baseline)), kind: 'compare', charts: charts(comparePage(run, readRun(results, baseline))), cases: outcomes.filter((o) => run.info.experiments.some((e) => o.case.startsWith(`${e}/`))) });
+  return { id, dir, pages };
+}
+
+/** What the page shows, read in the browser: its charts' data, and its cases' marks. */
+function readPage() {
+  const charts = (window.labCharts || []).map((c) => ({
+    id: c.id,
+    sized: c.u.width > 0 && c.u.height > 0,
+    xLabels: (window.LAB_PAGE?.charts || []).find((s) => s.id === c.id)?.xLabels ?? null,
+    series: c.u.series.slice(1).map((s, i) => ({ label: s.label, points: c.u.data[i + 1].filter((v) => v != null).length, shown: s.show, values: c.u.data[i + 1] })),
+  }));
+  const cases = [...document.querySelectorAll('[data-case]')].map((el) => ({
+    case: el.dataset.case,
+    pass: el.dataset.pass,
+    mark: el.querySelector('.mark')?.textContent ?? null,
+    chart: el.querySelector('[data-chart]')?.dataset.chart ?? null,
+    visible: el.getClientRects().length > 0,
+  }));
+  const runRows = [...document.querySelectorAll('tr[data-run]')].map((r) => ({ run: r.dataset.run, passed: r.dataset.passed, failed: r.dataset.failed, text: r.textContent }));
+  return { charts, cases, runRows };
+}
+
+/** The problems of one page: what it shows against what it must. */
+export function compare(page, shown, id) {
+  const problems = [];
+  const byId = new Map(shown.charts.map((c) => [c.id, c]));
+  for (const want of page.charts) {
+    const got = byId.get(want.id);
+    if (!got) {
+      problems.push(`chart ${want.id}: not drawn`);
+      continue;
+    }
+    if (!got.sized) problems.push(`chart ${want.id}: drawn with no size`);
+    if (got.series.length !== want.series.length) problems.push(`chart ${want.id}: ${got.series.length} series drawn, ${want.series.length} expected`);
+    want.series.forEach((s, i) => {
+      const g = got.series[i];
+      if (g && (g.label !== s.label || g.points !== s.points)) problems.push(`chart ${want.id}: series '${s.label}' has ${g.points} points ('${g.label}'), ${s.points} expected`);
+      if (g && !g.shown) problems.push(`chart ${want.id}: series '${s.label}' hidden`);
+    });
+  }
+  for (const c of shown.charts.filter((x) => !page.charts.some((w) => w.id === x.id))) problems.push(`chart ${c.id}: drawn, but not expected`);
+  if (page.kind === 'list') {
+    const row = shown.runRows.find((r) => r.run === id);
+    const passed = page.cases.filter((o) => o.pass).length;
+    if (!row) problems.push(`run ${id}: not in the list`);
+    else if (Number(row.passed) !== passed || Number(row.failed) !== page.cases.length - passed) problems.push(`run ${id}: listed ${row.passed} passed / ${row.failed} failed, outcomes.json has ${passed} / ${page.cases.length - passed}`);
+    return problems;
+  }
+  for (const o of page.cases) {
+    const el = shown.cases.find((c) => c.case === o.case);
+    if (!el || !el.visible) {
+      problems.push(`case ${o.case}: not on the page`);
+      continue;
+    }
+    if (page.kind === 'history') {
+      const ch = shown.charts.find((c) => c.id === el.chart);
+      const at = ch?.xLabels?.indexOf(id) ?? -1;
+      if (!ch || at < 0) problems.push(`case ${o.case}: no point for run ${id} in its history`);
+      else if ((ch.series.find((s) => s.label === 'failed')?.values[at] != null) === o.pass) problems.push(`case ${o.case}: ${o.pass ? 'passed but marked failed' : 'failed but not marked in red'} in its history`);
+      continue;
+    }
+    if (el.pass !== String(o.pass) || el.mark !== (o.pass ? 'ok' : 'FAIL')) problems.push(`case ${o.case}: shown as ${el.mark} (${el.pass}), outcomes.json says ${o.pass ? 'pass' : 'fail'}`);
+  }
+  return problems;
+}
+
+/**
+ * Opens every page of `expect` (expectations()) in chromium; returns [{name, file, problems,
+ * screenshot}]. Screenshots go to <run folder>/screenshots/<page>.png unless `screenshots` is false.
+ */
+export async function checkPages(expect, { screenshots = true, executablePath = CHROMIUM } = {}) {
+  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+  const out = [];
+  try {
+    const shots = join(expect.dir, 'screenshots');
+    if (screenshots) mkdirSync(shots, { recursive: true });
+    for (const page of expect.pages) {
+      const problems = [];
+      if (!existsSync(page.file)) {
+        out.push({ name: page.name, file: page.file, problems: ['the page was not built'] });
+        continue;
+      }
+      const tab = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      tab.on('console', (m) => m.type() === 'error' && problems.push(`console error: ${m.text()}`));
+      tab.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      tab.on('requestfailed', (r) => problems.push(`failed resource: ${r.url()} (${r.failure()?.errorText})`));
+      await tab.goto(pathToFileURL(page.file).href, { waitUntil: 'load' });
+      problems.push(...compare(page, await tab.evaluate(readPage), expect.id));
+      const screenshot = screenshots ? join(shots, `${page.name}.png`) : null;
+      if (screenshot) await tab.screenshot({ path: screenshot, fullPage: true });
+      await tab.close();
+      out.push({ name: page.name, file: page.file, problems, screenshot });
+    }
+  } finally {
+    await browser.close();
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+/*
+ * What a person should look at first on a run page, derived from the run folder: failed cases
+ * and which range each missed, iterations k6 dropped, k6's own CPU near a core, a case within
+ * 10 % of the edge of its range, counts that differ; and which policy explains a failed case.
+ */
+import { rangesOf } from './cases.mjs';
+import { format } from './units.js';
+
+const NEAR_CORE_PCT = 90;
+
+/** k6's CPU as % of one core ([[epochMs, cumulative CPU s], ...]): the peak over any 1 s of the samples, and the mean. */
+export function k6Cpu(all) {
+  // Up to the first sample that goes back (the process gone: the sampler reads nothing).
+  const end = (all || []).findIndex(([, c], i) => i && c < all[i - 1][1]);
+  const series = end < 0 ? all : all.slice(0, end);
+  if (!series || series.length < 2) return null;
+  let peak = 0;
+  for (let i = 0, j = 0; i < series.length; i += 1) {
+    while (j < series.length && series[j][0] < series[i][0] + 1000) j += 1;
+    if (j >= series.length) break;
+    peak = Math.max(peak, ((series[j][1] - series[i][1]) / ((series[j][0] - series[i][0]) / 1000)) * 100);
+  }
+  const [t0, c0] = series[0];
+  const [t1, c1] = series[series.length - 1];
+  return { peakPct: peak, meanPct: t1 > t0 ? ((c1 - c0) / ((t1 - t0) / 1000)) * 100 : 0 };
+}
+
+/** The plan's value of each knob an explanation names (rate=4 or burst=60 -> rate=3, burst=50). */
+function planned(exp, o) {
+  const knobs = exp.phases.find((p) => p.plan?.cases?.some((c) => `${p.plan.experiment}/${c.id}` === o.case))?.plan?.knobs ?? {};
+  return [...o.explanation.matchAll(/([a-z_]+)(?:\[(\d+)\])?=/g)].map(([, k, listed]) => `${k}${listed ? `[${listed}]` : ''}=${listed ?? JSON.stringify(knobs[k])}`).join(', ');
+}
+
+const phaseName = (exp, p) => (p.phase ? `${exp.name} / ${p.phase}` : exp.name);
+
+/** [{level: fail | warn | info, text}] for one experiment of a run. */
+export function insights(run, exp) {
+  const out = [];
+  const say = (level, text) => out.push({ level, text });
+  for (const o of exp.outcomes.filter((x) => !x.pass)) {
+    const missed = rangesOf(o).filter((r) => r.side !== 'within').map((r) => `${r.measure} ${format('none', r.value)} is ${r.side} ${r.lo ?? ''}..${r.hi ?? ''}`);
+    const checks = Object.entries(o.checks || {}).filter(([, v]) => !v).map(([k]) => k);
+    say('fail', `${o.case} failed${checks.length ? ` (checks: ${checks.join(', ')})` : " (k6's thresholds, or the phase broke)"}${missed.length ? `: ${missed.join('; ')}` : ''}.`);
+    // The model searched over the knobs at the end of the run (lab/run/judge.mjs).
+    if (o.explanation) say('fail', `${o.case}: what it measured fits ${o.explanation}, by the model; the plan says ${planned(exp, o)}.`);
+  }
+  for (const p of exp.phases) {
+    const dropped = p.summary?.metrics?.dropped_iterations?.values?.count ?? 0;
+    if (dropped > 0) {
+      const where = Object.entries(p.summary.metrics).filter(([k, m]) => k.startsWith('dropped_iterations{') && m.values.count > 0).map(([k, m]) => `${/scenario:([^,}]+)/.exec(k)?.[1] ?? k} ${m.values.count}`);
+      say('warn', `k6 dropped ${dropped} iterations in ${phaseName(exp, p)}${where.length ? ` (${where.join(', ')})` : ''}: it had no free VU or no CPU when an arrival was due, so the schedule the model assumed was not kept.`);
+    }
+    const cpu = k6Cpu(p.cpu?.k6);
+    if (cpu && cpu.peakPct >= NEAR_CORE_PCT) say('warn', `k6 used up to ${cpu.peakPct.toFixed(0)} % of a core over 1 s (mean ${cpu.meanPct.toFixed(0)} %) in ${phaseName(exp, p)}: near or above a core, k6's own scheduling can be part of what was measured.`);
+  }
+  for (const o of exp.outcomes) {
+    for (const r of rangesOf(o).filter((x) => x.edge)) say('warn', `${o.case}: ${r.measure} ${format('none', r.value)} is within 10 % of the edge of its range ${r.lo}..${r.hi}.`);
+  }
+  for (const r of (exp.counts || []).filter((x) => x.agree !== 'ok')) {
+    say('fail', `Counts differ for ${r.case}, status ${r.status}: k6 ${r.k6}, Prometheus ${r.Prometheus}, InfluxDB ${r.InfluxDB}, proxy ${r.proxy}.`);
+  }
+  for (const p of run.info.problems) say('fail', `The run reported a problem: ${p}`);
+  if (run.info.interrupted) say('fail', 'The run was interrupted: its later cases may not have run.');
+  if (!out.length) say('info', 'Nothing to point at: every case passed, k6 dropped nothing and kept below a core, no case near the edge of its range, and the counts agree.');
+  return out;
+}

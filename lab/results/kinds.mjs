@@ -1,0 +1,162 @@
+/*
+ * The results pages' side of each plan kind: its key measure (what the history charts across
+ * runs, with the expected range), and the chart of one case against the model (limiter: answers
+ * so far against the predicted band; the others: their own board's series against the range).
+ */
+import { kinds as labKinds } from '../kinds/index.mjs';
+import { boardPanels, panelSeries } from './boards.mjs';
+import { chart, chartId, GREEN, BAND, BAND_LINE } from './chart.mjs';
+
+const ORANGE = '#FF9830';
+const ORANGE_BAND = 'rgba(255, 152, 48, 0.16)';
+const ORANGE_LINE = 'rgba(255, 152, 48, 0.5)';
+const TAIL_MS = 3000;
+// A measured series and its range share a colour: the first green, the second orange.
+const COLORS = [{ line: GREEN, band: BAND, edge: BAND_LINE }, { line: ORANGE, band: ORANGE_BAND, edge: ORANGE_LINE }];
+
+/** A case's series on its experiment's board: the first panel whose title starts with `title`. */
+function caseSeries(run, exp, title, c, window) {
+  const p = boardPanels(run.panels, `lab-${exp.name}`).find((x) => x.panel.startsWith(title));
+  return p ? panelSeries(p, { ...window, keep: (l) => l.case === c.id }) : null;
+}
+
+/** Two band edges as series, and the band between them. */
+const bandEdges = (label, hi, lo, color, line) => [
+  { label: `${label} (max)`, points: hi, color: line, band: true, fill: color },
+  { label: `${label} (min)`, points: lo, color: line, band: true },
+];
+
+/** A constant range drawn over [x0, x1]. */
+const flat = (x0, x1, v) => [[x0, v], [x1, v]];
+
+/** Running total of a per-second rate (approximate: the stores' rate is a windowed average). */
+const integrate = (points) => {
+  let sum = 0;
+  return points.map(([t, v], i) => {
+    const dt = i ? (t - points[i - 1][0]) / 1000 : (points[1] ? (points[1][0] - t) / 1000 : 1);
+    sum += (v || 0) * dt;
+    return [t, sum];
+  });
+};
+
+/**
+ * A limiter case: 200s and limited answers so far, in seconds from the case's start, against
+ * the model: its band over time where the plan has one (case.course), else the final expected
+ * range from the case's end on.
+ */
+function limiterChart(run, exp, phase, c) {
+  const t0 = phase.summary?.setup_data?.t0;
+  const note = [];
+  let series = caseSeries(run, exp, 'Answered so far', c, exp.window);
+  let ok = series?.find((s) => s.labels.status === '200')?.points;
+  let limited = series?.find((s) => s.labels.status === String(c.limitedStatus))?.points;
+  if (!series) {
+    ok = caseSeries(run, exp, 'Accepted (200) per second', c, exp.window)?.[0]?.points;
+    limited = caseSeries(run, exp, 'Limited per second', c, exp.window)?.[0]?.points;
+    ok = ok && integrate(ok);
+    limited = limited && integrate(limited);
+    note.push("Counts integrated from the per-second rates: this run's board has no 'Answered so far' panel.");
+  }
+  if (!ok && !limited) return null;
+  // The case's start: the scenarios' clock (k6's setup) plus its offset; else the first answer.
+  const first = [...(ok || []), ...(limited || [])].filter(([, v]) => v > 0).map(([t]) => t);
+  const start = t0 !== undefined ? t0 + c.startMs : Math.min(...first);
+  if (!Number.isFinite(start)) return null;
+  if (t0 === undefined) note.push("The x axis starts at the case's first answer (the summary has no scenario start).");
+  // Until a few seconds after the last answer (queued answers come after the arrivals end).
+  const changed = [ok, limited].flatMap((pts) => (pts || []).filter(([, v], i) => i && v !== pts[i - 1][1]).map(([t]) => t));
+  const until = Math.max(start + c.durationMs, ...changed) + TAIL_MS;
+  const rel = (pts) => (pts || []).filter(([t]) => t >= start - 2000 && t <= until).map(([t, v]) => [Math.round(t - start) / 1000, v]);
+  const okPts = rel(ok);
+  const limPts = rel(limited);
+  // The case ends when its last arrival has had its longest expected wait.
+  const end = (c.durationMs + (c.expected.maxMs?.hi ?? 0)) / 1000;
+  const last = Math.max(end + 2, ...okPts.map(([x]) => x), ...limPts.map(([x]) => x));
+  const out = [
+    { label: '200 so far', points: okPts, color: GREEN, area: false },
+    { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false },
+  ];
+  const e = c.expected;
+  if (c.course) {
+    const xs = c.course.tMs.map((t) => t / 1000);
+    const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
+    out.push(...bandEdges('model 200', pts(c.course.ok.max), pts(c.course.ok.min), BAND, BAND_LINE));
+    out.push(...bandEdges(`model ${c.limitedStatus}`, pts(c.course.limited.max), pts(c.course.limited.min), ORANGE_BAND, ORANGE_LINE));
+  } else {
+    out.push(...bandEdges('expected 200', flat(end, last, e.ok.hi), flat(end, last, e.ok.lo), BAND, BAND_LINE));
+    out.push(...bandEdges(`expected ${c.limitedStatus}`, flat(end, last, e.limited.hi), flat(end, last, e.limited.lo), ORANGE_BAND, ORANGE_LINE));
+    note.push('The band: the expected range at the end of the case (the plan has no course over time).');
+  }
+  return chart({ id: chartId('case', c.id), title: `${c.name}: answers so far against the model`, unit: 'none', x: 'rel', xLabel: "s from the case's start", series: out, bands: [[2, 3], [4, 5]], note: note.join(' ') });
+}
+
+/** A case's series from its board (in the order of `ranges`), each with its constant expected range over the span of the data. */
+function rangeChart(run, exp, c, { title, label, unit, ranges }) {
+  const series = caseSeries(run, exp, title, c, exp.window);
+  if (!series?.length) return null;
+  const xs = series.flatMap((s) => s.points.map(([t]) => t));
+  const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
+  const out = series.map((s, i) => ({ label: s.label.replace(c.id, '').trim() || label, points: s.points, color: COLORS[i % COLORS.length].line, area: false }));
+  const bands = [];
+  ranges.forEach((r, i) => {
+    if (r.lo == null || r.hi == null) return;
+    bands.push([out.length, out.length + 1]);
+    out.push(...bandEdges(r.label, flat(x0, x1, r.hi), flat(x0, x1, r.lo), COLORS[i % COLORS.length].band, COLORS[i % COLORS.length].edge));
+  });
+  return chart({ id: chartId('case', c.id), title: `${c.name}: ${title.toLowerCase()}`, unit, series: out, bands });
+}
+
+const rangeOf = (r, f = (v) => v) => (r && r.lo != null ? { lo: f(r.lo), hi: r.hi == null ? null : f(r.hi) } : { lo: null, hi: null });
+
+/** Each kind: keyMeasure(outcome, case) -> {measure, unit, value, lo, hi}; caseChart(run, exp, phase, case) -> chart | null. */
+export const resultKinds = {
+  limiter: {
+    keyMeasure: (o) => ({ measure: '200 count', unit: 'none', value: o.measured.ok, ...rangeOf(o.expected.ok) }),
+    caseChart: limiterChart,
+  },
+  'closed-loop': {
+    keyMeasure: (o, c) => {
+      const n = o.params?.requests ?? c?.responses;
+      const span = o.expected.spanMs;
+      return { measure: 'responses/s', unit: 'reqps', value: o.measured.throughput, lo: span ? (n * 1000) / span.hi : null, hi: span ? (n * 1000) / span.lo : null };
+    },
+    caseChart: (run, exp, phase, c) => rangeChart(run, exp, c, {
+      title: 'Mean and max latency', label: 'latency', unit: 's',
+      ranges: [{ label: 'expected mean', ...rangeOf(c.expected.meanMs, (v) => v / 1000) }, { label: 'expected max', ...rangeOf(c.expected.maxMs, (v) => v / 1000) }],
+    }),
+  },
+  capped: {
+    keyMeasure: (o) => ({ measure: 'throughput', unit: 'reqps', value: o.measured.rps, ...rangeOf(o.expected.rps) }),
+    caseChart: (run, exp, phase, c) => rangeChart(run, exp, c, {
+      title: 'Throughput per second', label: 'throughput', unit: 'reqps',
+      ranges: [{ label: 'expected throughput', ...rangeOf(c.expected.rps) }],
+    }),
+  },
+  capacity: {
+    keyMeasure: (o, c) => {
+      const m = o.measured;
+      if (m.breakpoint !== undefined) return { measure: 'breakpoint', unit: 'reqps', value: m.breakpoint, lo: null, hi: null };
+      if (m.rps !== undefined) return { measure: 'throughput', unit: 'reqps', value: m.rps, lo: c?.durationMs ? o.expected.requests.lo / (c.durationMs / 1000) : null, hi: null };
+      return { measure: 'requests', unit: 'none', value: m.requests, ...rangeOf(o.expected.requests) };
+    },
+    // A ramp: what each held step delivered against what it offered, the breakpoint marked.
+    caseChart: (run, exp, phase, c) => {
+      const o = exp.outcomes.find((x) => x.case === c.name);
+      const steps = o?.measured?.steps;
+      if (!steps?.length) return null;
+      return chart({
+        id: chartId('case', c.id), title: `${c.name}: delivered against offered, per step`, unit: 'reqps', x: 'rel', xLabel: 'offered (r/s)',
+        series: [
+          { label: 'offered', points: steps.map((s) => [s.rate, s.rate]), color: BAND_LINE, dash: true, area: false },
+          { label: 'delivered', points: steps.map((s) => [s.rate, s.achieved]), color: GREEN, dots: true },
+        ],
+        note: `Breakpoint: ${o.measured.breakpoint} r/s (the highest step held with every step below it held).`,
+      });
+    },
+  },
+};
+
+for (const name of Object.keys(labKinds)) if (!resultKinds[name]) throw new Error(`lab/results/kinds.mjs: no results side for the kind ${name}`);
+
+/** A kind's results side, or one that charts nothing (an experiment the model no longer has). */
+export const resultKind = (name) => resultKinds[name] || { keyMeasure: () => null, caseChart: () => null };

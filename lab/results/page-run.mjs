@@ -1,0 +1,121 @@
+/*
+ * A run's pages: its index (what ran, with which knobs and commit, every case's verdict) and one
+ * page per experiment answering "what happened, and was it what the model said": insights, the
+ * overview over time, thresholds, each case against the model, the boards, HTTP, nothing lost,
+ * resources. Everything comes from the run folder; what is missing is said.
+ */
+import { boardViews, byCase, byService } from './boards.mjs';
+import { caseTables } from './cases.mjs';
+import { thresholdRows } from './thresholds.mjs';
+import { httpRows, httpCells, HTTP_HEAD } from './http.mjs';
+import { insights } from './insights.mjs';
+import { resourceTables, serviceCharts } from './resources.mjs';
+import { resultKind } from './kinds.mjs';
+import { knobWords } from './runs.mjs';
+import { esc, mark, table, page, section, grid, panel, utc, duration } from './layout.mjs';
+
+const caseIds = (exp) => exp.cases.map((c) => c.id);
+const raw = (run, file) => `../../../${run.id}/${file}`;
+
+/** Why a part of the page is missing, or null when the run has it all. */
+export function missing(run) {
+  const { info } = run;
+  const lost = 'the overview over time, the experiment\'s board, memory over time and the resources board';
+  if (info.metrics === false) return `This run was made with --no-metrics: no metrics store ran, so there are no time series. Missing: ${lost}, and the stores' columns of the nothing-lost table. Shown from k6's summary and the run folder: thresholds, cases, HTTP, CPU per service (the runner's own sampler) and insights.`;
+  if (!run.panels) return `This run's folder has no panels.json (the boards' data): runs made before the runner saved it lack it, and a run whose stores could not be read says so in its output. Missing: ${lost}. Shown from k6's summary and the run folder: thresholds, cases, HTTP, CPU per service and insights.`;
+  return null;
+}
+
+/** The line of facts about a run shown under each of its pages' titles. */
+export function runFacts(info) {
+  const knobs = knobWords(info);
+  const facts = [
+    ['started', `${utc(info.fromMs)} UTC`],
+    ['duration', duration(info.durationMs)],
+    ['suite', info.suite],
+    ['--quick', info.factor > 1 ? `x${info.factor}` : 'no'],
+    ['knobs', knobs.length ? knobs.join(' ') : 'defaults'],
+    ['commit', info.git ? `${info.git.commit}${info.git.dirty ? ' (dirty)' : ''}` : '-'],
+    ['metrics', info.metrics === false ? 'none (--no-metrics)' : info.influx ? 'Prometheus, InfluxDB' : 'Prometheus'],
+  ];
+  return `<dl class="facts">${facts.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join('')}</dl>`;
+}
+
+const counts = (outcomes) => {
+  const failed = outcomes.filter((o) => !o.pass).length;
+  return `<span class="count ok">${outcomes.length - failed} passed</span> <span class="count${failed ? ' fail' : ''}">${failed} failed</span>`;
+};
+
+/** The cases of an experiment, each a card: verdict, the terminal's rows, its chart against the model. */
+function caseCards(run, exp, tables, charts) {
+  const kind = resultKind(exp.kindName);
+  return tables.map((t) => {
+    const pass = t.outcome ? t.outcome.pass : null;
+    const chart = t.case && t.phase ? kind.caseChart(run, exp, t.phase, t.case) : null;
+    if (chart) charts.push(chart);
+    const rows = t.rows.map((r) => [...r.slice(0, -1).map(esc), mark(r[r.length - 1] === '-' ? null : r[r.length - 1] === 'ok')]);
+    return `<div class="case ${pass === false ? 'failed' : ''}" data-case="${esc(t.name)}" data-pass="${pass}">
+<div class="case-head">${mark(pass)} <span class="case-name">${esc(t.name)}</span>${t.phase?.phase && t.phase.phase !== t.case?.id ? ` <span class="muted">phase ${esc(t.phase.phase)}</span>` : ''}</div>
+<div class="case-body"><div>${t.note ? `<p class="note">From the outcome only: ${esc(t.note)}</p>` : ''}${table(t.head.map(esc), rows, { cls: 'compact' })}</div>
+${chart ? panel({ title: chart.title, chart }) : ''}</div></div>`;
+  }).join('\n');
+}
+
+/** One experiment's page: {path, html, data}. */
+export function experimentPage(run, exp, links = {}) {
+  const charts = [];
+  const views = (list) => {
+    for (const v of list) if (v.chart) charts.push(v.chart);
+    return list;
+  };
+  const gone = missing(run);
+  const w = { window: exp.window };
+  const overview = run.panels ? views(boardViews(run.panels, 'lab-k6-run', { window: exp.k6Window, keep: byCase(caseIds(exp)), prefix: 'overview' })) : [];
+  const board = run.panels ? views(boardViews(run.panels, `lab-${exp.name}`, { ...w, prefix: 'board' })) : [];
+  const resBoard = run.panels ? views(boardViews(run.panels, 'lab-resources', { ...w, keep: byService(exp.services), prefix: 'resources', dropEmpty: true })) : [];
+  const tables = caseTables(exp);
+  const thresholds = thresholdRows(exp, tables);
+  const perService = serviceCharts(run, exp);
+  charts.push(...perService);
+  const thresholdTable = (rows) => table(['source', 'case', 'metric / measure', 'expression / expected', 'value', 'pass'], rows.map((r) => [esc(r.source), esc(r.case), esc(r.name), esc(r.expression), esc(r.value), mark(r.ok)]), { cls: 'compact', attrs: (r, i) => (rows[i].ok ? '' : ' class="bad"') });
+  const failedT = thresholds.filter((r) => !r.ok);
+  const passedT = thresholds.filter((r) => r.ok);
+  const thresholdsHtml = `${failedT.length ? thresholdTable(failedT) : '<p class="muted">None failed.</p>'}<details><summary>${passedT.length} passed</summary>${thresholdTable(passedT)}</details>`;
+  const note = (text) => `<p class="notice">${esc(text)}</p>`;
+  const cards = caseCards(run, exp, tables, charts);
+  const countsTable = exp.counts
+    ? table(['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc), exp.counts.map((r) => [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(mark(r.agree === 'ok'))), { attrs: (r, i) => (exp.counts[i].agree === 'ok' ? '' : ' class="bad"') })
+    : note(run.info.metrics === false ? 'No nothing-lost table: without the stores there is nothing to compare k6\'s counts with.' : 'No counts.json in the run folder.');
+  const resTables = resourceTables(exp).map((t) => `<h3>${esc(t.phase || exp.name)}</h3>${table(t.head.slice(1).map(esc), t.rows.map((r) => r.slice(1).map(esc)), { cls: 'compact' })}`).join('');
+  const sections = [
+    ['insights', 'Insights', `<ul class="insights">${insights(run, exp).map((i) => `<li class="${i.level}">${esc(i.text)}</li>`).join('')}</ul>`],
+    ['overview', 'Overview', overview.length ? grid(overview) : note(gone ? 'No time series in this run: see the note at the top.' : 'panels.json has no k6 run board.'), "From the lab / k6 run board (Prometheus), this experiment's cases and window."],
+    ['thresholds', 'Thresholds', thresholdsHtml, "k6's thresholds from its summary, and the lab's own judgements: the failed ones, then the passed."],
+    ['cases', 'Cases', cards, 'Each case as the terminal table showed it, and its course against the model where the kind has one.'],
+    ['board', `lab / ${exp.name}`, board.length ? grid(board) : note(gone ? 'No time series in this run: see the note at the top.' : `panels.json has no lab-${exp.name} board.`), "The experiment's Grafana board, drawn from what its queries returned for this run."],
+    ['http', 'HTTP', table(HTTP_HEAD, httpRows(exp).map((r) => httpCells(r).map(esc))), 'Per case and status, from k6\'s summary (latency and failures per case).'],
+    ['nothing-lost', 'Nothing lost', countsTable, 'Per case and status: what k6 counted, what each store holds and what the proxy counted.'],
+    ['resources', 'Resources', `${resTables}<div class="grid small">${perService.map((c) => panel({ title: c.title, chart: c })).join('\n')}</div>${resBoard.length ? `<h3>lab / resources</h3>${grid(resBoard)}` : ''}`, "CPU % of a core per service from the runner's sampler (k6 included); memory from the boards where the run has them."],
+  ];
+  const head = `<p class="lead">${esc(exp.kindName || 'unknown kind')} · ${counts(exp.outcomes)} · <a href="index.html">run ${esc(run.id)}</a>${links.history ? ` · <a href="${esc(links.history)}">history</a>` : ''}${links.compare ? ` · <a href="${esc(links.compare)}">compare</a>` : ''}${exp.phases.filter((p) => p.report).map((p) => ` · <a href="${esc(raw(run, p.report))}">k6 report${p.phase ? ` (${esc(p.phase)})` : ''}</a>`).join('')}</p>`;
+  const body = `${head}${runFacts(run.info)}${gone ? note(gone) : ''}${sections.map(([id, title, html, intro]) => section(id, title, html, intro ? esc(intro) : '')).join('\n')}`;
+  return {
+    path: `runs/${run.id}/${exp.name}.html`,
+    html: page({ title: `${run.id} · ${exp.name}`, depth: 2, crumbs: [`<a href="index.html">${esc(run.id)}</a>`, esc(exp.name)], tabs: sections.map(([id, title]) => [id, title]), body, dataFile: `${exp.name}.data.js` }),
+    data: { charts },
+  };
+}
+
+/** The run's index: facts, problems, each experiment's verdict and every case. */
+export function runIndexPage(run, links = {}) {
+  const { info } = run;
+  const exps = run.experiments.map((e) => [`<a href="${esc(e.name)}.html">${esc(e.name)}</a>`, esc(e.kindName || '-'), counts(e.outcomes), links.history?.[e.name] ? `<a href="${esc(links.history[e.name])}">history</a>` : '']);
+  const cases = run.outcomes.map((o) => [mark(o.pass), `<a href="${esc(o.case.split('/')[0])}.html#cases">${esc(o.case)}</a>`]);
+  const problems = [...info.problems.map((p) => `<li class="fail">${esc(p)}</li>`), ...(info.interrupted ? ['<li class="fail">interrupted</li>'] : [])];
+  const body = `<p class="lead">${counts(run.outcomes)}${links.compare ? ` · <a href="${esc(links.compare)}">compare with ${esc(links.baseline)}</a>` : ''}</p>${runFacts(info)}
+${problems.length ? `<ul class="insights">${problems.join('')}</ul>` : ''}${missing(run) ? `<p class="notice">${esc(missing(run))}</p>` : ''}
+${section('experiments', 'Experiments', table(['experiment', 'kind', 'cases', ''], exps))}
+${section('all-cases', 'Cases', table(['pass', 'case'], cases, { cls: 'compact', attrs: (r, i) => ` data-case="${esc(run.outcomes[i].case)}" data-pass="${run.outcomes[i].pass}"` }))}
+${section('files', 'Files', `<p><a href="${esc(raw(run, ''))}">the run folder</a> (k6's summaries, JUnit reports, web-dashboard reports, configs and logs)</p>`)}`;
+  return { path: `runs/${run.id}/index.html`, html: page({ title: `run ${run.id}`, depth: 2, crumbs: [esc(run.id)], body }), data: null };
+}
