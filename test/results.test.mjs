@@ -161,13 +161,16 @@ test('the pages draw the boards, the model\'s course, the failed run in red, and
   try {
     buildSite(root, { results: r.dir });
     const page = (id, e) => dataOf(join(r.dir, 'site', 'runs', id, `${e}.data.js`));
-    // The model's band over time where the plan has it (FAILED's burst plan), else the final range.
+    // The model's band over time: the plan's (FAILED's burst plan has one), else replayed from the plan.
     const withCourse = page(FAILED, 'burst').charts.find((c) => c.id === 'case-b50-9rps');
     assert.deepEqual(withCourse.series.map((s) => s.label), ['200 so far', '503 so far', 'model 200 (max)', 'model 200 (min)', 'model 503 (max)', 'model 503 (min)']);
     const plan = JSON.parse(read(r.dir, FAILED, 'spike.burst.plan.json')).cases.find((c) => c.id === 'b50-9rps');
     assert.equal(withCourse.data[3].filter((v) => v !== null).length, plan.course.tMs.length);
-    const without = page(SPIKE, 'burst').charts.find((c) => c.id === 'case-b50-9rps');
-    assert.equal(without.series[2].label, 'expected 200 (max)');
+    const replayed = page(SPIKE, 'burst').charts.find((c) => c.id === 'case-b50-9rps');
+    assert.equal(replayed.series[2].label, 'model 200 (max)');
+    // The band ends at the plan's range (thresholds/plan.js caseCourse replays the same trials).
+    const spikePlan = JSON.parse(read(r.dir, SPIKE, 'spike.burst.plan.json')).cases.find((c) => c.id === 'b50-9rps');
+    assert.equal(replayed.data[3].filter((v) => v !== null).at(-1), spikePlan.expected.ok.max);
     // The overview and the experiment's board, from panels.json, in the experiment's window only.
     const ids = page(SMOKE, 'caching').charts.map((c) => c.id);
     assert.ok(ids.some((id) => id.startsWith('overview-2-')) && ids.some((id) => id.startsWith('board-4-')), ids.join(' '));

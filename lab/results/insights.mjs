@@ -42,7 +42,8 @@ export function insights(run, exp) {
     const checks = Object.entries(o.checks || {}).filter(([, v]) => !v).map(([k]) => k);
     say('fail', `${o.case} failed${checks.length ? ` (checks: ${checks.join(', ')})` : " (k6's thresholds, or the phase broke)"}${missed.length ? `: ${missed.join('; ')}` : ''}.`);
     // The model searched over the knobs at the end of the run (lab/run/judge.mjs).
-    if (o.explanation) say('fail', `${o.case}: what it measured fits ${o.explanation}, by the model; the plan says ${planned(exp, o)}.`);
+    if (o.explanation?.startsWith('no single knob')) say('fail', `${o.case}: no knob of the plan, moved on its own from a quarter to four times its value, gives what it measured, by the model.`);
+    else if (o.explanation) say('fail', `${o.case}: what it measured fits ${o.explanation}, by the model; the plan says ${planned(exp, o)}.`);
   }
   for (const p of exp.phases) {
     const dropped = p.summary?.metrics?.dropped_iterations?.values?.count ?? 0;

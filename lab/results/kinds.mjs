@@ -3,6 +3,7 @@
  * runs, with the expected range), and the chart of one case against the model (limiter: answers
  * so far against the predicted band; the others: their own board's series against the range).
  */
+import { caseCourse } from '../../thresholds/plan.js';
 import { kinds as labKinds } from '../kinds/index.mjs';
 import { boardPanels, panelSeries } from './boards.mjs';
 import { chart, chartId, GREEN, BAND, BAND_LINE } from './chart.mjs';
@@ -38,6 +39,15 @@ const integrate = (points) => {
     return [t, sum];
   });
 };
+
+/** The model's course of a case, replayed from its plan (thresholds/plan.js caseCourse); null if it cannot be. */
+function modelCourse(plan, c) {
+  try {
+    return plan ? caseCourse(plan, c.id) : null;
+  } catch {
+    return null; // a plan of an experiment this checkout no longer has
+  }
+}
 
 /**
  * A limiter case: 200s and limited answers so far, in seconds from the case's start, against
@@ -77,11 +87,13 @@ function limiterChart(run, exp, phase, c) {
     { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false },
   ];
   const e = c.expected;
-  if (c.course) {
-    const xs = c.course.tMs.map((t) => t / 1000);
+  const course = c.course ?? modelCourse(phase.plan, c);
+  if (course) {
+    const xs = course.tMs.map((t) => t / 1000);
     const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
-    out.push(...bandEdges('model 200', pts(c.course.ok.max), pts(c.course.ok.min), BAND, BAND_LINE));
-    out.push(...bandEdges(`model ${c.limitedStatus}`, pts(c.course.limited.max), pts(c.course.limited.min), ORANGE_BAND, ORANGE_LINE));
+    out.push(...bandEdges('model 200', pts(course.ok.max), pts(course.ok.min), BAND, BAND_LINE));
+    out.push(...bandEdges(`model ${c.limitedStatus}`, pts(course.limited.max), pts(course.limited.min), ORANGE_BAND, ORANGE_LINE));
+    note.push("The bands: the model's range over time, from the same trials as the plan's ranges (before the tolerance).");
   } else {
     out.push(...bandEdges('expected 200', flat(end, last, e.ok.hi), flat(end, last, e.ok.lo), BAND, BAND_LINE));
     out.push(...bandEdges(`expected ${c.limitedStatus}`, flat(end, last, e.limited.hi), flat(end, last, e.limited.lo), ORANGE_BAND, ORANGE_LINE));
