@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseRunArgs } from '../lab/cli/args.mjs';
 import { k8sFlags } from '../lab/cli/render.mjs';
@@ -202,4 +202,19 @@ test('the toolchain installer is idempotent in shape: pinned versions, skips wha
   assert.match(sh, /K6_VERSION=v1\.8\.1/);
   assert.match(sh, /ENVOY_VERSION=1\.40\.0/);
   assert.ok(existsSync(join(root, 'package-lock.json')), 'npm packages come from a lockfile');
+});
+
+test('a testid is checked where it enters: a path in it is refused before any folder is made or removed', () => {
+  const victim = mkdtempSync(join(tmpdir(), 'victim-lab-'));
+  writeFileSync(join(victim, 'keep'), 'x');
+  try {
+    const rel = relative(join(root, 'results'), victim);
+    for (const r of [lab('verdict', `x/${rel}`, 'spike/burst', '--quick'), lab('verdict', rel), lab('panels', rel), lab('panels', '..')]) {
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /^error: not a testid: /);
+    }
+    assert.ok(existsSync(join(victim, 'keep')), 'nothing removed');
+  } finally {
+    rmSync(victim, { recursive: true, force: true });
+  }
 });

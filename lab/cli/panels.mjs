@@ -9,12 +9,16 @@ import { labEnv, openRun } from '../run/suite.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
 import { formatTable } from '../judge/table.mjs';
+import { checkTestid, runNamed } from '../results/runs.mjs';
 
 export default async function panels([testid, ...rest], { root, say, topology }) {
   if (rest.length) throw new Error(`usage: ./labw panels [testid]; got '${[testid, ...rest].join(' ')}'`);
-  const dir = join(root, 'results', testid || 'latest');
+  // A checked testid that is a folder under results/ (or what results/latest names).
+  const dir = join(root, 'results', runNamed(join(root, 'results'), testid));
   if (!existsSync(join(dir, 'run.json'))) throw new Error(`no run ${testid || '(latest)'} with metrics under results/: run './labw test smoke' first`);
   const info = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+  // Its testid goes into the queries: a run.json from elsewhere (an artifact) is checked too.
+  checkTestid(info.testid);
   if (!info.metrics) throw new Error(`run ${info.testid} ran with --no-metrics: nothing in the stores to check`);
   const t = topology();
   const check = await openRun(root, `panels-${info.testid}`, { kind: 'panels', say, latest: false });

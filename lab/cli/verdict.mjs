@@ -10,10 +10,13 @@ import { labEnv, plansFor, openRun } from '../run/suite.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { verdict as judge } from '../judge/verdict.mjs';
 import { formatTable } from '../judge/table.mjs';
+import { checkTestid } from '../results/runs.mjs';
 
 export default async function verdict(words, { root, say, topology }) {
   const [testid, ...spec] = words;
   if (!testid || testid.startsWith('-')) throw new Error('usage: ./labw verdict <testid> [suite/experiment [--quick[=N]] [knobs]] (the plan, for a run made elsewhere)');
+  // It names folders (results/, .lab/tmp/) and goes into PromQL: checked before either.
+  checkTestid(testid);
   let plans;
   const dir = join(root, 'results', testid);
   if (spec.length) {
