@@ -4,6 +4,7 @@
  * by line protocol, each point tagged testid, suite, experiment, case and measure.
  */
 import { pushTimeseries } from 'prometheus-remote-write';
+import { promQuery } from '../judge/nothing-lost.mjs';
 
 /** One series per figure and field: pass (1 or 0), measured, expected low and high (where set). */
 export function outcomeSeries(testid, outcomes, atMs) {
@@ -58,7 +59,7 @@ export async function writeOutcomes(urls, testid, outcomes, atMs = Date.now()) {
  * InfluxDB's lab_outcome points, for the nothing-lost table (they must equal outcomes.json's).
  */
 export async function outcomeCounts(urls, testid) {
-  const p = await (await fetch(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(`count(last_over_time(lab_outcome_pass{testid="${testid}"}[1h]))`)}`, { signal: AbortSignal.timeout(10_000) })).json();
+  const p = await promQuery(urls.prometheus, `count(last_over_time(lab_outcome_pass{testid="${testid}"}[1h]))`);
   const i = await (await fetch(`${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(`SELECT count("pass") FROM "lab_outcome" WHERE "testid"='${testid}'`)}`, { signal: AbortSignal.timeout(10_000) })).json();
-  return { prometheus: Number(p.data?.result?.[0]?.value?.[1] ?? 0), influx: i.results?.[0]?.series?.[0]?.values?.[0]?.[1] ?? 0 };
+  return { prometheus: p[0]?.value ?? 0, influx: i.results?.[0]?.series?.[0]?.values?.[0]?.[1] ?? 0 };
 }
