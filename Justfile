@@ -65,9 +65,9 @@ results *args: deps
 dashboards: deps
     node dashboards/build.mjs
 
-# Delete the stores' data (.lab/data), the results and rendered configs; says what it deletes.
-clean: deps
-    node lab/cli/index.mjs clean
+# Delete the stores' data (.lab/data), the results and rendered configs: lists them, deletes with --yes; refused while a run is live.
+clean *args: deps
+    node lab/cli/index.mjs clean "$@"
 
 # Render an experiment's configs into .lab/rendered/ for `docker compose --profile <experiment> up`.
 render experiment *args: deps

@@ -14,7 +14,7 @@ import { root, stateDir, say, topology } from './context.mjs';
  *   up <experiment> [--quick[=N]] [knobs]  start a stack and leave it up; prints `name url`
  *   down                                   stop whatever `up` started (and any orphans)
  *   metrics up|down|status                 the metrics stores, kept running between runs
- *   clean                                  delete the stores' data, results and rendered configs
+ *   clean [--yes]                          list (then, with --yes, delete) the stores' data, results and rendered configs
  *   keep <experiment|metrics> [knobs]      (internal) own an `up` stack until SIGTERM
  *   bench <experiment> [--quick] [knobs]   an experiment's bench, stacks/<experiment>/bench.mjs
  *   bench k6 [--quick]                     k6's own CPU per request and memory per VU (sizing)

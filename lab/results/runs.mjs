@@ -6,12 +6,15 @@
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { kindOfPlan } from '../../thresholds/plan.js';
+import { refusedWrites } from '../stores/refusals.mjs';
+import { TESTID, TESTID_FORM } from '../run/open.mjs';
 
-export const TESTID = /^[0-9]{8}-[0-9]{6}-[a-z0-9-]+$/;
+// The form is the runner's, beside stamp() which makes it (one place).
+export { TESTID };
 
 /** A testid as given on the command line or by a caller, refused unless it has the form. */
 export function checkTestid(id) {
-  if (typeof id !== 'string' || !TESTID.test(id)) throw new Error(`not a testid: '${String(id).slice(0, 80)}' (the form is YYYYMMDD-HHMMSS-name, e.g. 20261123-091050-spike-quick5)`);
+  if (typeof id !== 'string' || !TESTID.test(id)) throw new Error(`not a testid: '${String(id).slice(0, 80)}' (the form is ${TESTID_FORM})`);
   return id;
 }
 
@@ -84,6 +87,13 @@ const span = (list) => {
   return ts.length ? [Math.min(...ts), Math.max(...ts)] : null;
 };
 
+/** The text of logs/<name>.log and of its segments' logs/<name>.seg<i>.log. */
+function logsOf(dir, name) {
+  const logs = join(dir, 'logs');
+  if (!existsSync(logs)) return [];
+  return readdirSync(logs).filter((f) => f === `${name}.log` || (f.startsWith(`${name}.seg`) && f.endsWith('.log'))).map((f) => readFileSync(join(logs, f), 'utf8'));
+}
+
 /** Per experiment its phases' files: <suite>.<experiment>[.<phase>].{plan,summary,cpu,resources}.json. */
 function experimentFiles(dir, files, suite, name) {
   const prefix = `${suite}.${name}.`;
@@ -98,6 +108,7 @@ function experimentFiles(dir, files, suite, name) {
       cpu: readJson(join(dir, `${base}.cpu.json`)),
       resources: readJson(join(dir, `${base}.resources.json`)),
       report: files.includes(`${base}.report.html`) ? `${base}.report.html` : null,
+      refusals: logsOf(dir, `k6.${base}`).flatMap(refusedWrites),
     };
   });
   // The phases in the order they ran: by their first CPU sample, else by k6's scenario start.
@@ -188,5 +199,5 @@ export function readRun(results, id, { panels: withPanels = true } = {}) {
     e.counts = counts ? counts.filter((r) => r.case.startsWith(`${e.name}/`)) : null;
     e.services = [...new Set(e.phases.flatMap((p) => Object.keys(p.cpu || {})))].filter((s) => s !== 'k6');
   }
-  return { id, dir, info, outcomes, counts, panels, experiments: exps };
+  return { id, dir, info, outcomes, counts, panels, experiments: exps, refusals: logsOf(dir, 'prometheus').flatMap(refusedWrites) };
 }

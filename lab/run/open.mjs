@@ -1,12 +1,14 @@
 /*
  * Where a run lives, before anything starts: its id, its results folder (kept; results/latest
  * points at it), its scratch folder in .lab/tmp (removed by close()), its state file (so that a
- * later command reaps what a killed run left), the tools' environment and the plans it runs.
+ * later command reaps what a killed run left), the run lock (one run at a time: lock.mjs), the
+ * tools' environment and the plans it runs.
  */
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { plan as makePlan } from '../../thresholds/plan.js';
 import { StateFile, reapStale } from '../stack/procs.mjs';
+import { takeRunLock } from './lock.mjs';
 
 export function labEnv(root) {
   const env = { ...process.env, K6_NO_USAGE_REPORT: 'true' };
@@ -14,34 +16,64 @@ export function labEnv(root) {
   return env;
 }
 
-export const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+/**
+ * A run id's unique part: the UTC time to the millisecond and this process's pid,
+ * YYYYMMDD-HHMMSS-mmm-<pid>. Two runs in the same second (or millisecond, from two processes)
+ * get different ids, so different folders, state files and scratch folders; the id goes into
+ * every sample's testid tag too. A run id is `${stamp()}-${name}`.
+ */
+export const stamp = () => `${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').slice(0, 19)}-${process.pid}`;
+
+/**
+ * The one form of a run id (testid), checked wherever one enters (lab/results/runs.mjs
+ * checkTestid): stamp()'s, or the older YYYYMMDD-HHMMSS-name of runs made before the
+ * milliseconds and pid were in it (still in results/, still readable). The name starts with a
+ * letter, so the two forms cannot be read as one another.
+ */
+export const TESTID = /^[0-9]{8}-[0-9]{6}(?:-[0-9]{3}-[0-9]{1,10})?-[a-z][a-z0-9-]*$/;
+export const TESTID_FORM = 'YYYYMMDD-HHMMSS-mmm-PID-name, or an older run\'s YYYYMMDD-HHMMSS-name; e.g. 20261123-091050-123-4567-spike-quick5';
 
 /** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
 export const plansFor = (request) =>
   request.experiments.map((experiment) => makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment], segments: request.segments || 1 }));
 
 /**
- * A run's folders and state file, after reaping what dead runs left: results/<run-id>/ (kept,
- * and results/latest points at it) and .lab/tmp/<run-id>/ (removed by close(), with the state).
+ * A run's lock, folders and state file: the lock first (a run refused while another is live
+ * makes nothing), then what dead runs left is reaped, then results/<run-id>/ (kept, and
+ * results/latest points at it) and .lab/tmp/<run-id>/. close() removes the scratch folder and
+ * the state file and releases the lock; every caller calls it in a `finally` (the suite's
+ * SIGINT/SIGTERM handler lets the run get there too).
  */
 export async function openRun(root, name, { kind, say, latest = true }) {
   const stateDir = join(root, '.lab', 'state');
-  await reapStale(stateDir, { log: say });
   const id = `${stamp()}-${name}`;
-  const dir = join(root, 'results', id);
-  const tmp = join(root, '.lab', 'tmp', id);
-  mkdirSync(dir, { recursive: true });
-  mkdirSync(tmp, { recursive: true });
-  const state = new StateFile(stateDir, id, { kind, tmp });
-  if (latest) {
-    rmSync(join(root, 'results', 'latest'), { force: true });
-    symlinkSync(id, join(root, 'results', 'latest'));
+  const lock = takeRunLock(root, { id, kind });
+  try {
+    await reapStale(stateDir, { log: say });
+    const dir = join(root, 'results', id);
+    const tmp = join(root, '.lab', 'tmp', id);
+    mkdirSync(join(root, 'results'), { recursive: true });
+    try {
+      mkdirSync(dir); // not recursive: a folder already there is another run's, never shared
+    } catch (e) {
+      throw e.code === 'EEXIST' ? new Error(`results/${id} exists already: one process opened two runs in the same millisecond`) : e;
+    }
+    mkdirSync(tmp, { recursive: true });
+    const state = new StateFile(stateDir, id, { kind, tmp });
+    if (latest) {
+      rmSync(join(root, 'results', 'latest'), { force: true });
+      symlinkSync(id, join(root, 'results', 'latest'));
+    }
+    return {
+      id, dir, tmp, state,
+      close() {
+        rmSync(tmp, { recursive: true, force: true });
+        state.remove();
+        lock.release();
+      },
+    };
+  } catch (e) {
+    lock.release();
+    throw e;
   }
-  return {
-    id, dir, tmp, state,
-    close() {
-      rmSync(tmp, { recursive: true, force: true });
-      state.remove();
-    },
-  };
 }

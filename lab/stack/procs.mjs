@@ -1,18 +1,20 @@
 /*
  * Processes the lab starts: each in its own process group (so nginx's workers, Envoy's threads
- * and anything they fork go down with it), logged to a file, recorded in a state file so that a
- * runner that was killed outright still gets its processes reaped by the next lab command.
+ * and anything they fork go down with it), logged to a file, recorded in a state file (written
+ * atomically) so that a runner that was killed outright still gets its processes reaped by the
+ * next lab command. A pid read from a file is signalled only while it is still the process that
+ * was recorded (sameProcess: same start ticks), never one the kernel gave out again.
  */
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, readFileSync, writeFileSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync, accessSync, constants } from 'node:fs';
+import { openSync, closeSync, readFileSync, writeFileSync, renameSync, linkSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync, accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { removeWhenEmpty } from './cgroups.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Start time of a pid in clock ticks since boot (field 22 of /proc/PID/stat), or null. */
-function startTicks(pid) {
+export function startTicks(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
@@ -21,6 +23,34 @@ function startTicks(pid) {
   }
 }
 const alive = (pid) => startTicks(pid) !== null;
+
+/**
+ * Is `pid` still the process that was recorded with start ticks `start`? A pid that is gone, or
+ * that the kernel has since given to another process (its start ticks differ), is not: the one
+ * rule for trusting a pid read from a file before signalling it (reaping, `down`, the run lock).
+ */
+export const sameProcess = (pid, start) => Number.isInteger(pid) && pid > 0 && start != null && startTicks(pid) === start;
+
+/** Is the runner or keeper that wrote a state file (readStates' `st`) still running? */
+export const ownerAlive = (st) => sameProcess(st.owner, st.ownerStart);
+
+/**
+ * Writes a file whole or not at all, for a reader in another process: into a temp file in the same
+ * folder (same filesystem), then renamed over `path` (atomic). A reader never sees it half
+ * written (readStates removes a file it cannot parse: that was a live run's). `exclusive`: linked
+ * to `path` instead, which fails (EEXIST) when `path` is there already, so it also creates the
+ * file at most once, as open(2)'s O_EXCL ('wx') would, but never half written.
+ */
+export function writeAtomic(path, text, { exclusive = false } = {}) {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  writeFileSync(tmp, text);
+  try {
+    if (exclusive) linkSync(tmp, path);
+    else renameSync(tmp, path);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
 
 export function spawnLogged(name, argv, { cwd, env, logFile }) {
   const fd = openSync(logFile, 'a');
@@ -121,7 +151,7 @@ export class StateFile {
     (this.data.cgroups ||= []).push(...paths);
     this.save();
   }
-  save() { writeFileSync(this.path, JSON.stringify(this.data, null, 1)); }
+  save() { writeAtomic(this.path, JSON.stringify(this.data, null, 1)); }
   remove() { rmSync(this.path, { force: true }); }
 }
 
@@ -143,10 +173,9 @@ export function readStates(dir) {
 export async function reapStale(dir, { all = false, log = () => {} } = {}) {
   let reaped = 0;
   for (const { id, path, st } of readStates(dir)) {
-    const ownerAlive = startTicks(st.owner) !== null && startTicks(st.owner) === st.ownerStart;
-    if (ownerAlive && !all) continue;
-    for (const p of st.procs) {
-      if (startTicks(p.pid) !== p.start) continue; // pid reused by something else, or gone
+    if (ownerAlive(st) && !all) continue;
+    for (const p of st.procs || []) {
+      if (!sameProcess(p.pid, p.start)) continue; // pid reused by something else, or gone
       log(`stopping ${p.name} (pid ${p.pid}) left by ${st.kind || 'a run'} ${id}`);
       try { process.kill(-p.pid, 'SIGTERM'); } catch { /* gone */ }
       for (let i = 0; i < 50 && alive(p.pid); i += 1) await sleep(100);
