@@ -238,7 +238,7 @@ test('a baseline: marked per suite, the default of compare, else the run before'
     const html = read(file);
     assert.match(html, /No overlay: 20261123-091350-spike-quick5 has no boards&#39; data/);
     assert.doesNotMatch(html, /<td>ok<\/td>/, 'the key measure is not repeated as a range row');
-    assert.match(html, /<tr class="bad"><td><\/td><td>max wait ms<\/td><td>30 s<\/td><td>26.66 s<\/td><td>\+3.34 s \(\+12\.5 %\)<\/td><td>25307\.\.28200<\/td><td>above<\/td><td>within<\/td>/);
+    assert.match(html, /<tr class="bad"><td><\/td><td>max wait ms<\/td><td>30 s<\/td><td>26.66 s<\/td><td>\+3.34 s \(\+12\.5 %\)<\/td><td>25.31 s \.\. 28.2 s<\/td><td>above<\/td><td>within<\/td>/);
     assert.match(html, /data-case="envoy-vs-nginx\/envoy-2s" data-pass="true"/);
   } finally {
     r.done();
@@ -271,14 +271,44 @@ test('units are written as Grafana writes them', () => {
   assert.equal(format('none', null), '-');
 });
 
-test('each plan kind has a results side: a key measure per case, and a capacity ramp charted per step', () => {
+test('each plan kind has a results side: a key measure per case, a capacity ramp per step, its CPU per request against the references, a capped bottleneck against its quota', () => {
   assert.deepEqual(Object.keys(resultKinds).sort(), Object.keys(kinds).sort());
   const o = { case: 'x/node-ramp', pass: true, expected: {}, measured: { breakpoint: 2000, steps: [{ rate: 1000, achieved: 1000 }, { rate: 2000, achieved: 1990 }, { rate: 4000, achieved: 2500 }] } };
   assert.deepEqual(resultKinds.capacity.keyMeasure(o, {}), { measure: 'breakpoint', unit: 'reqps', value: 2000, lo: null, hi: null });
-  const c = resultKinds.capacity.caseChart(null, { outcomes: [o] }, null, { id: 'node-ramp', name: 'x/node-ramp' });
+  const [c, noCost] = resultKinds.capacity.caseCharts(null, { outcomes: [o] }, null, { id: 'node-ramp', name: 'x/node-ramp' });
   assert.deepEqual(c.data, [[1000, 2000, 4000], [1000, 2000, 4000], [1000, 1990, 2500]]);
   assert.match(c.note, /Breakpoint: 2000 r\/s/);
+  assert.equal(noCost, null, 'a ramp has no cost figure');
+  const cost = { case: 'x/node-cost', expected: { efficiency: { nginx: { case: 'nginx-cost', lo: 0.5 } } }, measured: { costUs: 150 } };
+  const ref = { case: 'x/nginx-cost', expected: {}, measured: { costUs: 60 } };
+  const [, costChart] = resultKinds.capacity.caseCharts(null, { outcomes: [cost, ref] }, null, { id: 'node-cost', name: 'x/node-cost' });
+  assert.deepEqual(costChart.xLabels, ['node-cost', 'nginx-cost']);
+  assert.deepEqual(costChart.data, [[0, 1], [150, 60], [120, null]], "the case's and the reference's CPU per request, and the most the case may use (60 / 0.5)");
+  const capped = { case: 'x/cpu1', expected: { rps: { lo: 50, hi: 110 }, bottleneck: { service: 'lb', busyLo: 0.9, busyHi: 1.05 } }, measured: { rps: 90, resources: [{ service: 'lb', capPct: 10 }] } };
+  const phase = { cpu: { lb: [[0, 0], [1000, 0.095], [2000, 0.19]] } };
+  const [noBoard, busy] = resultKinds.capped.caseCharts({ panels: [] }, { name: 'x', outcomes: [capped], window: {} }, phase, { id: 'cpu1', name: 'x/cpu1', expected: capped.expected });
+  assert.equal(noBoard, null, 'no board data: no throughput chart');
+  assert.deepEqual(busy.data.slice(1).map((ys) => ys.map((v) => v && Math.round(v * 100) / 100)), [[9.5, 9.5], [10, 10], [10.5, 10.5], [9, 9]], 'CPU % from the sampler, the quota, and the judged band');
   const closed = { expected: { spanMs: { lo: 400, hi: 500 } }, measured: { throughput: 9 }, params: { requests: 4 } };
   assert.deepEqual(resultKinds['closed-loop'].keyMeasure(closed, {}), { measure: 'responses/s', unit: 'reqps', value: 9, lo: 8, hi: 10 });
   assert.deepEqual(resultKinds.capped.keyMeasure({ expected: { rps: { model: 100, lo: 50, hi: 110 } }, measured: { rps: 90 } }), { measure: 'throughput', unit: 'reqps', value: 90, lo: 50, hi: 110 });
+});
+
+test("a store's refused writes are read from the writers' logs: k6's outputs fail the phase, a slow flush only warns", async () => {
+  const { refusedWrites, refusalProblems } = await import('../lab/stores/refusals.mjs');
+  const log = [
+    'time="2026-11-23T09:13:28Z" level=info msg="Starting" output=InfluxDBv1',
+    'time="2026-11-23T09:13:29Z" level=error msg="Couldn\'t write stats" error="{\\"error\\":\\"partial write: max-series-per-database limit exceeded: (1000) dropped=12\\"}" output=InfluxDBv1',
+    'time="2026-11-23T09:13:30Z" level=error msg="Couldn\'t write stats" error="{\\"error\\":\\"partial write: max-series-per-database limit exceeded: (1000) dropped=12\\"}" output=InfluxDBv1',
+    'time="2026-11-23T09:13:31Z" level=warning msg="Successful flushed time series to remote write endpoint but it took 1.2s while flush period is 1s. Some samples may be dropped." nts=2 output="Prometheus remote write"',
+    'time="2026-11-23T09:13:32Z" level=warning msg="Insufficient VUs, reached 63 active VUs and cannot initialize more" executor=ramping-arrival-rate scenario=envoy-2s',
+    'ts=2026-11-23T09:13:33Z caller=dedupe.go:112 component=remote level=error remote_name=influxdb msg="non-recoverable error" err="server returned HTTP status 400 Bad Request"',
+  ].join('\n');
+  const r = refusedWrites(log);
+  assert.deepEqual(r.map((x) => [x.store, x.from, x.level]), [['InfluxDB', 'k6', 'error'], ['InfluxDB', 'k6', 'error'], ['Prometheus', 'k6', 'warn'], ['InfluxDB', 'Prometheus remote_write', 'error']]);
+  assert.deepEqual(refusalProblems(r, 'k6 spike.burst'), [
+    'InfluxDB refused writes from k6 in k6 spike.burst: Couldn\'t write stats: {"error":"partial write: max-series-per-database limit exceeded: (1000) dropped=12"} (2 times)',
+    'InfluxDB refused writes from Prometheus remote_write in k6 spike.burst: non-recoverable error: server returned HTTP status 400 Bad Request',
+  ], 'the limit is named; a warning is no refusal');
+  assert.deepEqual(refusedWrites('level=info msg="ok" output=InfluxDBv1'), []);
 });

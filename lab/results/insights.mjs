@@ -1,10 +1,12 @@
 /*
  * What a person should look at first on a run page, derived from the run folder: failed cases
  * and which range each missed, iterations k6 dropped, k6's own CPU near a core, a case within
- * 10 % of the edge of its range, counts that differ; and which policy explains a failed case.
+ * 10 % of the edge of its range, counts that differ, writes a store refused; and which policy
+ * explains a failed case.
  */
 import { rangesOf } from './cases.mjs';
 import { format } from './units.js';
+import { refusalProblems } from '../stores/refusals.mjs';
 
 const NEAR_CORE_PCT = 90;
 
@@ -51,6 +53,9 @@ export function insights(run, exp) {
       const where = Object.entries(p.summary.metrics).filter(([k, m]) => k.startsWith('dropped_iterations{') && m.values.count > 0).map(([k, m]) => `${/scenario:([^,}]+)/.exec(k)?.[1] ?? k} ${m.values.count}`);
       say('warn', `k6 dropped ${dropped} iterations in ${phaseName(exp, p)}${where.length ? ` (${where.join(', ')})` : ''}: it had no free VU or no CPU when an arrival was due, so the schedule the model assumed was not kept.`);
     }
+    for (const text of refusalProblems(p.refusals || [], phaseName(exp, p))) say('fail', `${text}: samples are missing from that store.`);
+    const slow = (p.refusals || []).filter((r) => r.level === 'warn');
+    if (slow.length) say('warn', `k6's ${slow[0].store} output said ${slow.length} time(s) in ${phaseName(exp, p)} that it may have dropped samples: ${slow[0].message}`);
     const cpu = k6Cpu(p.cpu?.k6);
     if (cpu && cpu.peakPct >= NEAR_CORE_PCT) say('warn', `k6 used up to ${cpu.peakPct.toFixed(0)} % of a core over 1 s (mean ${cpu.meanPct.toFixed(0)} %) in ${phaseName(exp, p)}: near or above a core, k6's own scheduling can be part of what was measured.`);
   }
@@ -60,8 +65,9 @@ export function insights(run, exp) {
   for (const r of (exp.counts || []).filter((x) => x.agree !== 'ok')) {
     say('fail', `Counts differ for ${r.case}, status ${r.status}: k6 ${r.k6}, Prometheus ${r.Prometheus}, InfluxDB ${r.InfluxDB}, proxy ${r.proxy}.`);
   }
+  for (const text of refusalProblems(run.refusals || [])) say('fail', `${text}: the forwarded series are incomplete.`);
   for (const p of run.info.problems) say('fail', `The run reported a problem: ${p}`);
   if (run.info.interrupted) say('fail', 'The run was interrupted: its later cases may not have run.');
-  if (!out.length) say('info', 'Nothing to point at: every case passed, k6 dropped nothing and kept below a core, no case near the edge of its range, and the counts agree.');
+  if (!out.length) say('info', 'Nothing to point at: every case passed, k6 dropped nothing and kept below a core, no case near the edge of its range, the counts agree, and no store refused a write.');
   return out;
 }

@@ -1,12 +1,15 @@
 /*
  * The results pages' side of each plan kind: its key measure (what the history charts across
- * runs, with the expected range), and the chart of one case against the model (limiter: answers
- * so far against the predicted band; the others: their own board's series against the range).
+ * runs, with the expected range), and the charts of one case against the model: limiter, answers
+ * so far against the predicted band; closed-loop, answers per second and latency by source;
+ * capped, throughput against its range and the bottleneck's CPU against its quota; capacity,
+ * delivered against offered per step, and CPU per request against the references.
  */
 import { caseCourse } from '../../thresholds/plan.js';
 import { kinds as labKinds } from '../kinds/index.mjs';
 import { boardPanels, panelSeries } from './boards.mjs';
-import { chart, chartId, GREEN, BAND, BAND_LINE } from './chart.mjs';
+import { chart, chartId, GREEN, BAND, BAND_LINE, PALETTE } from './chart.mjs';
+import { cpuPercent } from './resources.mjs';
 
 const ORANGE = '#FF9830';
 const ORANGE_BAND = 'rgba(255, 152, 48, 0.16)';
@@ -103,7 +106,7 @@ function limiterChart(run, exp, phase, c) {
 }
 
 /** A case's series from its board (in the order of `ranges`), each with its constant expected range over the span of the data. */
-function rangeChart(run, exp, c, { title, label, unit, ranges }) {
+function rangeChart(run, exp, c, { title, label, unit, ranges = [], id = 'case', note }) {
   const series = caseSeries(run, exp, title, c, exp.window);
   if (!series?.length) return null;
   const xs = series.flatMap((s) => s.points.map(([t]) => t));
@@ -115,16 +118,60 @@ function rangeChart(run, exp, c, { title, label, unit, ranges }) {
     bands.push([out.length, out.length + 1]);
     out.push(...bandEdges(r.label, flat(x0, x1, r.hi), flat(x0, x1, r.lo), COLORS[i % COLORS.length].band, COLORS[i % COLORS.length].edge));
   });
-  return chart({ id: chartId('case', c.id), title: `${c.name}: ${title.toLowerCase()}`, unit, series: out, bands });
+  return chart({ id: chartId(id, c.id), title: `${c.name}: ${title.toLowerCase()}`, unit, series: out, bands, ...(note ? { note } : {}) });
+}
+
+/** The outcome of a case, by its name. */
+const outcomeOf = (exp, c) => exp.outcomes.find((x) => x.case === c.name);
+
+/**
+ * A capped case's bottleneck: its CPU (% of a core, from the runner's sampler) against its quota,
+ * with the band the lab judges (busyLo..busyHi of the quota).
+ */
+function bottleneckChart(run, exp, phase, c) {
+  const o = outcomeOf(exp, c);
+  const b = o?.expected?.bottleneck;
+  const quota = o?.measured?.resources?.find((r) => r.service === b?.service)?.capPct;
+  const cpu = b && cpuPercent(phase.cpu?.[b.service]);
+  if (!cpu?.length || !quota) return null;
+  const [x0, x1] = [cpu[0][0], cpu[cpu.length - 1][0]];
+  return chart({
+    id: chartId('bottleneck', c.id), title: `${c.name}: ${b.service} (the bottleneck), CPU against its quota`, unit: 'percent',
+    series: [
+      { label: `${b.service} CPU % of a core`, points: cpu, color: GREEN, area: false },
+      { label: 'quota', points: flat(x0, x1, quota), color: '#F2495C', dash: true, area: false },
+      ...bandEdges('judged busy', flat(x0, x1, quota * b.busyHi), flat(x0, x1, quota * b.busyLo), BAND, BAND_LINE),
+    ],
+    bands: [[2, 3]],
+    note: `The band: ${b.busyLo * 100}-${b.busyHi * 100} % of the quota (${quota} % of a core), judged on the mean over the level; the line: the runner's sampler.`,
+  });
+}
+
+/** A capacity cost case: its CPU per request against its references', and the ceiling each reference's floor allows. */
+function costChart(run, exp, phase, c) {
+  const o = outcomeOf(exp, c);
+  const eff = o?.expected?.efficiency;
+  if (o?.measured?.costUs === undefined || !eff) return null;
+  const refs = Object.values(eff).map((e) => ({ ...e, o: exp.outcomes.find((x) => x.case.endsWith(`/${e.case}`)) })).filter((e) => e.o?.measured?.costUs !== undefined);
+  const names = [c.id, ...refs.map((e) => e.case)];
+  const costs = [o.measured.costUs, ...refs.map((e) => e.o.measured.costUs)];
+  return chart({
+    id: chartId('cost', c.id), title: `${c.name}: CPU per request against the references`, unit: 'µs', x: 'runs', xLabels: names, xLabel: 'case',
+    series: [
+      { label: 'CPU per request (µs)', points: costs.map((v, i) => [i, v]), color: GREEN, line: false, dots: true, size: 9 },
+      ...refs.map((e, i) => ({ label: `most ${c.id} may use by ${e.case}'s floor (x${e.lo})`, points: [[0, e.o.measured.costUs / e.lo]], color: PALETTE[(i + 1) % PALETTE.length], line: false, dots: true, size: 7 })),
+    ],
+    note: "CPU seconds of each server's processes over its window, per request answered. A reference's floor is the least efficiency (its CPU per request over this one's) the lab accepts.",
+  });
 }
 
 const rangeOf = (r, f = (v) => v) => (r && r.lo != null ? { lo: f(r.lo), hi: r.hi == null ? null : f(r.hi) } : { lo: null, hi: null });
 
-/** Each kind: keyMeasure(outcome, case) -> {measure, unit, value, lo, hi}; caseChart(run, exp, phase, case) -> chart | null. */
+/** Each kind: keyMeasure(outcome, case) -> {measure, unit, value, lo, hi}; caseCharts(run, exp, phase, case) -> [chart | null]. */
 export const resultKinds = {
   limiter: {
     keyMeasure: (o) => ({ measure: '200 count', unit: 'none', value: o.measured.ok, ...rangeOf(o.expected.ok) }),
-    caseChart: limiterChart,
+    caseCharts: (...a) => [limiterChart(...a)],
   },
   'closed-loop': {
     keyMeasure: (o, c) => {
@@ -132,17 +179,24 @@ export const resultKinds = {
       const span = o.expected.spanMs;
       return { measure: 'responses/s', unit: 'reqps', value: o.measured.throughput, lo: span ? (n * 1000) / span.hi : null, hi: span ? (n * 1000) / span.lo : null };
     },
-    caseChart: (run, exp, phase, c) => rangeChart(run, exp, c, {
-      title: 'Mean and max latency', label: 'latency', unit: 's',
-      ranges: [{ label: 'expected mean', ...rangeOf(c.expected.meanMs, (v) => v / 1000) }, { label: 'expected max', ...rangeOf(c.expected.maxMs, (v) => v / 1000) }],
-    }),
+    caseCharts: (run, exp, phase, c) => [
+      rangeChart(run, exp, c, { id: 'answers', title: 'Answers per second, by case and source', label: 'answers/s', unit: 'reqps' }),
+      rangeChart(run, exp, c, { id: 'latency-source', title: 'Mean latency (since the case started), by case and source', label: 'mean', unit: 's' }),
+      rangeChart(run, exp, c, {
+        title: 'Mean and max latency', label: 'latency', unit: 's',
+        ranges: [{ label: 'expected mean', ...rangeOf(c.expected.meanMs, (v) => v / 1000) }, { label: 'expected max', ...rangeOf(c.expected.maxMs, (v) => v / 1000) }],
+      }),
+    ],
   },
   capped: {
     keyMeasure: (o) => ({ measure: 'throughput', unit: 'reqps', value: o.measured.rps, ...rangeOf(o.expected.rps) }),
-    caseChart: (run, exp, phase, c) => rangeChart(run, exp, c, {
-      title: 'Throughput per second', label: 'throughput', unit: 'reqps',
-      ranges: [{ label: 'expected throughput', ...rangeOf(c.expected.rps) }],
-    }),
+    caseCharts: (run, exp, phase, c) => [
+      rangeChart(run, exp, c, {
+        title: 'Throughput per second', label: 'throughput', unit: 'reqps',
+        ranges: [{ label: 'expected throughput', ...rangeOf(c.expected.rps) }],
+      }),
+      bottleneckChart(run, exp, phase, c),
+    ],
   },
   capacity: {
     keyMeasure: (o, c) => {
@@ -151,24 +205,26 @@ export const resultKinds = {
       if (m.rps !== undefined) return { measure: 'throughput', unit: 'reqps', value: m.rps, lo: c?.durationMs ? o.expected.requests.lo / (c.durationMs / 1000) : null, hi: null };
       return { measure: 'requests', unit: 'none', value: m.requests, ...rangeOf(o.expected.requests) };
     },
-    // A ramp: what each held step delivered against what it offered, the breakpoint marked.
-    caseChart: (run, exp, phase, c) => {
-      const o = exp.outcomes.find((x) => x.case === c.name);
-      const steps = o?.measured?.steps;
-      if (!steps?.length) return null;
-      return chart({
-        id: chartId('case', c.id), title: `${c.name}: delivered against offered, per step`, unit: 'reqps', x: 'rel', xLabel: 'offered (r/s)',
-        series: [
-          { label: 'offered', points: steps.map((s) => [s.rate, s.rate]), color: BAND_LINE, dash: true, area: false },
-          { label: 'delivered', points: steps.map((s) => [s.rate, s.achieved]), color: GREEN, dots: true },
-        ],
-        note: `Breakpoint: ${o.measured.breakpoint} r/s (the highest step held with every step below it held).`,
-      });
-    },
+    caseCharts: (run, exp, phase, c) => [rampChart(exp, c), costChart(run, exp, phase, c)],
   },
 };
+
+/** A ramp: what each held step delivered against what it offered, the breakpoint marked. */
+function rampChart(exp, c) {
+  const o = outcomeOf(exp, c);
+  const steps = o?.measured?.steps;
+  if (!steps?.length) return null;
+  return chart({
+    id: chartId('case', c.id), title: `${c.name}: delivered against offered, per step`, unit: 'reqps', x: 'rel', xLabel: 'offered (r/s)',
+    series: [
+      { label: 'offered', points: steps.map((s) => [s.rate, s.rate]), color: BAND_LINE, dash: true, area: false },
+      { label: 'delivered', points: steps.map((s) => [s.rate, s.achieved]), color: GREEN, dots: true },
+    ],
+    note: `Breakpoint: ${o.measured.breakpoint} r/s (the highest step held with every step below it held).`,
+  });
+}
 
 for (const name of Object.keys(labKinds)) if (!resultKinds[name]) throw new Error(`lab/results/kinds.mjs: no results side for the kind ${name}`);
 
 /** A kind's results side, or one that charts nothing (an experiment the model no longer has). */
-export const resultKind = (name) => resultKinds[name] || { keyMeasure: () => null, caseChart: () => null };
+export const resultKind = (name) => resultKinds[name] || { keyMeasure: () => null, caseCharts: () => [] };

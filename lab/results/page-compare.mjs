@@ -89,10 +89,12 @@ function differences(a, b, name) {
 /** A measure's unit by the lab's naming of outcome figures (maxMs, errorRate, limitedShare; 'max wait ms'). */
 const unitOf = (m) => (/(Ms| ms)$/.test(m) ? 'ms' : /(Rate|Share| share)$/.test(m) ? 'percentunit' : 'none');
 
-const rangeText = (k) => {
+/** A range in the same unit as the values beside it. */
+const rangeText = (k, unit) => {
   if (!k || (k.lo == null && k.hi == null)) return '-';
-  if (k.lo == null) return `<= ${k.hi}`;
-  return k.hi == null ? `>= ${k.lo}` : `${k.lo}..${k.hi}`;
+  const f = (v) => format(unit, v);
+  if (k.lo == null) return `<= ${f(k.hi)}`;
+  return k.hi == null ? `>= ${f(k.lo)}` : `${f(k.lo)} .. ${f(k.hi)}`;
 };
 const change = (r) => {
   if (typeof r.a?.value !== 'number' || typeof r.b?.value !== 'number') return '-';
@@ -109,7 +111,7 @@ export function comparePage(a, b) {
     const views = a.panels && b.panels ? overlays(a, b, name) : [];
     for (const v of views) if (v.chart) charts.push(v.chart);
     const diffs = differences(a, b, name);
-    const rows = diffs.map((r) => [r.first ? esc(r.case) : '', esc(r.measure), esc(format(r.unit, r.a?.value)), esc(format(r.unit, r.b?.value)), esc(change(r)), esc(rangeText(r.a) === rangeText(r.b) ? rangeText(r.a) : `${rangeText(r.a)} / ${rangeText(r.b)}`), esc(r.sideA), esc(r.sideB), r.first ? mark(r.passA) : '', r.first ? mark(r.passB) : '']);
+    const rows = diffs.map((r) => [r.first ? esc(r.case) : '', esc(r.measure), esc(format(r.unit, r.a?.value)), esc(format(r.unit, r.b?.value)), esc(change(r)), esc(rangeText(r.a, r.unit) === rangeText(r.b, r.unit) ? rangeText(r.a, r.unit) : `${rangeText(r.a, r.unit)} / ${rangeText(r.b, r.unit)}`), esc(r.sideA), esc(r.sideB), r.first ? mark(r.passA) : '', r.first ? mark(r.passB) : '']);
     const attrs = (x, i) => (diffs[i].first ? ` data-case="${esc(diffs[i].case)}" data-pass="${diffs[i].passA}"` : '') + (diffs[i].sideA !== diffs[i].sideB ? ' class="bad"' : '');
     const over = views.length ? `<div class="grid">${views.map((v) => panel(v)).join('\n')}</div>` : `<p class="notice">${esc(`No overlay: ${a.panels ? b.id : a.id} has no boards' data (panels.json).`)}</p>`;
     return section(`exp-${name}`, name, `${over}<h3>Per case</h3>${table(['case', 'measure', 'run', 'baseline', 'change', 'expected (run / baseline)', 'side (run)', 'side (baseline)', 'pass (run)', 'pass (baseline)'], rows, { cls: 'compact', attrs })}`);

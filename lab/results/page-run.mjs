@@ -51,13 +51,13 @@ function caseCards(run, exp, tables, charts) {
   const kind = resultKind(exp.kindName);
   return tables.map((t) => {
     const pass = t.outcome ? t.outcome.pass : null;
-    const chart = t.case && t.phase ? kind.caseChart(run, exp, t.phase, t.case) : null;
-    if (chart) charts.push(chart);
+    const own = t.case && t.phase ? kind.caseCharts(run, exp, t.phase, t.case).filter(Boolean) : [];
+    charts.push(...own);
     const rows = t.rows.map((r) => [...r.slice(0, -1).map(esc), mark(r[r.length - 1] === '-' ? null : r[r.length - 1] === 'ok')]);
     return `<div class="case ${pass === false ? 'failed' : ''}" data-case="${esc(t.name)}" data-pass="${pass}">
 <div class="case-head">${mark(pass)} <span class="case-name">${esc(t.name)}</span>${t.phase?.phase && t.phase.phase !== t.case?.id ? ` <span class="muted">phase ${esc(t.phase.phase)}</span>` : ''}</div>
 <div class="case-body"><div>${t.note ? `<p class="note">From the outcome only: ${esc(t.note)}</p>` : ''}${table(t.head.map(esc), rows, { cls: 'compact' })}</div>
-${chart ? panel({ title: chart.title, chart }) : ''}</div></div>`;
+${own.length ? `<div class="case-charts">${own.map((chart) => panel({ title: chart.title, chart })).join('\n')}</div>` : ''}</div></div>`;
   }).join('\n');
 }
 

@@ -1,5 +1,5 @@
 /*
- * How a figure is written in a Grafana unit (reqps, s, ms, percentunit, percent, bytes, none):
+ * How a figure is written in a Grafana unit (reqps, s, ms, µs, percentunit, percent, bytes, none):
  * the same text on the charts' axes and legends (bundled into the pages) and in the builder's
  * tables, so a value reads the same everywhere on the site.
  */
@@ -41,6 +41,7 @@ const FORMATS = {
   reqps: (v) => `${short(v)} req/s`,
   s: seconds,
   ms: (v) => seconds(v / 1000),
+  'µs': (v) => seconds(v / 1e6),
   percentunit: (v) => `${trim(v * 100, 2)} %`,
   percent: (v) => `${trim(v, 2)} %`,
   bytes,

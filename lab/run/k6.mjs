@@ -8,6 +8,7 @@ import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'no
 import { join } from 'node:path';
 import { logTail } from '../stack/procs.mjs';
 import { segmentArgs, mergeSummaries } from './segments.mjs';
+import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 
 /** A plan's file names: suite.experiment, and the phase of a plan that runs in phases. */
 export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
@@ -15,7 +16,10 @@ export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ?
 /** The k6 script of a plan's experiment: k6/<experiment>.js, runnable with k6 alone too. */
 export const scriptOf = (root, plan) => join(root, 'k6', `${plan.experiment}.js`);
 
-/** Runs k6; resolves to {} or {problem} (k6 itself failed, or a stack process died). */
+/**
+ * Runs k6; resolves to {refused} (a store refused some of k6's writes: each said) or {problem}
+ * (k6 itself failed, or a stack process died).
+ */
 export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1 }) {
   const name = runName(plan);
   const one = (i) => {
@@ -70,5 +74,6 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     const parts = procs.map(({ seg }) => join(dir, `${name}${seg}.summary.json`)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
     writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(mergeSummaries(parts), null, 1));
   }
-  return {};
+  // A refused write loses samples: the run fails saying why, not only by its counts.
+  return { refused: procs.flatMap(({ logFile }) => refusalProblems(refusedWrites(readFileSync(logFile, 'utf8')), `k6 ${name}`)) };
 }

@@ -15,12 +15,14 @@ const lowerCased = (headers) => Object.fromEntries(Object.entries(headers).map((
 export default function closedLoop(plan, baseUrls) {
   // Answers as JMeter counted them, one per request a user made, whoever answered it:
   // `lab_responses` counts answers by case, status and source (client-cache, server-cache,
-  // upstream, app), `lab_response_time` their latency, and `lab_case_end` when each came, from
+  // upstream, app), `lab_response_time` their latency (and `lab_response_time_by_source` the
+  // same, tagged with the source, for the charts), and `lab_case_end` when each came, from
   // the case's start (its maximum is the run's length, so responses/s). A retrying client counts
   // one response per request, after its last attempt; k6's http_reqs counts every attempt, as
   // the proxy does.
   const responses = new Counter('lab_responses');
   const responseTime = new Trend('lab_response_time', true);
+  const bySource = new Trend('lab_response_time_by_source', true);
   const caseEnd = new Trend('lab_case_end', true);
   const appServed = new Counter('lab_app_served');
   const unexpected = new Counter('unexpected_status');
@@ -74,6 +76,7 @@ export default function closedLoop(plan, baseUrls) {
         if (status !== 200 && status !== c.limitedStatus) unexpected.add(1, { ...tags, status: String(status) });
         responses.add(1, { ...tags, status: String(status), source });
         responseTime.add(ended - started, tags);
+        bySource.add(ended - started, { ...tags, source });
         caseEnd.add(ended - exec.scenario.startTime, tags);
       }
     },
