@@ -3,11 +3,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import http from 'node:http';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Http1Parser } from '../servers/node/lib/http1.js';
+import { Http1Parser, HttpError } from '../servers/node/lib/http1.js';
+import { BackendPool } from '../servers/node/lib/backend-pool.js';
 import { filterImplementations } from './filter-implementations.mjs';
 import { seededRandom } from '../thresholds/models/random.js';
 
@@ -70,6 +72,90 @@ const post = (body, extra = '') => `POST /filter HTTP/1.1\r\nhost: x\r\ncontent-
 const RELAY = post('{"relay":true,"n":1}');
 const FILTERED = post('{"relay":false,"n":2}');
 const getJson = async (port, path) => JSON.parse((await exchange(port, `GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`)).responses[0].body.toString());
+const postTo = (path, body) => post(body).replace('POST /filter ', `POST ${path} `);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// --- Guards against clients that would take the filter down (issue 17) ---
+// A second filter per implementation with small guard limits, in front of a backend in this
+// process: /slow... answers 204 after SLOW_MS, /slower... after SLOWER_MS (requests in flight can
+// be counted at the backend), /big answers 200 with BIG_BYTES at once (a client that does not
+// read them fills buffers). The idle timeout is longer than the send timeout: only the send
+// timeout may cut a client off.
+const GUARD = { ...LIMITS, idleTimeoutMs: 5000, backendTimeoutMs: 1000, maxConnections: 4, maxPipeline: 4, sendTimeoutMs: 1000 };
+const SLOW_MS = 100;
+const SLOWER_MS = 400;
+const BIG_BYTES = 64 << 10;
+
+/** The backend: what it received by path, and close(). */
+async function guardBackend() {
+  const received = {};
+  const big = Buffer.alloc(BIG_BYTES, 'x');
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received[req.url] = (received[req.url] || 0) + 1;
+      if (req.url.startsWith('/slow')) setTimeout(() => res.writeHead(204).end(), req.url.startsWith('/slower') ? SLOWER_MS : SLOW_MS);
+      else if (req.url === '/big') res.writeHead(200, { 'content-type': 'application/json', 'content-length': big.length }).end(big);
+      else res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { port: server.address().port, received, close: () => { server.closeAllConnections(); server.close(); } };
+}
+
+/** The process and its descendants (a cluster's workers, the VM under the Erlang script). */
+function processTree(pid) {
+  const parent = new Map();
+  for (const d of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      // Fields after the command name, which is in parentheses and may hold spaces.
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch { /* gone meanwhile */ }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i += 1) for (const [p, pp] of parent) if (pp === tree[i]) tree.push(p);
+  return tree;
+}
+/** Sum over the processes of a /proc/<pid>/status memory field (VmRSS, VmHWM), in KiB. */
+const memoryKb = (pids, field) => pids.reduce((sum, p) => {
+  try { return sum + Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${p}/status`, 'utf8'))[1]); } catch { return sum; }
+}, 0);
+/** Resets the processes' peak RSS (VmHWM) to their current RSS (Linux clear_refs, value 5). */
+const resetPeak = (pids) => { for (const p of pids) writeFileSync(`/proc/${p}/clear_refs`, '5'); };
+/** The TCP state (hex, 01 = ESTABLISHED) of the server's side of a connection, or null once gone. */
+function serverSideState(serverPort, clientPort) {
+  const hex = (n) => n.toString(16).toUpperCase().padStart(4, '0');
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const l of readFileSync(f, 'utf8').split('\n').slice(1)) {
+      const x = l.trim().split(/\s+/);
+      if (x[1]?.endsWith(`:${hex(serverPort)}`) && x[2]?.endsWith(`:${hex(clientPort)}`)) return x[3];
+    }
+  }
+  return null;
+}
+/** Polls `read` until it stops moving for `quietMs` or reaches `target`; resolves its last value. */
+async function settle(read, { target, quietMs = 300, maxMs = 5000 }) {
+  let last = read();
+  let since = Date.now();
+  for (const t0 = Date.now(); Date.now() - t0 < maxMs && last < target && Date.now() - since < quietMs;) {
+    await sleep(50);
+    const v = read();
+    if (v !== last) [last, since] = [v, Date.now()];
+  }
+  return last;
+}
+/** A connected client socket that never reads (its readable side paused from the start). */
+const neverReading = (port) => new Promise((resolve, reject) => {
+  const s = net.connect(port, '127.0.0.1', () => resolve(s));
+  s.pause();
+  s.on('error', reject);
+});
+
+let guardBackendServer;
+before(async () => { guardBackendServer = await guardBackend(); });
+after(() => guardBackendServer?.close());
 
 for (const impl of filterImplementations(root)) {
   const ctx = {};
@@ -168,6 +254,22 @@ for (const impl of filterImplementations(root)) {
     ['Host that is no authority: 400', head('POST /filter HTTP/1.1', 'host: a b\r\n'), 400],
     ['two different Content-Length fields: 400', head('POST /filter HTTP/1.1', `host: x\r\ncontent-length: ${doc.length + 1}\r\n`), 400],
     ['Content-Length with a sign: 400', head('POST /filter HTTP/1.1', 'host: x\r\n').replace(/content-length: /, 'content-length: +'), 400],
+    // Request lines and fields the filters cannot handle (issue 17): the same answers from both.
+    ['a tab between the parts of the request line: 400', head('POST\t/filter HTTP/1.1', 'host: x\r\n'), 400],
+    ['a method that is no token: 400', head('PO(ST /filter HTTP/1.1', 'host: x\r\n'), 400],
+    ['request line over the head limit: 431', head(`POST /${'a'.repeat(2000)} HTTP/1.1`, 'host: x\r\n'), 431],
+    ['a header line with no colon (Host present): 400', head('POST /filter HTTP/1.1', 'host: x\r\nno colon here\r\n'), 400],
+    ['whitespace before the first header line: 400', head('POST /filter HTTP/1.1', ' host: x\r\n'), 400],
+    ['a byte over 0x7f in a field name: 400', head('POST /filter HTTP/1.1', 'host: x\r\nx\xe9: 1\r\n'), 400],
+    ['a field name that is no token: 400', head('POST /filter HTTP/1.1', 'host: x\r\nx(y): 1\r\n'), 400],
+    ['one header over the head limit: 431', head('POST /filter HTTP/1.1', `host: x\r\nx-pad: ${'y'.repeat(2000)}\r\n`), 431],
+    ['a header line over the head limit with no end: 431', `POST /filter HTTP/1.1\r\nhost: x\r\nx-pad: ${'y'.repeat(2000)}`, 431],
+    ['Transfer-Encoding: gzip: 411', head('POST /filter HTTP/1.1', 'host: x\r\ntransfer-encoding: gzip\r\n'), 411],
+    ['Transfer-Encoding: identity: 411', head('POST /filter HTTP/1.1', 'host: x\r\ntransfer-encoding: identity\r\n'), 411],
+    ['Transfer-Encoding with an empty value: 411', head('POST /filter HTTP/1.1', 'host: x\r\ntransfer-encoding:\r\n'), 411],
+    ['Transfer-Encoding: CHUNKED in capitals, with Content-Length: 411', head('POST /filter HTTP/1.1', 'host: x\r\nTransfer-Encoding: CHUNKED\r\n'), 411],
+    ['Transfer-Encoding: chunked, identity after Content-Length: 411', `POST /filter HTTP/1.1\r\nhost: x\r\ncontent-length: ${doc.length}\r\ntransfer-encoding: chunked, identity\r\n\r\n${doc}`, 411],
+    ['Transfer-Encoding in HTTP/1.0: 411', head('POST /filter HTTP/1.0', 'transfer-encoding: chunked\r\n'), 411],
   ];
   for (const [name, bytes, status] of rejected) {
     conformance.push([`${name}, closed, still serving`, async () => {
@@ -177,6 +279,10 @@ for (const impl of filterImplementations(root)) {
       assert.equal((await exchange(ctx.port, FILTERED)).responses[0]?.status, 204);
     }]);
   }
+  conformance.push(['a target the filter does not interpret (GET //[): 405, the connection kept', async () => {
+    const r = await exchange(ctx.port, `GET //[ HTTP/1.1\r\nhost: x\r\n\r\n${FILTERED}`, { expect: 2 });
+    assert.deepEqual(r.responses.map((x) => x.status), [405, 204]);
+  }]);
   conformance.push(['accepted as RFC 9112 allows: HTTP/1.0 without Host, HTTP/1.2 read as 1.1, obs-text in a value', async () => {
     const r = await exchange(ctx.port, [head('POST /filter HTTP/1.0', 'connection: keep-alive\r\n'), head('POST /filter HTTP/1.2', 'host: x\r\nx-note: caf\xe9\r\n')].join(''), { expect: 2 });
     assert.deepEqual(r.responses.map((x) => x.status), [204, 204]);
@@ -197,6 +303,119 @@ for (const impl of filterImplementations(root)) {
     } finally {
       for (const c of [f1, f2, slow.backend]) await stop(c);
     }
+  });
+
+  // The guard limits, on a filter of their own (GUARD) in front of the in-process backend.
+  const guard = {};
+  before(async () => {
+    if (impl.skip) return;
+    guard.port = await freePort();
+    guard.filter = await startProcess(impl.command({ port: guard.port, backend: `127.0.0.1:${guardBackendServer.port}`, ...GUARD }), guard.port);
+  });
+  after(async () => { if (guard.filter) await stop(guard.filter); });
+
+  // Each filter process admits GUARD.maxConnections clients; one more is answered 503 and
+  // closed at once. With workers, the cap is per worker: however the connections were spread,
+  // no more than cap x processes are served, and the ones beyond are refused.
+  test(`${impl.name}: connections over the cap: 503 and closed at once, the filter still serving`, { skip: impl.skip }, async () => {
+    const total = GUARD.maxConnections * impl.processes + 2;
+    const held = [];
+    const refused = [];
+    for (let i = 0; i < total; i += 1) {
+      const s = net.connect(guard.port, '127.0.0.1');
+      const parser = new Http1Parser({ kind: 'response' });
+      const outcome = await new Promise((resolve) => {
+        const got = [];
+        const t = setTimeout(() => resolve({ got, closed: false }), 1000);
+        s.on('data', (d) => { got.push(...parser.push(d)); if (got[0]?.status === 204) { clearTimeout(t); resolve({ got, closed: false }); } });
+        s.on('close', () => { clearTimeout(t); resolve({ got, closed: true }); });
+        s.on('error', () => {});
+        s.write(FILTERED);
+      });
+      if (outcome.got[0]?.status === 204 && !outcome.closed) held.push(s);
+      else refused.push(outcome);
+    }
+    try {
+      assert.ok(held.length <= GUARD.maxConnections * impl.processes, `${held.length} connections served, over the cap`);
+      assert.ok(held.length >= GUARD.maxConnections, `only ${held.length} connections served`);
+      assert.equal(refused.length, total - held.length);
+      for (const r of refused) {
+        assert.equal(r.closed, true, 'a refused connection is closed');
+        assert.deepEqual(r.got.map((x) => x.status), [503]);
+      }
+    } finally {
+      for (const s of held) s.destroy();
+    }
+    // The held ones gone, a new client is served (the filter may take a moment to see them close).
+    let status;
+    for (let i = 0; i < 20 && status !== 204; i += 1) {
+      status = (await exchange(guard.port, FILTERED)).responses[0]?.status;
+      if (status !== 204) await sleep(50);
+    }
+    assert.equal(status, 204);
+  });
+
+  // A pipelining client gets at most GUARD.maxPipeline requests in flight (relayed to the slow
+  // backend at once); the others wait in the socket until answers go out. The Erlang filter
+  // answers a connection's requests one at a time.
+  test(`${impl.name}: pipelined requests: at most max-pipeline in flight per connection`, { skip: impl.skip }, async () => {
+    const count = () => guardBackendServer.received['/slow'] || 0;
+    const before0 = count();
+    const n = 12;
+    const answers = exchange(guard.port, postTo('/slow', '{"relay":true}').repeat(n), { expect: GUARD.maxPipeline + 1, timeoutMs: 3000 });
+    // Counted half a backend delay after the first request arrived: no answer has gone out yet.
+    for (let i = 0; i < 100 && count() === before0; i += 1) await sleep(5);
+    await sleep(SLOW_MS / 2);
+    const inFlight = count() - before0;
+    const r = await answers;
+    assert.ok(inFlight >= 1 && inFlight <= GUARD.maxPipeline, `${inFlight} of ${n} pipelined requests in flight at once`);
+    assert.deepEqual(r.responses.slice(0, GUARD.maxPipeline + 1).map((x) => x.status), Array(GUARD.maxPipeline + 1).fill(204), 'the next ones dispatched as answers go out');
+  });
+
+  // A client that pipelines requests with big answers and never reads: the filter must stop
+  // reading and dispatching while its writes are pending, or it buffers every answer. The
+  // filter's peak RSS (all its processes) is measured against its RSS before.
+  test(`${impl.name}: a client that never reads: the filter's memory stays bounded`, { skip: impl.skip }, async (t) => {
+    const n = 500; // 500 x 64 KiB = 32 MiB of answers
+    const count = () => guardBackendServer.received['/big'] || 0;
+    // Warmed up by clients that read the same answers (one per process: the cluster hands
+    // connections to its workers in turn): the heap and allocator have grown to the work itself,
+    // and what the peak adds is what the client that never reads costs.
+    for (let i = 0; i < impl.processes; i += 1) {
+      const warm = await exchange(guard.port, postTo('/big', '{"relay":true}').repeat(100), { expect: 100, timeoutMs: 5000 });
+      assert.equal(warm.responses.length, 100);
+    }
+    const pids = processTree(guard.filter.pid);
+    resetPeak(pids);
+    const rssBefore = memoryKb(pids, 'VmRSS');
+    const before0 = count();
+    const s = await neverReading(guard.port);
+    s.on('error', () => {});
+    s.write(postTo('/big', '{"relay":true}').repeat(n));
+    const relayed = await settle(() => count() - before0, { target: n });
+    const growthMb = (memoryKb(pids, 'VmHWM') - rssBefore) / 1024;
+    s.destroy();
+    t.diagnostic(`${impl.name}: ${relayed} of ${n} answers of ${BIG_BYTES >> 10} KiB relayed; RSS ${(rssBefore / 1024).toFixed(1)} MiB before, peak +${growthMb.toFixed(1)} MiB`);
+    assert.ok(growthMb < 8, `the filter grew by ${growthMb.toFixed(1)} MiB for a client that reads nothing (${relayed} answers relayed)`);
+  });
+
+  // The same client is cut off once no byte could be written for GUARD.sendTimeoutMs: its
+  // side of the connection on the filter leaves ESTABLISHED (closed, or FIN_WAIT1 with
+  // the unread answers), the process and socket freed.
+  test(`${impl.name}: a client that never reads is cut off after the send timeout`, { skip: impl.skip }, async () => {
+    const s = await neverReading(guard.port);
+    s.on('error', () => {});
+    const t0 = Date.now();
+    s.write(postTo('/big', '{"relay":true}').repeat(200));
+    let state = serverSideState(guard.port, s.localPort);
+    while (state === '01' && Date.now() - t0 < GUARD.sendTimeoutMs + 2000) {
+      await sleep(50);
+      state = serverSideState(guard.port, s.localPort);
+    }
+    const waited = Date.now() - t0;
+    s.destroy();
+    assert.notEqual(state, '01', `still ESTABLISHED after ${waited} ms`);
+    assert.ok(waited >= GUARD.sendTimeoutMs && waited < GUARD.sendTimeoutMs + 1500, `cut off after ${waited} ms`);
   });
 
   test(`${impl.name}: fuzz: 3000 random and mutated requests, then still correct, alive, no leaked connections`, { skip: impl.skip }, async () => {
@@ -234,3 +453,42 @@ for (const impl of filterImplementations(root)) {
     assert.equal(left, 0, `${left} server-side connections left on port ${ctx.port}`);
   });
 }
+
+// The Node filter's backend pool (lib/backend-pool.js): with every connection busy, callers wait
+// in a list that is bounded (one more: 503 at once) and has a deadline (503 once it passes; the
+// request never reaches the backend). One connection here, to the backend's slow paths.
+const settled = (p, ms) => Promise.race([p.then((v) => ({ value: v }), (e) => ({ error: e })), sleep(ms).then(() => 'pending')]);
+
+test('backend pool: the waiting list is bounded: one more caller gets 503 at once', async () => {
+  const pool = new BackendPool({ port: guardBackendServer.port, max: 1, timeoutMs: 1000, maxWaiting: 2, waitTimeoutMs: 5000 });
+  try {
+    const calls = Array.from({ length: 4 }, () => pool.request('POST', '/slow/pool-bound', Buffer.from('{}')));
+    const fourth = await settled(calls[3], 50);
+    assert.notEqual(fourth, 'pending', 'the caller over the bound still waits');
+    assert.ok(fourth.error instanceof HttpError && fourth.error.status === 503, `got ${JSON.stringify(fourth)}`);
+    const rest = await Promise.all(calls.slice(0, 3));
+    assert.deepEqual(rest.map((r) => r.status), [204, 204, 204], 'the ones within the bound are served in turn');
+  } finally {
+    pool.close();
+  }
+});
+
+test('backend pool: a waiting caller gets 503 when its deadline passes, and is never sent', async () => {
+  const path = '/slower/pool-deadline';
+  const pool = new BackendPool({ port: guardBackendServer.port, max: 1, timeoutMs: 1000, maxWaiting: 10, waitTimeoutMs: 100 });
+  try {
+    const t0 = Date.now();
+    const first = pool.request('POST', path, Buffer.from('{}'));
+    const second = pool.request('POST', path, Buffer.from('{}'));
+    const r = await settled(second, SLOWER_MS - 100);
+    const waited = Date.now() - t0;
+    assert.notEqual(r, 'pending', 'the waiting caller still waits past its deadline');
+    assert.ok(r.error instanceof HttpError && r.error.status === 503, `got ${JSON.stringify(r)}`);
+    assert.ok(waited >= 100, `answered after ${waited} ms, before its deadline`);
+    assert.equal((await first).status, 204);
+    await sleep(50);
+    assert.equal(guardBackendServer.received[path], 1, 'the expired caller reached the backend');
+  } finally {
+    pool.close();
+  }
+});

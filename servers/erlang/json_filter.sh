@@ -3,7 +3,7 @@
 # then runs the VM in the foreground, non-blocking start so that SIGTERM stops it cleanly.
 #   json_filter.sh --port 21003 --backend 127.0.0.1:21000 [--max-body N] [--max-head N]
 #                  [--header-timeout-ms N] [--idle-timeout-ms N] [--backend-timeout-ms N] [--acceptors N]
-#                  [--name SERVICE]
+#                  [--max-connections N] [--send-timeout-ms N] [--name SERVICE]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ebin="$here/../../.lab/erlang/ebin"
@@ -23,6 +23,8 @@ while [ $# -gt 0 ]; do
     --idle-timeout-ms) args+=(-json_filter idle_timeout_ms "$2") ;;
     --backend-timeout-ms) args+=(-json_filter backend_timeout_ms "$2") ;;
     --acceptors) args+=(-json_filter acceptors "$2") ;;
+    --max-connections) args+=(-json_filter max_connections "$2") ;;
+    --send-timeout-ms) args+=(-json_filter send_timeout_ms "$2") ;;
     --name) args+=(-lab_service "$2") ;; # only for the command line: how process-exporter finds it
     *) echo "json_filter.sh: unknown option '$1'" >&2; exit 2 ;;
   esac

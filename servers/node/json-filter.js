@@ -4,6 +4,13 @@
  * to the backend (and the backend's answer relayed back) or answered 204 at once, as
  * lib/filter-rule.js decides. Keep-alive and pipelining (answers go out in request order),
  * Content-Length bodies only, a keep-alive pool to the backend, and cluster mode.
+ *
+ * It survives its clients (issue 17): at most --max-pipeline requests in flight per connection;
+ * no reading or dispatching while a connection's answers wait to be written (a client that does
+ * not read cannot make it buffer without bound), and a client that takes nothing for
+ * --send-timeout-ms is cut off; at most --max-connections connections per process (more: 503 and
+ * closed); the backend pool's waiting list bounded (--pool-queue) and with a deadline
+ * (--pool-wait-ms), both answered 503.
  */
 import net from 'node:net';
 import cluster from 'node:cluster';
@@ -18,8 +25,13 @@ import { serverMetrics, gatherForWorkers } from './lib/metrics.js';
  * Usage:
  *   json-filter.js --port 21001 --backend 127.0.0.1:21000 [--workers N|auto] [--max-body 1048576]
  *                  [--max-head 8192] [--header-timeout-ms 5000] [--idle-timeout-ms 60000]
- *                  [--backend-timeout-ms 1000] [--pool-size 512]
+ *                  [--backend-timeout-ms 1000] [--pool-size 512] [--pool-queue 8192]
+ *                  [--pool-wait-ms 5000] [--max-pipeline 16] [--max-connections 8192]
+ *                  [--send-timeout-ms 60000]
  * --name labels the metrics (and lets process-exporter find the processes by their command line).
+ * --max-connections is per process (each cluster worker has its own): 8192 is above the lab's
+ * largest closed run (5000 connections) and, with the pool, within its 20000 open files.
+ * --pool-wait-ms plus --backend-timeout-ms stays under the 10 s a k6 client waits.
  */
 const { values: o } = parseArgs({
   options: {
@@ -33,6 +45,11 @@ const { values: o } = parseArgs({
     'idle-timeout-ms': { type: 'string', default: '60000' },
     'backend-timeout-ms': { type: 'string', default: '1000' },
     'pool-size': { type: 'string', default: '512' },
+    'pool-queue': { type: 'string', default: '8192' },
+    'pool-wait-ms': { type: 'string', default: '5000' },
+    'max-pipeline': { type: 'string', default: '16' },
+    'max-connections': { type: 'string', default: '8192' },
+    'send-timeout-ms': { type: 'string', default: '60000' },
     name: { type: 'string', default: 'json-filter' },
   },
 });
@@ -55,6 +72,9 @@ const workers = o.workers === 'auto' ? os.availableParallelism() : num('workers'
 const limits = { maxBodyBytes: num('max-body', 1), maxHeadBytes: num('max-head', 256) };
 const headerTimeoutMs = num('header-timeout-ms', 1);
 const idleTimeoutMs = num('idle-timeout-ms', 1);
+const maxPipeline = num('max-pipeline', 1);
+const maxConnections = num('max-connections', 1);
+const sendTimeoutMs = num('send-timeout-ms', 1);
 
 if (workers > 0 && cluster.isPrimary) {
   // Cluster mode: the workers share the listening socket; the primary only supervises.
@@ -78,11 +98,15 @@ if (workers > 0 && cluster.isPrimary) {
 }
 
 function serve() {
-  const pool = new BackendPool({ host: bhost, port: Number(bport), max: num('pool-size', 1), timeoutMs: num('backend-timeout-ms', 1) });
-  const stats = { requests: 0, relayed: 0, filtered: 0, rejected: 0, backendErrors: 0, connections: 0 };
+  const pool = new BackendPool({
+    host: bhost, port: Number(bport), max: num('pool-size', 1), timeoutMs: num('backend-timeout-ms', 1),
+    maxWaiting: num('pool-queue', 0), waitTimeoutMs: num('pool-wait-ms', 1),
+  });
+  const stats = { requests: 0, relayed: 0, filtered: 0, rejected: 0, backendErrors: 0, connections: 0, refused: 0 };
   const metrics = serverMetrics();
   const outcomes = metrics.counter('json_filter_requests_total', 'Requests by outcome: relayed, filtered, rejected, backend_error, served (GET)', ['outcome']);
   const connections = metrics.counter('json_filter_connections_total', 'Client connections accepted');
+  const refusedConnections = metrics.counter('json_filter_connections_refused_total', 'Client connections refused (503) over --max-connections');
   // Both counts, the worker's own JSON and the server's Prometheus counters, move together.
   const count = (key, outcome) => {
     stats[key] += 1;
@@ -129,28 +153,92 @@ function serve() {
     }
   }
 
+  // Over the connection cap, before any request is read: the answer, and the connection closed.
+  const TOO_MANY = response(503, { body: 'too many connections\n', close: true });
+  let open = 0; // connections being served by this process
+
   const server = net.createServer((socket) => {
     stats.connections += 1;
     connections.inc();
+    if (open >= maxConnections) {
+      refuse(socket);
+      return;
+    }
+    open += 1;
+    socket.on('close', () => { open -= 1; });
+    serveConnection(socket);
+  });
+
+  /**
+   * A connection over --max-connections: 503 and our side closed at once. What the client sends
+   * meanwhile is read and dropped for at most a second, so that the close does not turn into a
+   * reset that could destroy the answer before the client reads it.
+   */
+  function refuse(socket) {
+    stats.refused += 1;
+    refusedConnections.inc();
+    socket.on('error', () => socket.destroy());
+    socket.resume();
+    socket.end(TOO_MANY);
+    setTimeout(() => socket.destroy(), 1000).unref();
+  }
+
+  /**
+   * One client connection. Requests are taken from the parser one at a time, at most
+   * --max-pipeline in flight; answers go out in request order. While the socket's write buffer
+   * is full (the client reads slower than we answer, or not at all) nothing more is read or
+   * dispatched, and if it stays full for --send-timeout-ms the connection is cut off. Reading
+   * pauses whenever no more requests may be taken, so the client's bytes wait in the kernel.
+   */
+  function serveConnection(socket) {
     socket.setNoDelay(true);
     const parser = new Http1Parser(limits);
     const queue = []; // pending answers, in request order: {bytes, close} once ready
-    let closing = false;
+    let done = false; // no more requests are taken (the last one asked to close, or an error)
+    let blocked = false; // the write buffer is full: wait for 'drain'
     let headerTimer = null;
+    let sendTimer = null;
 
+    // Writes the answers that are ready, in order, then takes more requests if there is room.
     const flush = () => {
       while (queue.length && queue[0].ready) {
         const a = queue.shift();
-        socket.write(a.bytes);
+        const written = socket.write(a.bytes);
         if (a.close) {
-          closing = true;
-          socket.end();
-          // Read and drop what the client still sends, but not for longer than a second.
-          setTimeout(() => socket.destroy(), 1000).unref();
-          queue.length = 0;
+          finish();
           return;
         }
+        if (!written) block();
       }
+      pump();
+    };
+    // The last answer is written: close our side; read and drop what the client still sends,
+    // but not for longer than a second.
+    const finish = () => {
+      done = true;
+      queue.length = 0;
+      clearTimers();
+      socket.end();
+      socket.resume();
+      setTimeout(() => socket.destroy(), 1000).unref();
+    };
+    // Write backpressure: the client is not taking our answers; wait for 'drain', a while at most.
+    const block = () => {
+      if (blocked) return;
+      blocked = true;
+      sendTimer = setTimeout(() => socket.destroy(), sendTimeoutMs);
+      socket.once('drain', unblock);
+    };
+    const unblock = () => {
+      blocked = false;
+      clearTimeout(sendTimer);
+      sendTimer = null;
+      pump();
+    };
+    const clearTimers = () => {
+      clearTimeout(headerTimer);
+      clearTimeout(sendTimer);
+      headerTimer = null;
     };
     const enqueue = (promise, close) => {
       const slot = { ready: false };
@@ -160,11 +248,40 @@ function serve() {
         if (!socket.destroyed) flush();
       });
     };
+    // A request the parser refuses: its error answer (after the answers before it), then close.
+    const refuseRequest = (e) => {
+      count('rejected', 'rejected');
+      done = true;
+      enqueue(Promise.resolve({ bytes: response(e.status, { body: `${e.message}\n`, close: true }) }), true);
+    };
+    // Takes the requests already received while there is room, then reads from the client only
+    // if more may be taken (otherwise its bytes wait in the kernel, and the client's writes stall).
+    const pump = () => {
+      if (socket.destroyed) return;
+      while (!done && !blocked && queue.length < maxPipeline) {
+        let msg;
+        try {
+          msg = parser.next();
+        } catch (e) {
+          if (!(e instanceof HttpError)) throw e;
+          refuseRequest(e);
+          break;
+        }
+        if (!msg) break;
+        if (!msg.keepAlive) done = true; // RFC 9112 9.6: nothing after a request that closes
+        enqueue(handle(msg), !msg.keepAlive);
+      }
+      const room = !done && !blocked && queue.length < maxPipeline;
+      if (done || room) socket.resume(); // after the last request: read and drop
+      else socket.pause();
+      armHeaderTimer(room && parser.partial);
+    };
     // A client that starts a request and does not finish it within the timeout is cut off. The
     // clock starts at the request's first byte and is not reset by more bytes, or a client
-    // trickling a byte at a time would hold the connection for ever.
-    const armHeaderTimer = () => {
-      if (!parser.partial) {
+    // trickling a byte at a time would hold the connection for ever. It runs only while we wait
+    // for the client, not while its requests wait for room.
+    const armHeaderTimer = (waitingForClient) => {
+      if (!waitingForClient) {
         clearTimeout(headerTimer);
         headerTimer = null;
       } else if (!headerTimer) {
@@ -173,28 +290,18 @@ function serve() {
     };
 
     socket.on('data', (chunk) => {
-      if (closing) return;
-      let msgs;
-      try {
-        msgs = parser.push(chunk);
-      } catch (e) {
-        if (!(e instanceof HttpError)) throw e;
-        count('rejected', 'rejected');
-        clearTimeout(headerTimer);
-        closing = true;
-        enqueue(Promise.resolve({ bytes: response(e.status, { body: `${e.message}\n`, close: true }) }), true);
-        return;
-      }
-      for (const m of msgs) enqueue(handle(m), !m.keepAlive);
-      armHeaderTimer();
+      if (done) return;
+      parser.feed(chunk);
+      pump();
     });
-    // A keep-alive connection with nothing in progress is closed after the idle timeout.
+    // A keep-alive connection with nothing in progress is closed after the idle timeout (one
+    // whose answers wait to be written is the send timeout's).
     socket.setTimeout(idleTimeoutMs, () => {
-      if (queue.length === 0 && !parser.partial) socket.destroy();
+      if (queue.length === 0 && !parser.partial && !blocked) socket.destroy();
     });
     socket.on('error', () => socket.destroy());
-    socket.on('close', () => clearTimeout(headerTimer));
-  });
+    socket.on('close', clearTimers);
+  }
   server.keepAliveTimeout = 0;
   server.listen(port, o.host, () => {
     if (!cluster.isWorker) console.log(`json-filter ${process.pid} on ${o.host}:${port} -> ${o.backend}`);

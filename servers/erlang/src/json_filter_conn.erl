@@ -4,10 +4,19 @@
 %% Requests on a connection are handled one after another, so pipelined ones are answered in order.
 %% Limits: the headers must arrive within header_timeout_ms of the request's first byte and stay
 %% under max_head bytes (431); bodies need Content-Length (chunked: 411), under max_body (413).
+%% Clients that would hold the filter (issue 17): an answer the client does not take within
+%% send_timeout_ms closes the connection (a blocked send held the process and socket for ever;
+%% the blocking send is also the write backpressure: nothing more is read meanwhile), and over
+%% max_connections open connections a new one gets 503 and is closed.
 -module(json_filter_conn).
 -export([start/1, init/1]).
 
 -record(cfg, {max_body, max_head, header_timeout, idle_timeout}).
+
+%% Defaults of the settings that json_filter.app.src does not list. max_connections: above the
+%% lab's largest closed run (5000 connections), and two sockets each (client and backend) stay
+%% within its 20000 open files. send_timeout_ms: nginx's send_timeout.
+-define(DEFAULTS, #{max_connections => 8192, send_timeout_ms => 60000}).
 
 start(Sock) ->
     proc_lib:spawn(?MODULE, init, [Sock]).
@@ -15,11 +24,26 @@ start(Sock) ->
 init(Sock) ->
     receive go -> ok after 5000 -> exit(normal) end,
     json_filter_stats:incr(connections),
-    Env = fun(K) -> {ok, V} = application:get_env(json_filter, K), V end,
-    Cfg = #cfg{max_body = Env(max_body), max_head = Env(max_head),
-               header_timeout = Env(header_timeout_ms), idle_timeout = Env(idle_timeout_ms)},
-    ok = inet:setopts(Sock, [{packet, raw}]),
+    ok = inet:setopts(Sock, [{packet, raw}, {send_timeout, setting(send_timeout_ms)}, {send_timeout_close, true}]),
+    case json_filter_stats:admit(setting(max_connections)) of
+        true ->
+            try serve(Sock) after json_filter_stats:leave() end;
+        false ->
+            json_filter_stats:incr(refused),
+            send(Sock, 503, <<"too many connections\n">>, false),
+            linger(Sock)
+    end.
+
+serve(Sock) ->
+    Cfg = #cfg{max_body = setting(max_body), max_head = setting(max_head),
+               header_timeout = setting(header_timeout_ms), idle_timeout = setting(idle_timeout_ms)},
     next_request(Sock, Cfg, <<>>).
+
+setting(K) ->
+    case application:get_env(json_filter, K) of
+        {ok, V} -> V;
+        undefined -> maps:get(K, ?DEFAULTS)
+    end.
 
 %% Buf: bytes received and not used yet (a pipelined request may already be in it).
 next_request(Sock, Cfg, <<>>) ->
@@ -99,10 +123,10 @@ dispatch(Sock, Cfg, Req = #{method := Method, path := Path}, Body, Rest) ->
     json_filter_stats:incr(requests),
     {Status, RBody} = handle(Method, Path, Body),
     Keep = keep_alive(Req),
-    send(Sock, Status, RBody, Keep),
-    case Keep of
-        true -> next_request(Sock, Cfg, Rest);
-        false -> close(Sock)
+    %% A send that fails (the client gone, or not reading for send_timeout_ms) ends the connection.
+    case send(Sock, Status, RBody, Keep) of
+        ok when Keep -> next_request(Sock, Cfg, Rest);
+        _ -> close(Sock)
     end.
 
 handle('GET', <<"/healthz">>, _) -> {200, <<"ok\n">>};
@@ -225,7 +249,7 @@ is_digit(C) -> C >= $0 andalso C =< $9.
 reason(200) -> <<"OK">>; reason(204) -> <<"No Content">>; reason(400) -> <<"Bad Request">>;
 reason(405) -> <<"Method Not Allowed">>; reason(411) -> <<"Length Required">>;
 reason(413) -> <<"Content Too Large">>; reason(431) -> <<"Request Header Fields Too Large">>;
-reason(505) -> <<"HTTP Version Not Supported">>;
+reason(505) -> <<"HTTP Version Not Supported">>; reason(503) -> <<"Service Unavailable">>;
 reason(502) -> <<"Bad Gateway">>; reason(504) -> <<"Gateway Timeout">>; reason(_) -> <<"Status">>.
 
 now_ms() -> erlang:monotonic_time(millisecond).

@@ -2,13 +2,16 @@
  * Keep-alive connections from the filter to its backend, on raw sockets like the filter itself:
  * one request at a time per connection, up to `max` connections, callers queue beyond that.
  * A connection that fails -> 502; no answer within `timeoutMs` -> 504.
+ * The queue is bounded and has a deadline, or a backend slower than the clients would grow it
+ * without end: over `maxWaiting` callers -> 503 at once; a caller still waiting after
+ * `waitTimeoutMs` -> 503. Either way the request never reached the backend.
  */
 import net from 'node:net';
 import { Http1Parser, HttpError } from './http1.js';
 
 export class BackendPool {
-  constructor({ host = '127.0.0.1', port, max = 512, timeoutMs = 1000 }) {
-    Object.assign(this, { host, port, max, timeoutMs });
+  constructor({ host = '127.0.0.1', port, max = 512, timeoutMs = 1000, maxWaiting = 8192, waitTimeoutMs = 5000 }) {
+    Object.assign(this, { host, port, max, timeoutMs, maxWaiting, waitTimeoutMs });
     this.idle = [];
     this.open = 0;
     this.waiting = [];
@@ -23,8 +26,32 @@ export class BackendPool {
       const conn = this.idle.pop();
       if (conn) this.run(conn, job);
       else if (this.open < this.max) this.run(this.connect(), job);
-      else this.waiting.push(job);
+      else this.wait(job);
     });
+  }
+
+  /** Every connection busy: the caller waits its turn if the list has room, until its deadline. */
+  wait(job) {
+    if (this.waiting.length >= this.maxWaiting) {
+      job.reject(new HttpError(503, 'backend pool busy: too many requests waiting'));
+      return;
+    }
+    job.waitTimer = setTimeout(() => this.expire(job), this.waitTimeoutMs);
+    this.waiting.push(job);
+  }
+
+  /** A caller's deadline passed while it waited: out of the list (usually its head), 503. */
+  expire(job) {
+    const i = this.waiting.indexOf(job);
+    if (i >= 0) this.waiting.splice(i, 1);
+    job.reject(new HttpError(503, 'no backend connection free in time'));
+  }
+
+  /** The longest-waiting caller, its deadline cleared; undefined when none waits. */
+  nextWaiting() {
+    const job = this.waiting.shift();
+    if (job) clearTimeout(job.waitTimer);
+    return job;
   }
 
   connect() {
@@ -63,7 +90,7 @@ export class BackendPool {
       this.drop(conn);
       return;
     }
-    const next = this.waiting.shift();
+    const next = this.nextWaiting();
     if (next) this.run(conn, next);
     else this.idle.push(conn);
   }
@@ -85,7 +112,7 @@ export class BackendPool {
     this.open -= 1;
     this.idle = this.idle.filter((c) => c !== conn);
     conn.socket.destroy();
-    const next = this.waiting.shift();
+    const next = this.nextWaiting();
     if (next) this.run(this.connect(), next);
   }
 

@@ -21,7 +21,8 @@ export class HttpError extends Error {
 }
 
 /**
- * Feed it bytes with push(). The limits: a head (request line + headers) over its cap -> 431
+ * Feed it bytes with push() (every complete message out), or feed() and next() (one message at
+ * a time, the rest left unparsed). The limits: a head (request line + headers) over its cap -> 431
  * (requests); bodies need Content-Length (chunked is refused with 411: send Content-Length); a
  * body over its cap -> 413; a malformed start line or header -> 400. After an error the
  * connection must be closed.
@@ -41,28 +42,40 @@ export class Http1Parser {
    * come out in order. Throws HttpError on a protocol error.
    */
   push(chunk) {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    this.feed(chunk);
     const out = [];
-    for (;;) {
-      if (!this.head) {
-        const end = this.buf.indexOf(CRLF2);
-        if (end < 0) {
-          if (this.buf.length > this.maxHeadBytes) throw new HttpError(431, 'request header fields too large');
-          break;
-        }
-        if (end + 4 > this.maxHeadBytes) throw new HttpError(431, 'request header fields too large');
-        this.head = this.parseHead(this.buf.toString('latin1', 0, end));
-        this.buf = this.buf.subarray(end + 4);
-      }
-      const need = this.head.contentLength;
-      if (this.buf.length < need) break;
-      const msg = this.head;
-      msg.body = this.buf.subarray(0, need);
-      this.buf = this.buf.subarray(need);
-      this.head = null;
-      out.push(msg);
-    }
+    for (let msg = this.next(); msg; msg = this.next()) out.push(msg);
     return out;
+  }
+
+  /** Bytes in, kept until next() takes the messages out of them. */
+  feed(chunk) {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+  }
+
+  /**
+   * The next complete message in the bytes fed so far, or null until more bytes come. Throws
+   * HttpError on a protocol error. One at a time, so that a server takes no more pipelined
+   * requests than it is willing to have in flight: the rest wait here, unparsed.
+   */
+  next() {
+    if (!this.head) {
+      const end = this.buf.indexOf(CRLF2);
+      if (end < 0) {
+        if (this.buf.length > this.maxHeadBytes) throw new HttpError(431, 'request header fields too large');
+        return null;
+      }
+      if (end + 4 > this.maxHeadBytes) throw new HttpError(431, 'request header fields too large');
+      this.head = this.parseHead(this.buf.toString('latin1', 0, end));
+      this.buf = this.buf.subarray(end + 4);
+    }
+    const need = this.head.contentLength;
+    if (this.buf.length < need) return null;
+    const msg = this.head;
+    msg.body = this.buf.subarray(0, need);
+    this.buf = this.buf.subarray(need);
+    this.head = null;
+    return msg;
   }
 
   /** True while a message has started but not finished (for the slow-client timeout). */
