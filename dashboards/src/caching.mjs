@@ -17,7 +17,8 @@ export default function caching() {
         // when it grows, and a case that ends within a second leaves one sample, no rate.
         prom('Answers by case and source (client cache, server cache, upstream, app)', 'none', [{ expr: `sum by (case, source) (max_over_time(k6_lab_responses_total{${mine}}[$__range]))`, legend: '{{case}} {{source}}' }], { table: true }),
         prom('Answers by case and status (200, 503)', 'none', [{ expr: `sum by (case, status) (max_over_time(k6_lab_responses_total{${mine}}[$__range]))`, legend: '{{case}} {{status}}' }], { table: true }),
-        prom('Answers per second, by case and source', 'reqps', [{ expr: `sum by (case, source) (rate(k6_lab_responses_total{${mine}}[$__rate_interval]))`, legend: '{{case}} {{source}}' }]),
+        // So far rather than per second: a smoke case's counter may have one sample, no rate.
+        prom('Answers so far, by case and source', 'none', [{ expr: `sum by (case, source) (k6_lab_responses_total{${mine}})`, legend: '{{case}} {{source}}' }]),
         prom('Mean latency (since the case started), by case and source', 's', [{ expr: `max by (case, source) (k6_lab_response_time_by_source_avg{${mine}})`, legend: '{{case}} {{source}}' }]),
         prom('Mean and max latency (since the case started), by case', 's', [
           { expr: `max by (case) (k6_lab_response_time_avg{${mine}})`, legend: '{{case}} mean' },

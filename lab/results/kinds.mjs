@@ -43,6 +43,9 @@ const integrate = (points) => {
   });
 };
 
+/** Per-second rate of a running total, between each two of its points. */
+const rate = (points) => points.slice(1).map(([t, v], i) => [t, Math.max(0, v - points[i][1]) / ((t - points[i][0]) / 1000 || 1)]);
+
 /** The model's course of a case, replayed from its plan (thresholds/plan.js caseCourse); null if it cannot be. */
 function modelCourse(plan, c) {
   try {
@@ -106,8 +109,10 @@ function limiterChart(run, exp, phase, c) {
 }
 
 /** A case's series from its board (in the order of `ranges`), each with its constant expected range over the span of the data. */
-function rangeChart(run, exp, c, { title, label, unit, ranges = [], id = 'case', note }) {
-  const series = caseSeries(run, exp, title, c, exp.window);
+function rangeChart(run, exp, c, { title, label, unit, ranges = [], id = 'case', note, perSecond = false }) {
+  const counts = caseSeries(run, exp, title, c, exp.window);
+  // A count so far drawn as its rate: answers per second, per step of the store.
+  const series = perSecond ? counts?.map((s) => ({ ...s, points: rate(s.points) })) : counts;
   if (!series?.length) return null;
   const xs = series.flatMap((s) => s.points.map(([t]) => t));
   const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
@@ -118,7 +123,8 @@ function rangeChart(run, exp, c, { title, label, unit, ranges = [], id = 'case',
     bands.push([out.length, out.length + 1]);
     out.push(...bandEdges(r.label, flat(x0, x1, r.hi), flat(x0, x1, r.lo), COLORS[i % COLORS.length].band, COLORS[i % COLORS.length].edge));
   });
-  return chart({ id: chartId(id, c.id), title: `${c.name}: ${title.toLowerCase()}`, unit, series: out, bands, ...(note ? { note } : {}) });
+  const shown = perSecond ? title.replace(/ so far/, ' per second') : title;
+  return chart({ id: chartId(id, c.id), title: `${c.name}: ${shown.toLowerCase()}`, unit: perSecond ? 'reqps' : unit, series: out, bands, ...(note ? { note } : {}) });
 }
 
 /** The outcome of a case, by its name. */
@@ -180,7 +186,7 @@ export const resultKinds = {
       return { measure: 'responses/s', unit: 'reqps', value: o.measured.throughput, lo: span ? (n * 1000) / span.hi : null, hi: span ? (n * 1000) / span.lo : null };
     },
     caseCharts: (run, exp, phase, c) => [
-      rangeChart(run, exp, c, { id: 'answers', title: 'Answers per second, by case and source', label: 'answers/s', unit: 'reqps' }),
+      rangeChart(run, exp, c, { id: 'answers', title: 'Answers so far, by case and source', label: 'answers', unit: 'none', perSecond: true }),
       rangeChart(run, exp, c, { id: 'latency-source', title: 'Mean latency (since the case started), by case and source', label: 'mean', unit: 's' }),
       rangeChart(run, exp, c, {
         title: 'Mean and max latency', label: 'latency', unit: 's',
