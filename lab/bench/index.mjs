@@ -1,5 +1,6 @@
 /*
- * `bench <name>`: which benchmark a name runs. `k6` measures k6 itself (k6.mjs); an experiment's
+ * `bench <name>`: which benchmark a name runs. The lab's own tools have theirs here (TOOLS: `k6`
+ * measures k6 itself, `results` the results site's build); an experiment's
  * bench sits beside its stack, stacks/<experiment>/bench.mjs, and is found here by name, so
  * adding one is that file alone. Each exports `default async (root, request, { say })`.
  */
@@ -10,14 +11,17 @@ import { list } from '../../thresholds/experiments/index.js';
 
 const benchFile = (root, name) => join(root, 'stacks', name, 'bench.mjs');
 
-/** The names `bench` takes: the experiments that have a bench, in the list's order, then k6. */
+/** The benches of the lab's own tools, which take only --quick: name -> module. */
+export const TOOLS = { k6: './k6.mjs', results: './results.mjs' };
+
+/** The names `bench` takes: the experiments that have a bench, in the list's order, then the tools'. */
 export function benchNames(root) {
-  return [...list.map((e) => e.name).filter((n) => existsSync(benchFile(root, n))), 'k6'];
+  return [...list.map((e) => e.name).filter((n) => existsSync(benchFile(root, n))), ...Object.keys(TOOLS)];
 }
 
 /** The bench function a name runs; for any other name, an error naming those there are. */
 export async function benchNamed(root, name) {
-  if (name === 'k6') return (await import('./k6.mjs')).default;
+  if (Object.hasOwn(TOOLS, name)) return (await import(TOOLS[name])).default;
   if (list.some((e) => e.name === name) && existsSync(benchFile(root, name))) return (await import(pathToFileURL(benchFile(root, name)).href)).default;
   throw new Error(`no benchmark for '${name}'; there are: ${benchNames(root).join(', ')}`);
 }

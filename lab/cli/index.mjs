@@ -18,6 +18,7 @@ import { root, stateDir, say, topology } from './context.mjs';
  *   keep <experiment|metrics> [knobs]      (internal) own an `up` stack until SIGTERM
  *   bench <experiment> [--quick] [knobs]   an experiment's bench, stacks/<experiment>/bench.mjs
  *   bench k6 [--quick]                     k6's own CPU per request and memory per VU (sizing)
+ *   bench results [--quick]                the results site's build time and page weight at 50 runs (10)
  *   render <experiment> [knobs]            write configs to .lab/rendered/ for docker compose
  *   render --k8s <suite>/<experiment> [--quick[=N]] [--parallelism N] [--prometheus URL] [knobs]
  *                                          Kubernetes manifests and a k6-operator TestRun, in .lab/rendered/k8s/
