@@ -3,7 +3,9 @@
 // percentiles bounded by the largest segment's.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { segmentArgs, mergeSummaries } from '../lab/run/segments.mjs';
+import { createServer } from 'node:http';
+import { segmentArgs, mergeSummaries, scheduleSkew } from '../lab/run/segments.mjs';
+import { waitPaused, resumeAll, pausedArgs, PAUSED_BEFORE_RUN } from '../lab/run/starter.mjs';
 import { parseRunArgs } from '../lab/cli/args.mjs';
 
 test('segment i of n covers i/n to (i+1)/n of the same sequence, tagged', () => {
@@ -32,4 +34,56 @@ test('--segments is checked before anything starts', () => {
   assert.throws(() => parseRunArgs(['spike', '--segments=0']), /1\.\.8/);
   assert.throws(() => parseRunArgs(['spike', '--segments=2', '--no-metrics']), /needs the metrics stores/);
   assert.throws(() => parseRunArgs(['load/cdn', '--segments=2']), /capped plan/);
+});
+
+test("the skew between segments is measured from each one's schedule origin, and carried by the merged summary", () => {
+  const part = (origin) => ({ metrics: { lab_schedule_origin: { type: 'gauge', values: { value: origin + 5, min: origin, max: origin + 5 } } } });
+  assert.deepEqual(scheduleSkew([part(1000), part(1012), part(1003)]), { originsMs: [1000, 1012, 1003], skewMs: 12 });
+  assert.equal(scheduleSkew([part(1000), { metrics: {} }]), null, 'a summary without it: not measured');
+  assert.deepEqual(mergeSummaries([part(1000), part(1030)]).schedule, { originsMs: [1000, 1030], skewMs: 30 });
+});
+
+/** A stand-in for k6's REST API: paused until PATCHed, ready after `readyAfter` polls. */
+function fakeK6(readyAfter) {
+  const k6 = { polls: 0, resumedAt: null, paused: true };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      if (req.method === 'PATCH') {
+        k6.paused = JSON.parse(body).data.attributes.paused;
+        k6.resumedAt = performance.now();
+      } else k6.polls += 1;
+      const status = k6.polls >= readyAfter ? PAUSED_BEFORE_RUN : 1;
+      res.end(JSON.stringify({ data: { type: 'status', id: 'default', attributes: { status, paused: k6.paused, 'vus-max': 10 } } }));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ k6, server, address: `127.0.0.1:${server.address().port}` })));
+}
+
+test('the starter waits until every process is paused with its VUs, then resumes them together', async () => {
+  const fakes = await Promise.all([fakeK6(1), fakeK6(4)]);
+  try {
+    assert.deepEqual(pausedArgs('127.0.0.1:1234'), ['--paused', '--address', '127.0.0.1:1234']);
+    const never = new Promise(() => {});
+    await waitPaused(fakes.map((f) => f.address), [never, never]);
+    assert.ok(fakes[1].k6.polls >= 4, 'polled until the slower one was ready');
+    assert.ok(fakes.every((f) => f.k6.resumedAt === null), 'nothing resumed while waiting');
+    await resumeAll(fakes.map((f) => f.address));
+    assert.ok(fakes.every((f) => f.k6.paused === false));
+    assert.ok(Math.abs(fakes[0].k6.resumedAt - fakes[1].k6.resumedAt) < 50, 'resumed at once, not one after the other is ready');
+  } finally {
+    fakes.forEach((f) => f.server.close());
+  }
+});
+
+test('the starter gives up, naming the process, when one exits before it is ready', async () => {
+  const fake = await fakeK6(1e9);
+  try {
+    const exited = Promise.resolve({ code: 107, signal: null });
+    await assert.rejects(waitPaused([fake.address, fake.address], [new Promise(() => {}), exited]), /k6 process 1 exited before the start \(code 107/);
+    await assert.rejects(waitPaused([fake.address], [new Promise(() => {})], { timeoutMs: 200 }), /k6 processes 0 were not ready/);
+  } finally {
+    fake.server.close();
+  }
 });

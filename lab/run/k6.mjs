@@ -1,14 +1,28 @@
 /*
  * The k6 stage of a phase: k6 on the phase's plan, as one process or as `segments` processes
- * with an execution segment each (lab/run/segments.mjs), whose summaries are merged into the
- * plan's; a stack process that dies meanwhile stops k6 and is reported by name.
+ * with an execution segment each (lab/run/segments.mjs), started paused and resumed together
+ * (starter.mjs), whose summaries are merged into the plan's, with the skew between their
+ * schedules measured; a stack process that dies meanwhile stops k6 and is reported by name.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { logTail } from '../stack/procs.mjs';
 import { segmentArgs, mergeSummaries } from './segments.mjs';
+import { freePort, pausedArgs, waitPaused, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
+
+/**
+ * The measured skew between the segments' schedules, said; a problem when it exceeds what the
+ * plan's model allows (plan.model.segmentSkewMs), or cannot be measured where the model needs it.
+ */
+function skewProblem(plan, schedule, say) {
+  const allowed = plan.model?.segmentSkewMs;
+  if (!schedule) return allowed === undefined ? null : `${plan.experiment}: the segments' schedule skew could not be measured (a summary lacks lab_schedule_origin); the model assumes at most ${allowed} ms`;
+  say(`${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart${allowed === undefined ? '' : ` (the model allows ${allowed} ms)`}`);
+  if (allowed !== undefined && schedule.skewMs > allowed) return `${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart, more than the ${allowed} ms the model allows: the counts cannot be judged against it`;
+  return null;
+}
 
 /** A plan's file names: suite.experiment, and the phase of a plan that runs in phases. */
 export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
@@ -17,11 +31,14 @@ export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ?
 export const scriptOf = (root, plan) => join(root, 'k6', `${plan.experiment}.js`);
 
 /**
- * Runs k6; resolves to {refused} (a store refused some of k6's writes: each said) or {problem}
- * (k6 itself failed, or a stack process died).
+ * Runs k6; resolves to {problems} (the run fails, the cases are still judged: a store refused
+ * some of k6's writes, or the segments started further apart than the model allows) or
+ * {problem} (k6 itself failed, or a stack process died: the cases fail).
  */
 export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1 }) {
   const name = runName(plan);
+  // Segments start paused, each with its own REST API, and are resumed together.
+  const addresses = segments > 1 ? await Promise.all(Array.from({ length: segments }, async () => `127.0.0.1:${await freePort()}`)) : [];
   const one = (i) => {
     const seg = segments > 1 ? `.seg${i}` : '';
     const k6env = {
@@ -40,7 +57,7 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     const fd = openSync(logFile, 'a');
     // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
     // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
-    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? segmentArgs(i, segments) : []), scriptOf(root, plan)];
+    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i])] : []), scriptOf(root, plan)];
     const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
     closeSync(fd);
     setChild(k6, `k6${seg}`);
@@ -52,6 +69,18 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
   };
   const procs = Array.from({ length: segments }, (_, i) => one(i));
   say(`${plan.experiment}: k6 running ${plan.cases.length} case${plan.cases.length > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, about ${Math.ceil(plan.durationS)} s (log: ${procs[0].logFile})`);
+  if (segments > 1) {
+    try {
+      const t = Date.now();
+      await waitPaused(addresses, procs.map((p) => p.exited));
+      const ms = await resumeAll(addresses);
+      say(`${plan.experiment}: ${segments} k6 processes ready (VUs allocated, paused) after ${((Date.now() - t) / 1000).toFixed(1)} s, resumed together (the requests took ${ms.toFixed(1)} ms)`);
+    } catch (e) {
+      for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGKILL');
+      await Promise.all(procs.map((p) => p.exited));
+      return { problem: `${plan.experiment}: starting the segments: ${e.message}; last lines of ${procs[0].logFile}:\n${logTail(procs[0].logFile)}` };
+    }
+  }
   const started = Date.now();
   const ticker = setInterval(() => say(`  ${plan.experiment}: ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
   const all = Promise.all(procs.map((p) => p.exited));
@@ -70,10 +99,15 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     // judged its share only: its verdict is not the run's); anything else means k6 itself failed.
     if (code !== 0 && code !== 99) return { problem: `k6 ${name}${procs[i].seg} ended with ${signal || `code ${code}`}; last lines of ${procs[i].logFile}:\n${logTail(procs[i].logFile)}` };
   }
+  const problems = [];
   if (segments > 1) {
     const parts = procs.map(({ seg }) => join(dir, `${name}${seg}.summary.json`)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
-    writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(mergeSummaries(parts), null, 1));
+    const merged = mergeSummaries(parts);
+    writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(merged, null, 1));
+    const skew = skewProblem(plan, merged.schedule, say);
+    if (skew) problems.push(skew);
   }
   // A refused write loses samples: the run fails saying why, not only by its counts.
-  return { refused: procs.flatMap(({ logFile }) => refusalProblems(refusedWrites(readFileSync(logFile, 'utf8')), `k6 ${name}`)) };
+  problems.push(...procs.flatMap(({ logFile }) => refusalProblems(refusedWrites(readFileSync(logFile, 'utf8')), `k6 ${name}`)));
+  return { problems };
 }

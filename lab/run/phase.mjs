@@ -33,7 +33,7 @@ export async function runPhase(plan, kind, ctx) {
     } finally {
       measured = stopSampling(plan, started, ctx);
     }
-    out.problems.push(...(result.refused || []));
+    out.problems.push(...(result.problems || []));
     if (result.problem) {
       out.problems.push(result.problem);
       broken = true; // k6 or the stack failed: whatever the summary says, the cases fail

@@ -43,5 +43,17 @@ export function mergeSummaries(list) {
       }
     }
   }
-  return { metrics, setup_data: list.find((s) => s?.setup_data)?.setup_data, segments: list.length };
+  return { metrics, setup_data: list.find((s) => s?.setup_data)?.setup_data, segments: list.length, schedule: scheduleSkew(list) };
+}
+
+/**
+ * When each segment's schedule started, and how far apart: each process records its scenarios'
+ * clock origin (k6's exec.scenario.startTime less the scenario's startTime offset, once per VU,
+ * as the gauge lab_schedule_origin; k6/lib/run.js), and its summary keeps the least.
+ * {originsMs: [epoch ms per segment], skewMs} or null when a summary lacks it.
+ */
+export function scheduleSkew(parts) {
+  const originsMs = parts.map((s) => s?.metrics?.lab_schedule_origin?.values?.min);
+  if (!originsMs.length || originsMs.some((v) => typeof v !== 'number')) return null;
+  return { originsMs, skewMs: Math.max(...originsMs) - Math.min(...originsMs) };
 }

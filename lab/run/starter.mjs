@@ -1,0 +1,68 @@
+/*
+ * Starting k6 processes together, as k6-operator's starter starts a TestRun's runners: each is
+ * started paused (`k6 run --paused`) with its own REST API on 127.0.0.1; once every one has
+ * initialised its VUs and waits, all are resumed at once through the API (PATCH /v1/status).
+ * Each then runs setup() (a health check of the stack: a few ms) and starts its schedule; the
+ * skew that remains is measured (segments.mjs scheduleSkew), not assumed.
+ */
+import { createServer } from 'node:net';
+
+// k6's lib.ExecutionStatus: initialised, paused, waiting for a resume (k6 v1.8.1).
+export const PAUSED_BEFORE_RUN = 4;
+const POLL_MS = 50;
+
+/** A port on 127.0.0.1 that nothing listens on now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The arguments that start a k6 process paused, with its REST API on `address`. */
+export const pausedArgs = (address) => ['--paused', '--address', address];
+
+/** k6's status attributes at `address`, or null while its API does not answer yet. */
+async function status(address) {
+  try {
+    const res = await fetch(`http://${address}/v1/status`, { signal: AbortSignal.timeout(2000) });
+    return res.ok ? (await res.json()).data.attributes : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits until every process waits paused with its VUs allocated; rejects when one exits first
+ * (`exited[i]` a promise) or `timeoutMs` passes, naming it.
+ */
+export async function waitPaused(addresses, exited, { timeoutMs = 120_000 } = {}) {
+  let gone = null;
+  exited.forEach((p, i) => p.then((e) => { gone ??= { i, ...e }; }));
+  const ready = new Set();
+  const until = Date.now() + timeoutMs;
+  while (ready.size < addresses.length) {
+    if (gone) throw new Error(`k6 process ${gone.i} exited before the start (code ${gone.code}, signal ${gone.signal})`);
+    if (Date.now() > until) throw new Error(`k6 processes ${addresses.map((a, i) => i).filter((i) => !ready.has(i)).join(', ')} were not ready (paused, VUs allocated) after ${timeoutMs / 1000} s`);
+    await Promise.all(addresses.map(async (a, i) => {
+      if (ready.has(i)) return;
+      const s = await status(a);
+      if (s && s.status === PAUSED_BEFORE_RUN && s.paused) ready.add(i);
+    }));
+    if (ready.size < addresses.length) await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/** Resumes every process at once; resolves to how long the requests took, first sent to last answered (ms). */
+export async function resumeAll(addresses) {
+  const body = JSON.stringify({ data: { type: 'status', id: 'default', attributes: { paused: false } } });
+  const t = performance.now();
+  const answers = await Promise.all(addresses.map((a) => fetch(`http://${a}/v1/status`, { method: 'PATCH', body, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) })));
+  const bad = answers.map((r, i) => [r, i]).filter(([r]) => !r.ok);
+  if (bad.length) throw new Error(`k6 did not resume: ${bad.map(([r, i]) => `process ${i} answered ${r.status}`).join(', ')}`);
+  return performance.now() - t;
+}
