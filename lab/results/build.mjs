@@ -46,13 +46,19 @@ export function markBaseline(results, id) {
   return run.info.suite;
 }
 
-/** The baseline a run is compared with: its suite's marked one, else the run of its suite before it; null if none. */
+/**
+ * The baseline a run is compared with: its suite's marked one, else the latest run of its suite
+ * before it with the same experiments, else one sharing any of them; null if none.
+ */
 export function defaultBaseline(results, id, infos = null) {
   const all = infos || listRuns(results).runs.map((r) => readRun(results, r, { panels: false }));
   const me = all.find((r) => r.id === id);
   const marked = readBaselines(results)[me.info.suite];
   if (marked && marked !== id && all.some((r) => r.id === marked)) return marked;
-  return all.find((r) => r.id < id && r.info.suite === me.info.suite)?.id ?? null;
+  const before = all.filter((r) => r.id < id && r.info.suite === me.info.suite).sort((a, b) => (a.id < b.id ? 1 : -1));
+  const same = (r) => r.info.experiments.length === me.info.experiments.length && me.info.experiments.every((e) => r.info.experiments.includes(e));
+  const shares = (r) => me.info.experiments.some((e) => r.info.experiments.includes(e));
+  return (before.find(same) ?? before.find(shares))?.id ?? null;
 }
 
 /** Builds the compare page of `a` against `b` (default: its baseline); returns its file, or null without a baseline. */

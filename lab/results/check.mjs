@@ -36,7 +36,12 @@ export function expectations(results, id) {
     pages.push({ name: `history-${run.info.suite}.${exp.name}`, file: join(site, historyPath(run.info.suite, exp.name)), kind: 'history', charts: charts(historyPage(run.info.suite, exp.name, runs)), cases: of(exp.name), factor: run.info.factor });
   }
   const baseline = defaultBaseline(results, id, infos);
-  if (baseline) pages.push({ name: 'compare', file: join(site, comparePath(id, baseline)), kind: 'compare', charts: charts(comparePage(run, readRun(results, baseline))), cases: outcomes.filter((o) => run.info.experiments.some((e) => o.case.startsWith(`${e}/`))) });
+  if (baseline) {
+    // The compare page shows the experiments both runs have.
+    const base = readRun(results, baseline);
+    const shared = run.info.experiments.filter((e) => base.info.experiments.includes(e));
+    pages.push({ name: 'compare', file: join(site, comparePath(id, baseline)), kind: 'compare', charts: charts(comparePage(run, base)), cases: outcomes.filter((o) => shared.some((e) => o.case.startsWith(`${e}/`))) });
+  }
   return { id, dir, pages };
 }
 
