@@ -140,13 +140,14 @@ function bottleneckChart(run, exp, phase, c) {
   const quota = o?.measured?.resources?.find((r) => r.service === b?.service)?.capPct;
   const cpu = b && cpuPercent(phase.cpu?.[b.service]);
   if (!cpu?.length || !quota) return null;
-  const [x0, x1] = [cpu[0][0], cpu[cpu.length - 1][0]];
+  // The constant lines at every sample's time: a time chart does not join over missing points.
+  const at = (v) => cpu.map(([t]) => [t, v]);
   return chart({
     id: chartId('bottleneck', c.id), title: `${c.name}: ${b.service} (the bottleneck), CPU against its quota`, unit: 'percent',
     series: [
       { label: `${b.service} CPU % of a core`, points: cpu, color: GREEN, area: false },
-      { label: 'quota', points: flat(x0, x1, quota), color: '#F2495C', dash: true, area: false },
-      ...bandEdges('judged busy', flat(x0, x1, quota * b.busyHi), flat(x0, x1, quota * b.busyLo), BAND, BAND_LINE),
+      { label: 'quota', points: at(quota), color: '#F2495C', dash: true, area: false },
+      ...bandEdges('judged busy', at(quota * b.busyHi), at(quota * b.busyLo), BAND, BAND_LINE),
     ],
     bands: [[2, 3]],
     note: `The band: ${b.busyLo * 100}-${b.busyHi * 100} % of the quota (${quota} % of a core), judged on the mean over the level; the line: the runner's sampler.`,
