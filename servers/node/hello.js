@@ -3,11 +3,14 @@
  * The service behind the rate limiters (seed 003's "hello", seed 002's "web"): answers every
  * GET at once, so any wait or rejection a client sees comes from the proxy in front.
  * GET /metrics: what it served, by lab case (x-lab-case) and status, in Prometheus text format.
+ * What it will not act on (lib/request-guard.js) gets 400, counted under case 'other': a target
+ * that is no path, an x-lab-case that is no case name, a case beyond the first 512 it has seen.
  * Usage: hello.js --port N [--host 127.0.0.1] [--name hello]
  */
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { serverMetrics } from './lib/metrics.js';
+import { checkRequest, nameBook, refuse, refuseConnect } from './lib/request-guard.js';
 
 const { values: opt } = parseArgs({
   options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, name: { type: 'string', default: 'hello' } },
@@ -22,12 +25,20 @@ const metrics = serverMetrics();
 const requests = metrics.counter('lab_http_requests_total', 'Requests answered, by lab case and status', ['case', 'status']);
 
 let served = 0;
+const cases = nameBook();
 const server = http.createServer((req, res) => {
+  const checked = checkRequest(req, cases);
+  const label = checked.status ? 'other' : metrics.caseLabel(checked.kase);
+  const count = (status) => requests.inc({ case: label, status: String(status) });
+  if (checked.status) {
+    count(checked.status);
+    refuse(res, checked.status, { why: checked.why });
+    return;
+  }
   if (req.method === 'GET' && req.url === '/metrics') {
     metrics.text().then((text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text));
     return;
   }
-  const count = (status) => requests.inc({ case: metrics.caseLabel(req.headers['x-lab-case']), status: String(status) });
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     count(405);
     res.writeHead(405, { allow: 'GET, HEAD' }).end();
@@ -40,10 +51,7 @@ const server = http.createServer((req, res) => {
   res.end(req.method === 'HEAD' ? undefined : body);
 });
 server.keepAliveTimeout = 65_000;
-// Node's parser answers malformed requests with 400 and keeps serving: nothing else to do here.
-server.on('clientError', (err, socket) => {
-  if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-});
+refuseConnect(server);
 server.listen(port, opt.host, () => console.log(`${opt.name} listening on http://${opt.host}:${port}`));
 
 for (const sig of ['SIGTERM', 'SIGINT']) {

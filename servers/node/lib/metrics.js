@@ -6,13 +6,12 @@
  */
 import cluster from 'node:cluster';
 import client from 'prom-client';
-
-const MAX_CASES = 500; // the lab's case names; any further value of x-lab-case counts as 'other'
+import { CASE_NAME, MAX_NAMES, nameBook } from './request-guard.js';
 
 // Prometheus labels every series with the service it scraped (docker-compose.yml), so no label here.
 export function serverMetrics() {
   client.collectDefaultMetrics();
-  const seen = new Set();
+  const labels = nameBook(MAX_NAMES);
   let seq = 0;
   const pending = new Map();
   if (cluster.isWorker) {
@@ -28,10 +27,13 @@ export function serverMetrics() {
   return {
     counter: (name, help, labelNames = []) => new client.Counter({ name, help, labelNames }),
     gauge: (name, help, labelNames = []) => new client.Gauge({ name, help, labelNames }),
-    /** A bounded label value for the lab case a request names. */
+    /**
+     * The label for the lab case a request names: the name ('' for none) if it is one
+     * (request-guard's CASE_NAME) among the first MAX_NAMES seen; anything else is 'other'.
+     */
     caseLabel(value = '') {
-      if (seen.has(value) || (seen.size < MAX_CASES && seen.add(value))) return value;
-      return 'other';
+      const named = value === '' || (typeof value === 'string' && CASE_NAME.test(value));
+      return named && labels.admit(value) ? value : 'other';
     },
     contentType: client.register.contentType,
     /** The text a scrape gets: this process's, or the whole cluster's. */
