@@ -4,6 +4,7 @@
 # one line; what the tools print goes to .lab/logs/install.log.
 #   lab/install.sh        everything
 #   lab/install.sh npm    only the Node packages (what the recipes that start nothing need)
+#   lab/install.sh units  only the system part: the user `lab`, Debian's services masked
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 lab="$root/.lab"
@@ -36,6 +37,87 @@ step() {
   fi
 }
 version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+# --- the system part: who the services run as, and Debian's own services ----------------
+# Root (or sudo that needs no password) does it; anyone else is told what is left, and the lab
+# still runs: the services then run as the user who starts it (lab/stack/privilege.mjs). On a
+# scratch tree (LAB_SYSROOT, the tests) the files are the caller's own: no root needed.
+as_root() {
+  if [ "$(id -u)" = 0 ] || [ -n "${LAB_SYSROOT:-}" ]; then "$@"
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo -n "$@"
+  else return 77
+  fi
+}
+
+# The system user every native service runs as when the lab runs as root (CI): no login shell,
+# no home, a group of its own. A second run finds it and does nothing.
+SERVICE_USER=lab
+make_service_user() {
+  getent passwd "$SERVICE_USER" >/dev/null && return 0
+  [ -z "${LAB_SYSROOT:-}" ] || return 0 # a test of the masking on a scratch tree
+  say "adding the system user '$SERVICE_USER' (the lab's services run as it when the lab runs as root)"
+  as_root useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$SERVICE_USER" \
+    || { say "could not add the user '$SERVICE_USER' (needs root): run 'sudo lab/install.sh units' before running the lab as root"; return 0; }
+}
+
+# Debian enables the units of the packages above: after a reboot InfluxDB, Prometheus and
+# process-exporter would listen on the stores' ports (on every interface, without auth), where a
+# run would take them for the lab's own stores; nginx would serve port 80 and epmd 4369. The lab
+# starts its own, on 127.0.0.1, as the user above. So each unit is disabled, masked (a link to
+# /dev/null in /etc/systemd/system: nothing starts it, not even a dependency) and stopped.
+# Idempotent: a masked unit is only checked for running. LAB_SYSROOT (tests) points the masking
+# at a scratch tree, where nothing is stopped and no user is made.
+DEBIAN_UNITS=(influxdb.service prometheus.service prometheus-process-exporter.service nginx.service epmd.socket epmd.service)
+mask_debian_units() {
+  local sysroot=${LAB_SYSROOT:-/} unit name etc pid live=0
+  etc="${sysroot%/}/etc/systemd/system"
+  # systemd is running here (not in a container whose PID 1 is something else).
+  [ "$sysroot" = / ] && [ -d /run/systemd/system ] && live=1
+  for unit in "${DEBIAN_UNITS[@]}"; do
+    # Only the units a package installed.
+    [ -e "${sysroot%/}/lib/systemd/system/$unit" ] || [ -e "${sysroot%/}/usr/lib/systemd/system/$unit" ] || continue
+    if [ "$(readlink "$etc/$unit" 2>/dev/null)" != /dev/null ]; then
+      if [ -e "$etc/$unit" ] && [ ! -L "$etc/$unit" ]; then
+        say "not masking $unit: $etc/$unit is a unit file of this machine's own (remove it, or mask it yourself)"; continue
+      fi
+      say "masking Debian's $unit (the lab runs its own, as user $SERVICE_USER, on 127.0.0.1)"
+      if [ $live = 1 ]; then
+        as_root systemctl disable --now --quiet "$unit" && as_root systemctl mask --quiet "$unit" || true
+      else
+        # No systemd running: systemctl edits the links offline (--root), else they are made here.
+        { as_root systemctl --root="$sysroot" --quiet disable "$unit" && as_root systemctl --root="$sysroot" --quiet mask "$unit"; } >/dev/null 2>&1 || true
+      fi
+      if [ "$(readlink "$etc/$unit" 2>/dev/null)" != /dev/null ]; then
+        # The wants/requires links and aliases that name it, then the mask.
+        as_root find "$etc" -maxdepth 2 -type l \( -name "$unit" -o -lname "*/$unit" \) -delete 2>/dev/null || true
+        as_root ln -sfn /dev/null "$etc/$unit" 2>/dev/null \
+          || { say "could not mask $unit (needs root): run 'sudo lab/install.sh units'"; continue; }
+      fi
+    fi
+    # Stopped, if it runs: by systemd; or (no systemd) by its init script when the pid file the
+    # script writes names a live process. Never by program name: the lab's own influxd or
+    # prometheus (influxdb's init script's `status` matches any influxd) must not be taken.
+    [ "$sysroot" = / ] || continue
+    name=${unit%.*}
+    if [ $live = 1 ]; then
+      if systemctl is-active --quiet "$unit"; then say "stopping $unit"; as_root systemctl stop "$unit" || true; fi
+    elif pid=$(cat "$(init_pidfile "$name")" 2>/dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ -x "/etc/init.d/$name" ]; then
+      say "stopping $name (pid $pid, by its init script)"; as_root "/etc/init.d/$name" stop >/dev/null 2>&1 || true
+    fi
+  done
+}
+# Where each package's init script keeps its daemon's pid (its start-stop-daemon --pidfile).
+init_pidfile() {
+  case $1 in
+    influxdb) echo /run/influxdb/influxd.pid ;;
+    prometheus) echo /run/prometheus/prometheus.pid ;;
+    prometheus-process-exporter) echo /run/prometheus/prometheus-process-exporter.pid ;;
+    nginx) echo /run/nginx.pid ;;
+    *) echo /nonexistent ;;
+  esac
+}
+system_part() { make_service_user; mask_debian_units; }
+if [ "${1:-}" = units ]; then system_part; exit 0; fi
 
 # --- prerequisites that no registry of these machines gives in the right version ------------
 command -v node >/dev/null || die "Node.js >= $NODE_MIN is needed and not on PATH (Debian 12's nodejs is 18): install it from nodejs.org or NodeSource"
@@ -82,6 +164,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get update" $sudo apt-get update -q
   step "apt-get install ${missing[*]}" env DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+system_part
 
 # --- Python tools (just, Envoy, kubernetes-validate, checkov) in one venv -------------
 # Every package, dependencies too, from lab/requirements.txt: pinned, each with its hashes

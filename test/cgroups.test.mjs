@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { parseCaps, cgroupVersion, createCgroup, wrapInCgroup, liftCaps } from '../lab/stack/cgroups.mjs';
+import { needs } from './lib/needs.mjs';
 
 test('caps are cpu=<N>% and mem=<N>[KMG], within what a kernel and a worker allow', () => {
   assert.deepEqual(parseCaps('cpu=2% mem=25M'), { cpu: 0.02, memBytes: 25 * 1024 ** 2 });
@@ -75,18 +76,22 @@ test('lifting the caps of a cgroup whose killed process cannot finish dying: v1 
   }
 });
 
+// Why this process cannot make cgroups here (the tool these tests need), or null when it can.
 const real = cgroupVersion();
-const canMake = (() => {
-  if (!real || process.getuid?.() !== 0) return false;
+const cannotMake = (() => {
+  if (!real) return 'cgroups: no cgroup v1 or v2 hierarchy mounted';
+  if (process.getuid?.() !== 0) return 'cgroups: only root makes them, and this is not root';
   try {
     createCgroup(`lab-probe-${process.pid}`, {}).remove();
-    return true;
-  } catch {
-    return false;
+    return null;
+  } catch (e) {
+    return `cgroups: making one failed (${e.message})`;
   }
 })();
+const CGROUPS_HINT = 'run as root on a machine with cgroups (CI runs privileged)';
 
-test('a real cgroup: 2 % of a core for a busy loop, then nothing left', { skip: !canMake && 'this machine lets no process make cgroups' }, async () => {
+test('a real cgroup: 2 % of a core for a busy loop, then nothing left', async (t) => {
+  if (needs(t, cannotMake, CGROUPS_HINT)) return;
   const cg = createCgroup(`lab-test-${process.pid}`, { cpu: 0.02, memBytes: 32 * 1024 ** 2 });
   const child = spawn(...(([cmd, ...args]) => [cmd, args])(wrapInCgroup(['/bin/sh', '-c', 'while :; do :; done'], cg.procsFiles)), { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 1500));
@@ -101,7 +106,8 @@ test('a real cgroup: 2 % of a core for a busy loop, then nothing left', { skip: 
   assert.equal(s.pids, 1);
 });
 
-test("a capped service of a stack runs inside its cgroup, which goes with the stack, or with a dead run's reaping", { skip: !canMake && 'this machine lets no process make cgroups' }, async () => {
+test("a capped service of a stack runs inside its cgroup, which goes with the stack, or with a dead run's reaping", async (t) => {
+  if (needs(t, cannotMake, CGROUPS_HINT)) return;
   const { loadTopology } = await import('../lab/stack/topology.mjs');
   const { startStack, stopStack } = await import('../lab/stack/start-stop.mjs');
   const { StateFile, reapStale } = await import('../lab/stack/procs.mjs');

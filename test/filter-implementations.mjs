@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { absent } from './lib/needs.mjs';
 
 // The JSON filter implementations under test, and how to start each with the test's limits.
 // The guard limits (maxConnections, maxPipeline, sendTimeoutMs) are passed only when a test sets
@@ -17,10 +17,10 @@ export function filterImplementations() {
   ];
   // The Erlang filter answers a connection's requests one after another: one in flight at most.
   const erlang = (limits) => ['servers/erlang/json_filter.sh', ...common(limits)];
-  const hasErl = spawnSync('erl', ['-version'], { stdio: 'ignore' }).status === 0;
+  // `missing`: why its runtime is not there (null when it is); its tests go through needs().
   return [
-    { name: 'node', command: node(0), processes: 1 },
-    { name: 'node-cluster', command: node(2), processes: 2 },
-    { name: 'erlang', command: erlang, processes: 1, skip: hasErl ? false : 'erl not installed: run ./labw setup' },
+    { name: 'node', command: node(0), processes: 1, missing: null },
+    { name: 'node-cluster', command: node(2), processes: 2, missing: null },
+    { name: 'erlang', command: erlang, processes: 1, missing: absent('erl', ['-version']) },
   ];
 }

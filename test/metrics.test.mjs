@@ -16,6 +16,7 @@ import { boards, loadExperimentBoards } from '../dashboards/src/boards.mjs';
 import { list } from '../thresholds/experiments/index.js';
 import { loadTopology, scrapeTargets } from '../lab/stack/topology.mjs';
 import { plan } from '../thresholds/plan.js';
+import { needs, notRun } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -149,7 +150,7 @@ test('a typo in a compose service fails the compose validation', (t) => {
     const text = readFileSync(join(root, 'docker-compose.yml'), 'utf8').replace('    network_mode: host\n    profiles: [metrics]\n    command: [influxd', '    network_mod: host\n    profiles: [metrics]\n    command: [influxd');
     writeFileSync(join(tmp, 'docker-compose.yml'), text);
     const r = spawnSync('docker-compose', ['-f', join(tmp, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8' });
-    if (r.error) return t.skip('docker-compose (Debian) not installed: run just setup');
+    if (needs(t, notRun('docker-compose', r), 'the Debian package: run just setup')) return;
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /network_mod/);
   } finally {

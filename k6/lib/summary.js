@@ -4,12 +4,17 @@
  * stdout every threshold with the value it was judged on, as k6's own summary lists them (a
  * handleSummary replaces that summary, and k6 ships no text formatter without a network import).
  */
+import { KEEP_ONLY } from '../../thresholds/kinds/judged.js';
+
+// A shown count's KEEP_ONLY judges nothing: the reports leave it out.
+const judging = (m) => Object.entries(m.thresholds || {}).filter(([expr]) => expr !== KEEP_ONLY);
+
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function junit(data, suiteName) {
   const cases = [];
   for (const [metric, m] of Object.entries(data.metrics)) {
-    for (const [expr, t] of Object.entries(m.thresholds || {})) {
+    for (const [expr, t] of judging(m)) {
       const body = t.ok ? '' : `<failure message="${esc(`${metric} ${expr} failed`)}">${esc(JSON.stringify(m.values))}</failure>`;
       cases.push(`  <testcase classname="${esc(suiteName)}" name="${esc(`${metric} ${expr}`)}">${body}</testcase>`);
     }
@@ -26,7 +31,7 @@ export function thresholdsText(data) {
   let passed = 0;
   let failed = 0;
   for (const [metric, m] of Object.entries(data.metrics).sort(([a], [b]) => a.localeCompare(b))) {
-    const entries = Object.entries(m.thresholds || {});
+    const entries = judging(m);
     if (!entries.length) continue;
     lines.push(`    ${metric}`);
     for (const [expr, t] of entries) {

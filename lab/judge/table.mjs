@@ -3,8 +3,13 @@
  * in a cell (a pass mark, a range, a share, a duration). Every judge and command uses these.
  */
 
-/** A check's mark: ok, FAIL, or '-' for a figure that is shown, not judged (null). */
-export const mark = (b) => (b === null ? '-' : b ? 'ok' : 'FAIL');
+/**
+ * A row's mark: ok, FAIL, or 'shown' for a figure that is shown, not judged (null): a measured
+ * figure no range bounds, or a range that admits every value the case could produce
+ * (thresholds/kinds/judged.js). A shown row never says ok.
+ */
+export const SHOWN = 'shown';
+export const mark = (b) => (b === null ? SHOWN : b ? 'ok' : 'FAIL');
 
 /** A number with `d` decimals, or '-' when there is none. */
 export const fixed = (x, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));

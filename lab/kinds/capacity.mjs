@@ -3,10 +3,11 @@
  * ramp's breakpoint, each run's errors and throughput, each server's cost against the references
  * of the same run, and per case the relayed latency floor and what the backend received.
  */
-import { CAPACITY, capacityThresholds } from '../../thresholds/kinds/capacity.js';
+import { CAPACITY, capacityThresholds, possibleCounts } from '../../thresholds/kinds/capacity.js';
+import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { cpuBetween } from '../stack/cpu.mjs';
 import { fixed, pct, caseRows } from '../judge/table.mjs';
-import { outcome, figure, summaryValue } from '../judge/outcome.mjs';
+import { outcome, figure, summaryValue, judgedFigures } from '../judge/outcome.mjs';
 
 /** Per-step figures of a ramp from k6's summary: achieved rate, p99, error share, sustained? */
 export function rampSteps(c, metrics) {
@@ -99,7 +100,8 @@ export function judge(plan, { summary, cpu = {} }) {
       measured.requests = v(`http_reqs{case:${c.id}}`, 'count', 0);
       measured.errorRate = v(`http_req_failed{case:${c.id}}`, 'rate');
       checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
-      checks.requests = measured.requests >= e.requests.lo && measured.requests <= (e.requests.hi ?? Infinity);
+      // A range of requests that admits every count the run could send is shown (null), not judged.
+      checks.requests = shownRanges(e, possibleCounts(c)).requests ? null : measured.requests >= e.requests.lo && measured.requests <= (e.requests.hi ?? Infinity);
       row('errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : pct(measured.errorRate), checks.errors);
       if (c.kind === 'closed') {
         measured.rps = steadyRps(c, metrics);
@@ -155,7 +157,7 @@ function figures(o) {
   for (const [ref, b] of Object.entries(e.overheadMs || {})) out.push(figure(`overhead ms vs ${ref}`, { hi: b.hi }, m.overheadMs?.[ref], checks[`overhead_${ref}`]));
   out.push(figure('relayed min ms', { lo: e.relayMinMs.lo }, m.relayMinMs, checks.relayMin));
   out.push(figure('backend received', m.backend, m.backend.received, checks.backend));
-  return out;
+  return judgedFigures(out);
 }
 
 export default {

@@ -5,9 +5,10 @@
  * judged by (costsFrom). Every figure, and the seed's beside it, goes in the table.
  */
 import { resourcesOver } from '../stack/resources.mjs';
-import { withCosts, cappedThresholds } from '../../thresholds/kinds/capped.js';
+import { withCosts, cappedThresholds, possibleValues } from '../../thresholds/kinds/capped.js';
+import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { within, fixed, pct, caseRows } from '../judge/table.mjs';
-import { outcome, figure, summaryValue } from '../judge/outcome.mjs';
+import { outcome, figure, summaryValue, judgedFigures } from '../judge/outcome.mjs';
 const shares = (counts) => {
   const total = counts.reduce((a, b) => a + b, 0);
   return total ? counts.map((n) => n / total) : [];
@@ -52,7 +53,8 @@ export function judge(plan, { summary, caps, cgroupSamples }) {
     originFills: within(measured.originFills, e.originFills),
     oom: measured.oomKills <= e.oomKills.hi,
     resources: resources.length > 0,
-    roundRobin: measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
+    // One edge in use takes every request: its share of 1 is shown, not judged.
+    roundRobin: shownRanges(e, possibleValues(c, plan)).edgeShare ? null : measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
   };
   const rows = [];
   const row = (...r) => rows.push(r);
@@ -110,13 +112,13 @@ export function* phases(plan, { say }) {
 /** Its judged figures: throughput and the bottleneck's use of its quota (capped levels), errors, refills, OOM kills, each edge's share. */
 function figures(o) {
   const { expected: e, measured: m, checks } = o;
-  return [
+  return judgedFigures([
     ...(e.rps ? [figure('throughput r/s', e.rps, m.rps, checks.rps), figure('bottleneck busy', { lo: e.bottleneck.busyLo, hi: e.bottleneck.busyHi }, m.busy, checks.busy)] : []),
     figure('error rate', { hi: e.errorRate.hi }, m.errorRate, checks.errors),
     figure('origin fills', e.originFills, m.originFills, checks.originFills),
     figure('OOM kills', { hi: e.oomKills.hi }, m.oomKills, checks.oom),
-    ...m.edgeShares.map((x, i) => figure(`edge ${i + 1} share`, e.edgeShare, x, within(x, e.edgeShare))),
-  ];
+    ...m.edgeShares.map((x, i) => figure(`edge ${i + 1} share`, e.edgeShare, x, checks.roundRobin === null ? null : within(x, e.edgeShare))),
+  ]);
 }
 
 export default {

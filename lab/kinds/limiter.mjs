@@ -4,9 +4,10 @@
  * longest wait (or p99 where nothing queues), and that k6 sent the schedule. The same judge
  * reads a summary rebuilt from Prometheus (summaryFromPrometheus), for `just verdict`.
  */
-import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds } from '../../thresholds/kinds/limiter.js';
+import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds, possibleCounts } from '../../thresholds/kinds/limiter.js';
+import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { within, range, ms, caseRows } from '../judge/table.mjs';
-import { outcome, figure, summaryValue } from '../judge/outcome.mjs';
+import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
 import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
 
 function judgeCase(plan, c, summary) {
@@ -21,11 +22,13 @@ function judgeCase(plan, c, summary) {
     unexpected: value(`unexpected_status{case:${c.id}}`, 'count'),
     dropped: value(`dropped_iterations{scenario:${c.id}}`, 'count'),
   };
+  // A count range that admits every count the case could give is shown (null), not judged.
+  const shown = shownRanges(e, possibleCounts(c));
   const checks = {
-    ok: within(measured.ok, e.ok),
-    limited: within(measured.limited, e.limited),
+    ok: judgedWithin(shown, 'ok', measured.ok, e),
+    limited: judgedWithin(shown, 'limited', measured.limited, e),
     latency: e.maxMs ? within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
-    clean: measured.unexpected === 0 && measured.dropped === 0 && within(measured.sent, e.sent),
+    clean: measured.unexpected === 0 && measured.dropped === 0 && judgedWithin(shown, 'sent', measured.sent, e) !== false,
   };
   const params = { rate: c.rate, seconds: c.durationMs / 1000, startS: c.startMs / 1000, factor: plan.factor, policy: plan.policy };
   return outcome({ plan, c, params, measured, checks, summary, thresholds: caseThresholds(c) });
@@ -90,12 +93,12 @@ export async function summaryFromPrometheus(url, testid, plan) {
 /** Its judged figures: 200s, limited, the longest wait (or p99), requests sent. */
 function figures(o) {
   const { expected: e, measured: m, checks } = o;
-  return [
+  return judgedFigures([
     figure('ok', e.ok, m.ok, checks.ok),
     figure('limited', e.limited, m.limited, checks.limited),
     e.maxMs ? figure('max wait ms', e.maxMs, m.maxMs, checks.latency) : figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.latency),
     figure('sent', e.sent, m.sent, checks.clean),
-  ];
+  ]);
 }
 
 export default {

@@ -53,7 +53,9 @@ function caseCards(run, exp, tables, charts) {
     const pass = t.outcome ? t.outcome.pass : null;
     const own = t.case && t.phase ? kind.caseCharts(run, exp, t.phase, t.case).filter(Boolean) : [];
     charts.push(...own);
-    const rows = t.rows.map((r) => [...r.slice(0, -1).map(esc), mark(r[r.length - 1] === '-' ? null : r[r.length - 1] === 'ok')]);
+    // A row's last cell: ok or FAIL (judged), else '-' or 'shown' (shown).
+    const verdict = (v) => (v === 'ok' ? true : v === 'FAIL' ? false : null);
+    const rows = t.rows.map((r) => [...r.slice(0, -1).map(esc), r[r.length - 1] === 'shown' ? '<span class="mark">shown</span>' : mark(verdict(r[r.length - 1]))]);
     return `<div class="case ${pass === false ? 'failed' : ''}" data-case="${esc(t.name)}" data-pass="${pass}">
 <div class="case-head">${mark(pass)} <span class="case-name">${esc(t.name)}</span>${t.phase?.phase && t.phase.phase !== t.case?.id ? ` <span class="muted">phase ${esc(t.phase.phase)}</span>` : ''}</div>
 <div class="case-body"><div>${t.note ? `<p class="note">From the outcome only: ${esc(t.note)}</p>` : ''}${table(t.head.map(esc), rows, { cls: 'compact' })}</div>

@@ -4,6 +4,7 @@
  * top (the judge's rows that pass or fail), failures first.
  */
 import { format } from './units.js';
+import { KEEP_ONLY } from '../../thresholds/kinds/judged.js';
 
 const EXPR = /^\s*(count|rate|value|min|max|avg|med|p\([\d.]+\))\s*(<=|>=|<|>|===|==|!=)\s*(\S+)\s*$/;
 
@@ -26,7 +27,8 @@ function judgedValue(metric, stat) {
 export function k6Thresholds(phase) {
   const out = [];
   for (const [name, m] of Object.entries(phase.summary?.metrics || {})) {
-    const exprs = Object.keys(m.thresholds || {}).sort((a, b) => b.localeCompare(a));
+    // KEEP_ONLY only keeps a shown count in the summary: it judges nothing.
+    const exprs = Object.keys(m.thresholds || {}).filter((x) => x !== KEEP_ONLY).sort((a, b) => b.localeCompare(a));
     if (!exprs.length) continue;
     const stats = [...new Set(exprs.map((x) => EXPR.exec(x)?.[1]).filter(Boolean))];
     const value = stats.map((s) => (stats.length > 1 ? `${s} ${judgedValue(m, s)}` : judgedValue(m, s))).join(', ') || '-';

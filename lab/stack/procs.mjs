@@ -69,7 +69,11 @@ export async function stopProcess(proc, graceMs = 5000) {
   proc.expectedExit = true;
   if (!proc.exited && proc.pid) {
     try { process.kill(-proc.pid, 'SIGTERM'); } catch { /* already gone */ }
-    const done = await Promise.race([proc.exitPromise.then(() => true), sleep(graceMs).then(() => false)]);
+    // The grace timer is cleared once the leader exits: a pending one kept the caller's event
+    // loop (a test's) alive for the whole grace after everything had stopped.
+    let timer;
+    const done = await Promise.race([proc.exitPromise.then(() => true), new Promise((r) => { timer = setTimeout(r, graceMs, false); })]);
+    clearTimeout(timer);
     if (!done) {
       try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* gone */ }
       await proc.exitPromise;
@@ -115,6 +119,17 @@ export function portOwner(port) {
     }
   }
   return { pid: null, cmd: 'another user or namespace' };
+}
+
+/**
+ * Is the process listening on `port` one of `procs` ({pid, start} as a state file records them),
+ * and still the process recorded? A store that answers on the lab's port is the lab's only so:
+ * something else there (Debian's own prometheus, a docker compose one, a fake) is not, however
+ * it answers.
+ */
+export function listenerIsRecorded(port, procs) {
+  const who = portOwner(port);
+  return Boolean(who?.pid) && (procs || []).some((p) => p.pid === who.pid && sameProcess(p.pid, p.start));
 }
 
 /** Throws naming the first port on 127.0.0.1 that cannot be bound, and who holds it. */

@@ -1,14 +1,16 @@
 /*
  * Brings one experiment's stack up natively from the topology: render, validate, start in
- * dependency order, wait for readiness; and takes it down again, whatever happened.
+ * dependency order, wait for readiness; and takes it down again, whatever happened. A root
+ * runner starts every service as the user `lab` (privilege.mjs), after its cgroup join.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, cpSync } from 'node:fs';
+import { mkdirSync, cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { stackServices, portsByService, scrapeTargets } from './topology.mjs';
 import { serviceView, renderConfigs, renderArgs, renderText } from './render.mjs';
 import { spawnLogged, stopProcess, assertPortsFree, logTail, requireTools } from './procs.mjs';
-import { createCgroup, parseCaps, wrapInCgroup, removeWhenEmpty } from './cgroups.mjs';
+import { createCgroup, parseCaps, removeWhenEmpty } from './cgroups.mjs';
+import { stackUser, serviceLaunch, giveDir, giveTree, reachHint } from './privilege.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,21 +23,35 @@ export const topologyView = (topology) => ({
 export async function startStack({ root, env, topology, profile, policy, targets, tmpDir, logDir, state, log = () => {} }) {
   const services = stackServices(topology, profile);
   const ports = portsByService(topology);
-  requireTools(services.map((s) => s.command[0]), env);
+  // null unless the runner is root; then every service runs as this user (privilege.mjs).
+  const user = stackUser(root, log);
+  requireTools([...services.map((s) => s.command[0]), ...(user ? ['setpriv'] : [])], env);
   await assertPortsFree(services.flatMap((s) => Object.values(s.ports).map((port) => ({ port, service: s.name }))));
   mkdirSync(logDir, { recursive: true });
   const stack = { profile, procs: [], baseUrls: {}, readyUrls: {} };
   try {
     for (const s of services) {
       const prefix = join(tmpDir, s.name);
+      // The service's own folder, handed to it below: made fresh, so that root never writes
+      // (renders) into a folder where a service of an earlier start could have left a link.
+      if (user) rmSync(prefix, { recursive: true, force: true });
       mkdirSync(prefix, { recursive: true });
       const data = s.data ? join(root, '.lab', 'data', s.name) : undefined;
       if (data) mkdirSync(data, { recursive: true });
+      if (data && user) giveTree(user, data);
       const base = serviceView({ policy, targets, ports, service: s, prefix, root, native: true, extra: { ...topologyView(topology), data } });
       const view = { ...base, config: renderConfigs(root, s, base, prefix) };
       if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
-      if (s.validate) validate(s, renderArgs(s.validate, view), root, env);
-      let argv = renderArgs(s.command, view);
+      // Its configs stay root's (read-only to it); the folder is its own: pid, temp and cache files.
+      if (user) giveDir(user, prefix);
+      // A build the service would otherwise make in the checkout, by the runner (privilege.mjs).
+      if (s.prepare) run(s, 'prepare', renderArgs(s.prepare, view), root, env);
+      const launch = (argv, procsFiles) => serviceLaunch({ argv, env, user, procsFiles, home: prefix });
+      if (s.validate) {
+        const shown = renderArgs(s.validate, view);
+        const checked = launch(shown);
+        validate(s, checked.argv, root, checked.env, shown);
+      }
       // A service that declares caps gets a cgroup even when the level caps nothing: its CPU
       // and memory are then accounted the same way, which is what the model's costs need.
       const caps = s.caps ? renderText(s.caps, view).trim() : null;
@@ -43,9 +59,12 @@ export async function startStack({ root, env, topology, profile, policy, targets
       if (caps !== null) {
         cgroup = createCgroup(`lab-${process.pid}-${s.name}`, parseCaps(caps));
         state.addCgroups(cgroup.paths);
-        argv = wrapInCgroup(argv, cgroup.procsFiles);
       }
-      const proc = spawnLogged(s.name, argv, { cwd: root, env, logFile: join(logDir, `${s.name}.log`) });
+      // Joined to its cgroup (as root), then dropped to the service user, then exec'd: one pid.
+      const { argv, env: serviceEnv } = launch(renderArgs(s.command, view), cgroup?.procsFiles);
+      const proc = spawnLogged(s.name, argv, { cwd: root, env: serviceEnv, logFile: join(logDir, `${s.name}.log`) });
+      proc.user = user;
+      proc.root = root;
       proc.cgroup = cgroup;
       proc.caps = caps;
       stack.procs.push(proc);
@@ -69,11 +88,19 @@ export async function startStack({ root, env, topology, profile, policy, targets
   return stack;
 }
 
-function validate(service, argv, cwd, env) {
+/** Runs a service's `prepare` step as the runner itself; an error names the step and its output. */
+function run(service, what, argv, cwd, env) {
+  const r = spawnSync(argv[0], argv.slice(1), { cwd, env, encoding: 'utf8', timeout: 120_000 });
+  if (r.error) throw new Error(`${service.name}: cannot run '${argv[0]}' (its ${what} step): ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`${service.name}: its ${what} step '${argv.join(' ')}' failed:\n${(r.stderr + r.stdout).trim()}`);
+}
+
+/** Runs `argv` (perhaps behind setpriv); messages name `shown`, the validation command itself. */
+function validate(service, argv, cwd, env, shown = argv) {
   const r = spawnSync(argv[0], argv.slice(1), { cwd, env, encoding: 'utf8', timeout: 60_000 });
   if (r.error) throw new Error(`${service.name}: cannot run '${argv[0]}' to validate its config: ${r.error.message}`);
   if (r.status !== 0) {
-    throw new Error(`${service.name}: config rejected by '${argv.join(' ')}':\n${(r.stderr + r.stdout).trim()}`);
+    throw new Error(`${service.name}: config rejected by '${shown.join(' ')}':\n${(r.stderr + r.stdout).trim()}`);
   }
 }
 
@@ -81,7 +108,8 @@ async function waitReady(proc, url, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.exited) {
-      const why = proc.exited.error || `code ${proc.exited.code}, signal ${proc.exited.signal}`;
+      const as = proc.user ? `; it ran as user ${proc.user.name}${reachHint(proc.user, proc.root)}` : '';
+      const why = `${proc.exited.error || `code ${proc.exited.code}, signal ${proc.exited.signal}`}${as}`;
       throw new Error(`${proc.name} exited during start-up (${why}); last lines of ${proc.logFile}:\n${logTail(proc.logFile)}`);
     }
     try {

@@ -26,6 +26,10 @@ export function loadTopology(file) {
       ports: native.ports,
       command: native.command,
       validate: native.validate || null,
+      // A command the runner runs itself (root in CI) before the service starts: a build the
+      // service would otherwise make in the checkout, where it cannot write when it runs as the
+      // unprivileged user (lab/stack/privilege.mjs).
+      prepare: native.prepare || null,
       ready: native.ready,
       // HTTP POSTs to make once it is ready (InfluxDB: the databases others write to).
       init: native.init || [],

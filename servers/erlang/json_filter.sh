@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
-# Starts the Erlang JSON filter: compiles it into .lab/erlang/ebin when the sources are newer,
-# then runs the VM in the foreground, non-blocking start so that SIGTERM stops it cleanly.
+# Starts the Erlang JSON filter: compiles it into .lab/erlang/ebin when the sources are newer
+# (build.sh), then runs the VM in the foreground, non-blocking start so that SIGTERM stops it cleanly.
 #   json_filter.sh --port 21003 --backend 127.0.0.1:21000 [--max-body N] [--max-head N]
 #                  [--header-timeout-ms N] [--idle-timeout-ms N] [--backend-timeout-ms N] [--acceptors N]
 #                  [--max-connections N] [--send-timeout-ms N] [--name SERVICE]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ebin="$here/../../.lab/erlang/ebin"
-mkdir -p "$ebin"
-if [ ! -f "$ebin/json_filter.app" ] || [ -n "$(find "$here/src" -newer "$ebin/json_filter.app" -print -quit)" ]; then
-  erlc -o "$ebin" "$here"/src/*.erl
-  cp "$here/src/json_filter.app.src" "$ebin/json_filter.app"
-fi
+"$here/build.sh"
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -1,8 +1,9 @@
 /*
- * The generated table of this stack's README (`just docs`): per load and burst size, the 200s
- * and 503s the model expects, and the longest wait.
+ * The generated tables of this stack's README (`just docs`): per load and burst size, the 200s
+ * and 503s the model expects, and the longest wait; per suite, which rows are judged or shown.
  */
 import { plan } from '../../thresholds/plan.js';
+import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
 import { table, byId, outcome } from '../../lab/cli/markdown.mjs';
 
 function burstExpected() {
@@ -19,4 +20,4 @@ function burstExpected() {
   return table(['load', ...bursts.map((b) => `burst ${b}: 200 / 503`)], rows);
 }
 
-export default { 'burst-expected': burstExpected };
+export default { 'burst-expected': burstExpected, 'burst-judged': () => judgedRowsTable('burst') };

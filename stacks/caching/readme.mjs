@@ -1,8 +1,10 @@
 /*
- * The generated table of this stack's README (`just docs`): per suite and mode, the seed's
- * figures beside the model's, at the seed's 10 workers and at 4.
+ * The generated tables of this stack's README (`just docs`): per suite and mode, the seed's
+ * figures beside the model's, at the seed's 10 workers and at 4; per suite, which rows are
+ * judged or shown.
  */
 import { plan } from '../../thresholds/plan.js';
+import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
 import { table, byId, span } from '../../lab/cli/markdown.mjs';
 
 function cachingExpected() {
@@ -27,4 +29,4 @@ function cachingExpected() {
   return table(['suite', 'mode', 'seed r/s', 'model r/s', 'model r/s, 4 workers', 'seed 503', 'model 503', 'seed mean', 'model mean', 'model mean, 4 workers', 'app served'], rows);
 }
 
-export default { 'caching-expected': cachingExpected };
+export default { 'caching-expected': cachingExpected, 'caching-judged': () => judgedRowsTable('caching') };

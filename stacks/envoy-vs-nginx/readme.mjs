@@ -1,8 +1,9 @@
 /*
- * The generated table of this stack's README (`just docs`): per burst length, what Envoy and
- * nginx must pass and limit, and nginx's longest wait.
+ * The generated tables of this stack's README (`just docs`): per burst length, what Envoy and
+ * nginx must pass and limit, and nginx's longest wait; per suite, which rows are judged or shown.
  */
 import { plan } from '../../thresholds/plan.js';
+import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
 import { table, byId, outcome } from '../../lab/cli/markdown.mjs';
 
 function envoyVsNginxExpected() {
@@ -13,4 +14,4 @@ function envoyVsNginxExpected() {
     steps.map((s) => [s, outcome(c[`envoy-${s}`]), outcome(c[`nginx-${s}`])]));
 }
 
-export default { 'envoy-vs-nginx-expected': envoyVsNginxExpected };
+export default { 'envoy-vs-nginx-expected': envoyVsNginxExpected, 'envoy-vs-nginx-judged': () => judgedRowsTable('envoy-vs-nginx') };

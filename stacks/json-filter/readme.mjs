@@ -1,9 +1,11 @@
 /*
- * The generated table of this stack's README (`just docs`): the measured spread of each
- * comparison with the references, and the threshold it gives.
+ * The generated tables of this stack's README (`just docs`): the measured spread of each
+ * comparison with the references, and the threshold it gives; per suite, which rows are judged
+ * or shown.
  */
 import { experiments } from '../../thresholds/plan.js';
 import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
+import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
 import { table } from '../../lab/cli/markdown.mjs';
 
 function jsonFilterBounds() {
@@ -17,4 +19,4 @@ function jsonFilterBounds() {
   return `${table(['server', 'measure', 'measured (runs below)', 'threshold'], rows)}\n\nRuns: ${exp.measuredSpread.runs}`;
 }
 
-export default { 'json-filter-bounds': jsonFilterBounds };
+export default { 'json-filter-bounds': jsonFilterBounds, 'json-filter-judged': () => judgedRowsTable('json-filter') };

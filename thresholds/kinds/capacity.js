@@ -3,6 +3,8 @@
  * what a correct server must do, and how it must compare with the references measured in the
  * same run (nginx relaying everything, and the backend reached directly).
  */
+import { shownRanges, KEEP_ONLY } from './judged.js';
+
 // The stated bounds: below its breakpoint a server answers all but 1 % and its p99 stays under
 // 1 s, and k6 gets 95 % of the arrival rate through: every server must at 500 r/s (the ramps'
 // first step).
@@ -128,12 +130,24 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   };
 }
 
+/**
+ * The requests a run could send whatever the server does: an open run at most its schedule, a
+ * closed one without a top. A range holding all of them judges nothing.
+ */
+export function possibleCounts(c) {
+  if (c.kind === 'open') return { requests: { lo: 0, hi: Math.round(c.rate * c.seconds), why: 'k6 sends at most the schedule' } };
+  if (c.kind === 'closed') return { requests: { lo: 0, hi: Infinity, why: 'a closed load has no top' } };
+  return {};
+}
+
 /** A case's k6 thresholds: what k6 can judge alone (comparisons between cases are the lab's). */
 export function capacityThresholds(c) {
   const e = c.expected;
   const t = {};
   // A ramp sends at least its first step in full (95 % delivered, as every step must be).
   if (c.kind === 'ramp') t[`http_reqs{case:${c.id}}`] = [`count>=${Math.floor(c.steps[0] * c.holdS * 0.95)}`];
+  // A range of requests that admits every count the run could send is shown: KEEP_ONLY.
+  else if (shownRanges(e, possibleCounts(c)).requests) t[`http_reqs{case:${c.id}}`] = [KEEP_ONLY];
   else t[`http_reqs{case:${c.id}}`] = e.requests.hi === undefined ? [`count>=${e.requests.lo}`] : [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`];
   if (e.p99Ms) t[`http_req_duration{case:${c.id}}`] = [`p(99)<${e.p99Ms.hi}`];
   if (e.errorRate) t[`http_req_failed{case:${c.id}}`] = [`rate<${e.errorRate.hi}`];
@@ -205,6 +219,7 @@ export default {
   plan,
   scenarios,
   thresholds: capacityThresholds,
+  possible: possibleCounts,
   caseTargets: (exp, suite, knobs) => exp.cases[suite](knobs, 1).map((c) => [c.target, c.id]),
   sensitivity,
 };

@@ -126,6 +126,16 @@ export function withCosts(plan, costs, source, uncapped = null) {
   return { ...plan, model: { ...plan.model, costs, costSource: source }, uncapped, cases };
 }
 
+/**
+ * The values a level's bounded measures could take whatever the stack does: each edge's share
+ * of the requests lies in 0..1, and is 1 where one edge is in use (a share of one judges
+ * nothing). Counts of requests and refills have no top under a closed load.
+ */
+export function possibleValues(c, plan) {
+  const one = plan.roles.edge.length === 1;
+  return { edgeShare: one ? { lo: 1, hi: 1, why: 'one edge in use takes every request' } : { lo: 0, hi: 1, why: 'a share' } };
+}
+
 /** A level's k6 thresholds: errors, the origins' refills, every edge in use, and throughput. */
 export function cappedThresholds(c, plan) {
   const e = c.expected;
@@ -166,6 +176,7 @@ export default {
   scenarios,
   k6Plan,
   thresholds: cappedThresholds,
+  possible: possibleValues,
   // A capped plan's cases all go to its one entry; no stack config is per case.
   caseTargets: () => [],
 };

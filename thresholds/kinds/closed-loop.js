@@ -6,6 +6,7 @@
 import { predictLoop } from '../models/closed-loop.js';
 import { countRange } from '../count-range.js';
 import { sentMetric, okMetric, limitedMetric } from './limiter.js';
+import { withTeeth, shownRanges, KEEP_ONLY } from './judged.js';
 
 /**
  * The stated tolerance around the model's range. A closed loop feeds its own timing back (an
@@ -32,7 +33,27 @@ const widen = ({ min, max }, rel, below, above = below) => ({
   lo: Math.max(0, Math.floor(min * (1 - rel) - below)),
   hi: Math.ceil(max * (1 + rel) + above),
 });
-const counts = (r) => countRange(r, T);
+
+/**
+ * The counts a case could give whatever the policy: every user gets an answer per request of
+ * its list; the first request of a case passes both limiters (fresh keys) and reaches the
+ * application (fresh caches); a retrying client sends a request at most 1 + attempts times.
+ */
+export function possibleCounts(c) {
+  const answers = c.responses;
+  const sends = answers * (1 + (c.retry?.attempts ?? 0));
+  const why = 'the first request passes the limiters and reaches the application, whatever the policy';
+  return {
+    // Its own count, not the policy's: fewer when a user's loop is cut short.
+    responses: { lo: 0, hi: answers, why: 'a user gets at most one answer per request of its list' },
+    ok: { lo: 1, hi: answers, why },
+    limited: { lo: 0, hi: answers - 1, why },
+    appServed: { lo: 1, hi: sends, why },
+    sentOk: { lo: 1, hi: sends, why },
+    sentLimited: { lo: 0, hi: sends - 1, why },
+    sent: { lo: 1, hi: sends, why },
+  };
+}
 
 function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
   const targets = Object.fromEntries(exp.targets(policy).map((t) => [t.id, t]));
@@ -43,6 +64,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     const p = predictLoop({ ...config, users: spec.users }, { seed: `${exp.name}:${spec.id}` });
     const target = targets[mode.target];
     const responses = spec.users.reduce((n, u) => n + u.length, 0);
+    const possible = possibleCounts({ responses, retry: config.retry });
+    const counts = (key) => withTeeth(countRange(p[key], T), possible[key]);
     const c = {
       id: spec.id,
       name: `${exp.name}/${spec.id}`,
@@ -63,12 +86,12 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       model: p,
       expected: {
         responses: { lo: responses, hi: responses },
-        ok: counts(p.ok),
-        limited: counts(p.limited),
-        appServed: counts(p.appServed),
-        sentOk: counts(p.sentOk),
-        sentLimited: counts(p.sentLimited),
-        sent: counts(p.sent),
+        ok: counts('ok'),
+        limited: counts('limited'),
+        appServed: counts('appServed'),
+        sentOk: counts('sentOk'),
+        sentLimited: counts('sentLimited'),
+        sent: counts('sent'),
         spanMs: widen(p.durationMs, T.spanRel, T.spanAbsMs),
         meanMs: widen(p.meanMs, T.meanRel, T.meanAbsMs),
         maxMs: widen(p.maxMs, T.maxRel, T.maxBelowMs, T.maxAboveMs),
@@ -99,21 +122,30 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
   };
 }
 
-/** A closed-loop case's thresholds (caching): counts of answers, the run's length, latencies. */
+/**
+ * A closed-loop case's thresholds (caching): counts of answers, the run's length, latencies. A
+ * count range that admits every value the case could give is shown, not judged: KEEP_ONLY.
+ */
 export function closedThresholds(c) {
   const e = c.expected;
   const range = (stat, r) => [`${stat}>=${r.lo}`, `${stat}<=${r.hi}`];
+  // The counts, by metric: of answers as the users got them, of what the application served,
+  // and of the requests themselves, as the proxy counts them too.
+  const counts = {
+    [`lab_responses{case:${c.id}}`]: 'responses',
+    [`lab_responses{case:${c.id},status:200}`]: 'ok',
+    [`lab_responses{case:${c.id},status:${c.limitedStatus}}`]: 'limited',
+    [`lab_app_served{case:${c.id}}`]: 'appServed',
+    [okMetric(c)]: 'sentOk',
+    [limitedMetric(c)]: 'sentLimited',
+    [sentMetric(c)]: 'sent',
+  };
+  const shown = shownRanges(e, possibleCounts(c));
+  const t = Object.fromEntries(Object.entries(counts).map(([metric, key]) => [metric, shown[key] ? [KEEP_ONLY] : range('count', e[key])]));
   return {
-    [`lab_responses{case:${c.id}}`]: range('count', e.responses),
-    [`lab_responses{case:${c.id},status:200}`]: range('count', e.ok),
-    [`lab_responses{case:${c.id},status:${c.limitedStatus}}`]: range('count', e.limited),
+    ...t,
     [`lab_response_time{case:${c.id}}`]: [...range('avg', e.meanMs), ...range('max', e.maxMs)],
     [`lab_case_end{case:${c.id}}`]: range('max', e.spanMs),
-    [`lab_app_served{case:${c.id}}`]: range('count', e.appServed),
-    // The requests themselves, as the proxy counts them too.
-    [okMetric(c)]: range('count', e.sentOk),
-    [limitedMetric(c)]: range('count', e.sentLimited),
-    [sentMetric(c)]: range('count', e.sent),
     [`unexpected_status{case:${c.id}}`]: ['count<1'],
   };
 }
@@ -137,6 +169,7 @@ export default {
   plan,
   scenarios,
   thresholds: closedThresholds,
+  possible: possibleCounts,
   caseTargets: (exp, suite, knobs) => exp.cases[suite](knobs, 1).map((c) => [exp.modes[c.mode].target, c.id]),
   // No per-case replay to bisect cheaply (each step is a full simulation of every user): its
   // perturbations are shown in its stack README instead.
