@@ -46,7 +46,7 @@ down: deps
     node lab/cli/index.mjs down
 
 # The metrics stores (InfluxDB, Prometheus, process-exporter): up (kept between runs), down, status.
-metrics action: setup
+metrics action *args: setup
     node lab/cli/index.mjs metrics "$@"
 
 # Run every panel query of every dashboard against the stores for a run (default: the latest); a panel with no data fails.

@@ -101,7 +101,7 @@ test('the command line: the entry point picks the command; errors print as error
   // A bench is stacks/<experiment>/bench.mjs, or k6's own: any other name is told which there are.
   const bench = lab('bench', 'caching');
   assert.equal(bench.status, 2);
-  assert.equal(bench.stderr, `error: no benchmark for 'caching'; there are: ${[...Object.keys(experiments).filter((e) => existsSync(join(root, 'stacks', e, 'bench.mjs'))), 'k6', 'results'].join(', ')}\n`);
+  assert.equal(bench.stderr, `error: no benchmark for 'caching'; there are: ${[...Object.keys(experiments).filter((e) => existsSync(join(root, 'stacks', e, 'bench.mjs'))), ...Object.keys(TOOLS)].join(', ')}\n`);
   assert.match(bench.stderr, /there are: .*json-filter.*, k6/);
 });
 

@@ -9,12 +9,12 @@ import { policyFor } from './context.mjs';
 import { labEnv } from '../run/suite.mjs';
 import { startStack, stopStack } from '../stack/start-stop.mjs';
 import { StateFile } from '../stack/procs.mjs';
-import { METRICS_PROFILE } from '../stores/stores.mjs';
+import { METRICS_PROFILE, storesPolicy, applyRetention, storeUrls } from '../stores/stores.mjs';
 import { stackOf } from '../../thresholds/plan.js';
 
 /** What `keep` serves: an experiment's stack with its knobs, or the metrics stores. */
 function keptStack(words) {
-  if (words[0] === METRICS_PROFILE) return { name: METRICS_PROFILE, profile: METRICS_PROFILE, kind: METRICS_PROFILE, policy: {}, targets: [] };
+  if (words[0] === METRICS_PROFILE) return { name: METRICS_PROFILE, profile: METRICS_PROFILE, kind: METRICS_PROFILE, policy: storesPolicy(), targets: [] };
   const req = parseRunArgs(words, { target: 'experiment' });
   return { name: req.name, profile: stackOf(req.name), kind: 'up', ...policyFor(req) };
 }
@@ -26,6 +26,7 @@ export default async function keep(words, { root, stateDir, say, topology }) {
   let stack;
   try {
     stack = await startStack({ root, env: labEnv(root), topology: topology(), profile, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
+    if (kind === METRICS_PROFILE) await applyRetention(storeUrls(topology()), policy.retention);
   } catch (e) {
     state.remove();
     throw e;

@@ -1,8 +1,14 @@
 /*
  * Counts survive the trip: per case and status, what k6 counted (its summary), what the stores
- * hold (Prometheus's k6_http_reqs_total; InfluxDB's lab_requests points, see k6/lib/wire.js)
- * and, for limiter cases, what the proxy itself counted (nginx's lab counters, Envoy's per-case local rate limit stats)
- * must be the same number. A mismatch fails the run.
+ * hold (Prometheus's k6_http_reqs_total, and the same counter as Prometheus forwarded it to
+ * InfluxDB) and, for limiter cases, what the proxy itself counted (nginx's lab counters, Envoy's
+ * per-case local rate limit stats) must be the same number. A mismatch fails the run.
+ *
+ * InfluxDB's count is never taken from k6's own points (database k6): InfluxDB keeps one point
+ * per series and timestamp, so two http_reqs samples with the same tags in the same nanosecond
+ * merge into one, and telling them apart took a tag per VU, which made InfluxDB's series grow
+ * with the VUs (issue 21). k6 aggregates the counter it sends Prometheus, whose forwarded value
+ * cannot merge: a series' last value is the whole count.
  */
 import { okMetric, limitedMetric, sentMetric } from '../../thresholds/kinds/limiter.js';
 import { parsePrometheusText } from '../../k6/lib/prom-text.js';
@@ -86,6 +92,9 @@ export async function promQuery(url, q) {
  * What each store holds for one experiment of a run (testid), per case and status; with `app`
  * ({service, sinceMs}), also the application's own counter of 200s as Prometheus scraped it
  * since its stack started (a scrape carries no testid, and the stack is fresh per run).
+ * InfluxDB's counts are what Prometheus forwarded to it (forwardedCounts), for every plan
+ * whichever outputs k6 streamed to (`streams` is kept for the callers, and no longer decides);
+ * without an InfluxDB URL (a verdict from Prometheus alone) `influx` is null, no say.
  */
 export async function storeCounts(urls, testid, experiment, streams = ['influx', 'prometheus'], app = null) {
   const prometheus = {};
@@ -98,13 +107,8 @@ export async function storeCounts(urls, testid, experiment, streams = ['influx',
     const a = await getJson(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(aq)}`);
     for (const r of a.data.result) add(prometheus, r.metric.case, APP, Number(r.value[1]));
   }
-  if (!streams.includes('influx')) return { prometheus, influx: await forwardedCounts(urls, testid, experiment, prometheus) };
-  const influx = {};
-  // k6's lab_requests (k6/lib/wire.js): http_reqs's points can merge in InfluxDB.
-  const iq = `SELECT count("value") FROM "lab_requests" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY "case","status"`;
-  const i = await getJson(`${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(iq)}`);
-  for (const s of i.results[0].series || []) add(influx, s.tags.case, s.tags.status, s.values[0][1]);
-  return { prometheus, influx };
+  if (!urls.influx) return { prometheus, influx: null };
+  return { prometheus, influx: await forwardedCounts(urls, testid, experiment, prometheus) };
 }
 
 export const COUNTS_HEAD = ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'];
@@ -113,12 +117,12 @@ const FORWARD_WAIT_MS = 15_000;
 
 /**
  * What InfluxDB holds of k6's request counter as Prometheus forwarded it (remote write to
- * InfluxDB's /api/v1/prom/write, stacks/metrics/prometheus.yml), for the plans that stream to
- * Prometheus only: the last value of each series (one per segment), added up per case and
- * status. Forwarding runs behind by a batch or two, so this waits (at most FORWARD_WAIT_MS) until
- * it holds what Prometheus holds; a count still short after that is what was lost.
+ * InfluxDB's /api/v1/prom/write, stacks/metrics/prometheus.yml): the last value of each series
+ * (one per segment and per value of k6's other tags), added up per case and status.
+ * Forwarding runs behind by a batch or two, so this waits (at most FORWARD_WAIT_MS) until it
+ * holds what Prometheus holds; a count still short after that is what was lost.
  */
-async function forwardedCounts(urls, testid, experiment, prometheus) {
+export async function forwardedCounts(urls, testid, experiment, prometheus) {
   const q = `SELECT sum("v") FROM (SELECT last("value") AS "v" FROM "k6_http_reqs_total" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY *) GROUP BY "case","status"`;
   const deadline = Date.now() + FORWARD_WAIT_MS;
   for (;;) {

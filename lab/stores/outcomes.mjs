@@ -42,6 +42,18 @@ export function outcomeLines(testid, outcomes, atMs) {
   return lines;
 }
 
+/**
+ * Prometheus remote write of `series` ([{labels (with __name__), samples: [{value, timestamp}]}]),
+ * in batches of at most `batch` series; throws with Prometheus's answer when it refuses. The
+ * outcomes' writer, and the stores bench's (lab/bench/stores.mjs).
+ */
+export async function remoteWrite(prometheusUrl, series, { batch = 5000, timeoutMs = 10_000 } = {}) {
+  for (let i = 0; i < series.length; i += batch) {
+    const r = await pushTimeseries(series.slice(i, i + batch), { url: `${prometheusUrl}/api/v1/write`, fetch: (url, o) => fetch(url, { ...o, signal: AbortSignal.timeout(timeoutMs) }) });
+    if (r.status < 200 || r.status >= 300) throw new Error(`Prometheus refused the write: ${r.status} ${r.statusText || ''} ${r.errorMessage || ''}`);
+  }
+}
+
 /** Writes the outcomes to both stores; throws naming the store that refused them. */
 export async function writeOutcomes(urls, testid, outcomes, atMs = Date.now()) {
   const lines = outcomeLines(testid, outcomes, atMs);
@@ -49,8 +61,11 @@ export async function writeOutcomes(urls, testid, outcomes, atMs = Date.now()) {
   const res = await fetch(`${urls.influx}/write?db=${urls.database}&precision=ms`, { method: 'POST', body: lines.join('\n'), signal: AbortSignal.timeout(10_000) });
   if (res.status !== 204) throw new Error(`InfluxDB refused the outcomes: ${res.status} ${await res.text()}`);
   const series = outcomeSeries(testid, outcomes, atMs).map((s) => ({ labels: s.labels, samples: [{ value: s.value, timestamp: Math.round(s.atMs) }] }));
-  const r = await pushTimeseries(series, { url: `${urls.prometheus}/api/v1/write`, fetch: (url, o) => fetch(url, { ...o, signal: AbortSignal.timeout(10_000) }) });
-  if (r.status < 200 || r.status >= 300) throw new Error(`Prometheus refused the outcomes: ${r.status} ${r.statusText || ''} ${r.errorMessage || ''}`);
+  try {
+    await remoteWrite(urls.prometheus, series);
+  } catch (e) {
+    throw new Error(e.message.replace('the write', 'the outcomes'));
+  }
   return { points: lines.length, series: series.length };
 }
 

@@ -2,9 +2,12 @@
  * The metrics stores, part of the topology (compose profile `metrics`: InfluxDB, Prometheus and
  * process-exporter, natively Debian's). `just metrics up` keeps them running between runs; a
  * `just test` uses them when they are up and otherwise starts them for its run and stops them
- * after. Their data stays in .lab/data/ either way, until `just clean`.
+ * after. Their data stays in .lab/data/ either way, until `just clean`, and within the retention a
+ * team sets (`LAB_METRICS_RETENTION=90d ./labw metrics up`; 30 days unless told):
+ * shared stores kept for hundreds of runs stay bounded (issue 21).
  */
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { startStack, stopStack } from '../stack/start-stop.mjs';
 
 export const METRICS_PROFILE = 'metrics';
@@ -32,11 +35,63 @@ export async function storesUp(topology) {
   return (await answers(`${u.influx}/ping`, [204])) && (await answers(`${u.prometheus}/-/ready`, [200]));
 }
 
+export const DEFAULT_RETENTION = '30d';
+const HOURS = { h: 1, d: 24, w: 168 };
+
+/**
+ * How long both stores keep a run: LAB_METRICS_RETENTION, a whole number of hours, days or weeks
+ * (72h, 30d, 12w: what InfluxDB's retention policies and Prometheus's
+ * --storage.tsdb.retention.time both read), 30 days unless set.
+ */
+export function metricsRetention(env = process.env) {
+  const r = String(env.LAB_METRICS_RETENTION || DEFAULT_RETENTION).trim();
+  if (!/^[1-9][0-9]{0,5}[hdw]$/.test(r)) throw new Error(`LAB_METRICS_RETENTION='${r}': give a whole number of hours, days or weeks, like 72h, 30d or 12w`);
+  return r;
+}
+
+export const retentionHours = (r) => Number(r.slice(0, -1)) * HOURS[r.at(-1)];
+
+/** The shard groups InfluxDB itself picks for a retention: 1h under two days, 1d up to six months, 7d beyond. */
+export const shardDuration = (r) => (retentionHours(r) < 48 ? '1h' : retentionHours(r) <= 24 * 183 ? '1d' : '7d');
+
+/** What the stores' templates and commands see ({{retention}}). */
+export const storesPolicy = (env = process.env) => ({ retention: metricsRetention(env) });
+
+/** One InfluxQL statement by POST; throws with InfluxDB's error. */
+async function influxQL(urls, q, db) {
+  const body = new URLSearchParams({ q, ...(db ? { db } : {}) });
+  const res = await fetch(`${urls.influx}/query`, { method: 'POST', body, signal: AbortSignal.timeout(30_000) });
+  const out = await res.json().catch(() => ({}));
+  const err = out.error || out.results?.find((x) => x.error)?.error;
+  if (!res.ok || err) throw new Error(`InfluxDB: ${q}: ${err || res.status}`);
+  return out.results;
+}
+
+/**
+ * InfluxDB's two databases (k6, which k6's output would otherwise make with a policy that keeps
+ * everything, and prometheus, what Prometheus forwards) with their default policy, autogen, set
+ * to keep `retention` in shard groups of shardDuration(retention): InfluxDB drops a shard group
+ * whole once its end is older than the retention, and its series with it. Idempotent: a store
+ * kept from before gets the retention too. Run when the stores start (Prometheus's own comes
+ * from its flag).
+ */
+export async function applyRetention(urls, retention = metricsRetention()) {
+  for (const db of [urls.database, urls.forwarded]) {
+    await influxQL(urls, `CREATE DATABASE "${db}"`);
+    await influxQL(urls, `ALTER RETENTION POLICY "autogen" ON "${db}" DURATION ${retention} SHARD DURATION ${shardDuration(retention)} DEFAULT`);
+  }
+}
+
 /** Starts the metrics profile as a stack; a store that cannot start is an error naming it. */
 export async function startStores({ root, env, topology, tmpDir, logDir, state, log }) {
+  let stack;
   try {
-    return await startStack({ root, env, topology, profile: METRICS_PROFILE, policy: {}, targets: [], tmpDir, logDir, state, log });
+    const policy = storesPolicy(env);
+    stack = await startStack({ root, env, topology, profile: METRICS_PROFILE, policy, targets: [], tmpDir, logDir, state, log });
+    await applyRetention(storeUrls(topology), policy.retention);
+    return stack;
   } catch (e) {
+    if (stack) await stopStack(stack);
     throw new Error(`the metrics stores could not start, so no load was sent (or run with --no-metrics):\n${e.message}`);
   }
 }
@@ -51,12 +106,14 @@ export async function storesForRun({ root, env, topology, tmp, dir, state, say, 
   if (await storesUp(topology)) {
     say(`metrics: streaming to the stores already up (${urls.influx}, ${urls.prometheus})`);
     await untilScraping(urls);
+    await withinSeriesBudget(urls, root, say);
     return { urls, close: async () => {} };
   }
   say('metrics: starting InfluxDB, Prometheus, process-exporter and cgroup-exporter for this run (keep them with `./labw metrics up`)');
   const stack = await startStores({ root, env, topology, tmpDir: join(tmp, 'metrics'), logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
   try {
     await untilScraping(urls);
+    await withinSeriesBudget(urls, root, say);
   } catch (e) {
     await stopStack(stack);
     throw e;
@@ -107,4 +164,80 @@ export function k6Outputs(urls, { testid, plan, streams }) {
       K6_PROMETHEUS_RW_PUSH_INTERVAL: '1s',
     },
   };
+}
+
+/** max-series-per-database as stacks/metrics/influxdb.conf sets it (0: none). */
+export function seriesBudget(root) {
+  const m = /^\s*max-series-per-database\s*=\s*([0-9_]+)/m.exec(readFileSync(join(root, 'stacks', 'metrics', 'influxdb.conf'), 'utf8'));
+  return m ? Number(m[1].replace(/_/g, '')) : 0;
+}
+
+/** Series per InfluxDB database, as the index counts them (/debug/vars). */
+export async function influxSeries(urls) {
+  const res = await fetch(`${urls.influx}/debug/vars`, { signal: AbortSignal.timeout(10_000) });
+  const vars = await res.json();
+  const out = {};
+  for (const v of Object.values(vars)) if (v?.name === 'database' && v.tags?.database && !v.tags.database.startsWith('_')) out[v.tags.database] = v.values.numSeries;
+  return out;
+}
+
+// Under this share of the budget a run says nothing; above it, it says how close the stores are.
+const BUDGET_WARN = 0.9;
+
+/**
+ * Before any load: a database at its series budget fails the run, naming the limit. InfluxDB 1.x
+ * enforces max-series-per-database with its in-memory index only: with tsi1 it takes every
+ * series (influxdb#8196, and seen here: 8 series written under a limit of 5), so the lab holds
+ * the stores to it, before a run rather than by losing its samples.
+ */
+export async function withinSeriesBudget(urls, root, say) {
+  const budget = seriesBudget(root);
+  if (!budget) return;
+  let series;
+  try {
+    series = await influxSeries(urls);
+  } catch (e) {
+    say(`metrics: could not read InfluxDB's series count (${e.message}); the series budget is not checked`);
+    return;
+  }
+  for (const [db, n] of Object.entries(series)) {
+    const fix = `shorten the retention (LAB_METRICS_RETENTION, now ${metricsRetention()}; ./labw metrics up --retention=...) or raise max-series-per-database in stacks/metrics/influxdb.conf (sizing: stacks/metrics/README.md)`;
+    if (n >= budget) throw new Error(`InfluxDB database ${db} holds ${n} series, at its limit max-series-per-database = ${budget}: no load was sent; ${fix}`);
+    if (n >= budget * BUDGET_WARN) say(`metrics: InfluxDB database ${db} holds ${n} series, ${Math.round((n / budget) * 100)} % of max-series-per-database = ${budget}; ${fix}`);
+  }
+}
+
+/** The oldest of a set of testids: both forms start with the UTC stamp, so the least sorts first. */
+export const oldestTestid = (ids) => [...ids].filter(Boolean).sort()[0] ?? null;
+
+/**
+ * What each store holds: series (InfluxDB per database, Prometheus's head), the retention in
+ * force, and the oldest run kept (the least testid each holds).
+ */
+export async function storeHoldings(urls) {
+  const influx = { series: await influxSeries(urls), oldest: {}, retention: {} };
+  for (const db of [urls.database, urls.forwarded]) {
+    const ids = (await influxQL(urls, 'SHOW TAG VALUES WITH KEY = "testid"', db))[0].series?.flatMap((s) => s.values.map((v) => v[1])) || [];
+    influx.oldest[db] = oldestTestid(ids);
+    const rps = (await influxQL(urls, `SHOW RETENTION POLICIES ON "${db}"`))[0].series?.[0]?.values || [];
+    const dflt = rps.find((v) => v[4] === true);
+    influx.retention[db] = dflt ? (dflt[1] === '0s' ? 'forever' : dflt[1]) : null;
+  }
+  const get = async (path) => (await (await fetch(`${urls.prometheus}${path}`, { signal: AbortSignal.timeout(30_000) })).json()).data;
+  const prometheus = {
+    series: (await get('/api/v1/status/tsdb')).headStats.numSeries,
+    oldest: oldestTestid(await get('/api/v1/label/testid/values')),
+    retention: (await get('/api/v1/status/runtimeinfo')).storageRetention,
+  };
+  return { influx, prometheus };
+}
+
+/** A process's resident memory in MiB, from /proc (null when it is gone). */
+export function rssMiB(pid) {
+  try {
+    const kib = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+    return kib / 1024;
+  } catch {
+    return null;
+  }
 }

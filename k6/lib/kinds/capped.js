@@ -7,14 +7,12 @@
 import http from 'k6/http';
 import { fail } from 'k6';
 import { Counter } from 'k6/metrics';
-import { wireCounter } from '../wire.js';
 import { parsePrometheusText } from '../prom-text.js';
 
 export default function capped(plan, baseUrls) {
   const answers = new Counter('lab_cdn_answers');
   const originFills = new Counter('lab_origin_fills');
   const edgeRequests = new Counter('lab_edge_requests');
-  const countOnWire = wireCounter();
   // One cap level per k6 run: the plan holds the one case.
   const c = plan.cases[0];
   const url = `${baseUrls[c.service]}${c.path}`;
@@ -38,7 +36,6 @@ export default function capped(plan, baseUrls) {
     hit() {
       const tags = { case: c.id };
       const res = http.get(url, { headers: { 'x-lab-case': c.id }, timeout: '10s', tags });
-      countOnWire(res, tags);
       answers.add(1, { ...tags, status: String(res.status), cache: res.headers['X-Cache-Status'] || 'none' });
     },
 

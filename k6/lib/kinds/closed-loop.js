@@ -8,7 +8,6 @@ import exec from 'k6/execution';
 import { sleep, fail } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
 import CachePolicy from '../vendor/http-cache-semantics.js';
-import { wireCounter } from '../wire.js';
 
 const lowerCased = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 
@@ -26,7 +25,6 @@ export default function closedLoop(plan, baseUrls) {
   const caseEnd = new Trend('lab_case_end', true);
   const appServed = new Counter('lab_app_served');
   const unexpected = new Counter('unexpected_status');
-  const countOnWire = wireCounter();
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   const countsUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const appCounts = () => {
@@ -61,7 +59,6 @@ export default function closedLoop(plan, baseUrls) {
           let res;
           for (let attempt = 0; ; attempt += 1) {
             res = http.get(base + name, { headers: { 'x-lab-case': c.id }, timeout: `${c.timeoutS}s`, tags });
-            countOnWire(res, tags);
             if (res.status !== 503 || !c.retry || attempt >= c.retry.attempts) break;
             sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
           }

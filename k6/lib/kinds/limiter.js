@@ -5,12 +5,10 @@
  */
 import http from 'k6/http';
 import { Counter, Gauge } from 'k6/metrics';
-import { wireCounter } from '../wire.js';
 
 export default function limiter(plan) {
   const unexpected = new Counter('unexpected_status');
   const expectedWait = new Gauge('lab_expected_max_wait_ms');
-  const countOnWire = wireCounter();
   return {
     setup() {
       for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });
@@ -18,7 +16,6 @@ export default function limiter(plan) {
     hit() {
       const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: { 'x-lab-case': __ENV.LAB_CASE } });
       if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
-      countOnWire(res);
     },
   };
 }
