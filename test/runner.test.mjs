@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, readFileSync, existsSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TOOLS } from '../lab/bench/index.mjs';
 import { parseRunArgs } from '../lab/cli/args.mjs';
 import { k8sFlags } from '../lab/cli/render.mjs';
 import { loadTopology, stackServices, portsByService } from '../lab/stack/topology.mjs';
