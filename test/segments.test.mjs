@@ -64,7 +64,8 @@ function fakeK6(readyAfter) {
 test('the starter waits until every process is paused with its VUs, then resumes them together', async () => {
   const fakes = await Promise.all([fakeK6(1), fakeK6(4)]);
   try {
-    assert.deepEqual(pausedArgs('127.0.0.1:1234'), ['--paused', '--address', '127.0.0.1:1234']);
+    assert.deepEqual(pausedArgs('127.0.0.1:1234', 0), ['--paused', '--address', '127.0.0.1:1234', '--no-setup']);
+    assert.deepEqual(pausedArgs('127.0.0.1:1235', 1), ['--paused', '--address', '127.0.0.1:1235', '--no-setup', '--no-teardown'], 'teardown in the first process only');
     const never = new Promise(() => {});
     await waitPaused(fakes.map((f) => f.address), [never, never]);
     assert.ok(fakes[1].k6.polls >= 4, 'polled until the slower one was ready');

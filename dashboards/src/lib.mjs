@@ -107,12 +107,13 @@ export const runCase = `${run}, case=~"$case"`;
 
 // What the panel check must know of a panel, by title (panelRequirements()): the suite whose
 // runs alone fill it (the ramps' steps; skipped, and said so, for other runs), and the metrics
-// a healthy run may never emit (k6 writes dropped iterations only when some drop).
+// a healthy run may never emit (k6 writes dropped iterations only when some drop), and whether
+// only a run that put services in cgroups fills it (the capped experiments; cgroups: true).
 export const requires = {};
 
-/** A PromQL panel, as a row's entry; extra: panel() options and {suite, optional} for the check. */
-export const prom = (title, unit, queries, extra = {}) => {
-  if (extra.suite || extra.optional) requires[title] = { suite: extra.suite, optional: extra.optional || [] };
+/** A PromQL panel, as a row's entry; extra: panel() options and {suite, optional, cgroups} for the check. */
+export const prom = (title, unit, queries, { cgroups, ...extra } = {}) => {
+  if (extra.suite || extra.optional || cgroups) requires[title] = { suite: extra.suite, optional: extra.optional || [], cgroups: Boolean(cgroups) };
   return { builder: panel({ title, unit, queries, ...extra }), ...extra };
 };
 
@@ -133,20 +134,20 @@ export const envoyCounted = (service) => ({
 
 // The cgroups of capped services, under cAdvisor's names (cAdvisor in Docker, lab/stores/cgroup-exporter.mjs natively).
 export const cgroupPanels = (match) => [
-  prom('CPU % of one core, by service (cgroup)', 'percent', [{ expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' }]),
-  prom('Memory in use, by service (cgroup)', 'bytes', [{ expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' }]),
+  prom('CPU % of one core, by service (cgroup)', 'percent', [{ expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' }], { cgroups: true }),
+  prom('Memory in use, by service (cgroup)', 'bytes', [{ expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' }], { cgroups: true }),
   // Only capped levels have caps: the load suite's (smoke runs cdn uncapped).
   prom('Caps: CPU quota (% of one core) and memory limit, by service', 'none', [
     { expr: `max by (name) (container_spec_cpu_quota_cores{${match}}) * 100`, legend: '{{name}} CPU %' },
     { expr: `max by (name) (container_spec_memory_limit_bytes{${match}}) / 1048576`, legend: '{{name}} MiB' },
-  ], { suite: 'load' }),
+  ], { suite: 'load', cgroups: true }),
   prom('Per service over the range, like docker stats: CPU %, peak memory, PIDs, OOM kills, throttled s', 'none', [
     { expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__range])) * 100`, legend: 'CPU % (mean)' },
     { expr: `max by (name) (max_over_time(container_memory_usage_bytes{${match}}[$__range]))`, legend: 'memory (peak)' },
     { expr: `max by (name) (max_over_time(container_processes{${match}}[$__range]))`, legend: 'PIDs (peak)' },
     { expr: `sum by (name) (max_over_time(container_oom_events_total{${match}}[$__range]))`, legend: 'OOM kills' },
     { expr: `sum by (name) (increase(container_cpu_cfs_throttled_seconds_total{${match}}[$__range]))`, legend: 'throttled (s)' },
-  ], { table: true }),
+  ], { table: true, cgroups: true }),
 ];
 
 /**

@@ -3,7 +3,7 @@
  * the latest)? Runs each against the stores; a panel with no data fails (exit 1).
  */
 import { join } from 'node:path';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { experiments } from '../../thresholds/plan.js';
 import { labEnv, openRun } from '../run/suite.mjs';
 import { storesForRun } from '../stores/stores.mjs';
@@ -26,7 +26,9 @@ export default async function panels([testid, ...rest], { root, say, topology })
   let results = [];
   try {
     stores = await storesForRun({ root, env: labEnv(root), topology: t, tmp: check.tmp, dir: check.dir, state: check.state, say, wanted: true });
-    results = await checkPanels(root, stores.urls, { ...info, allExperiments: Object.keys(experiments) });
+    // A capped phase saves its resources table: the run put services in cgroups.
+    const cgroups = readdirSync(dir).some((f) => f.endsWith('.resources.json'));
+    results = await checkPanels(root, stores.urls, { ...info, cgroups, allExperiments: Object.keys(experiments) });
   } finally {
     await stores?.close();
     check.close();

@@ -9,7 +9,7 @@ import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'no
 import { join } from 'node:path';
 import { logTail } from '../stack/procs.mjs';
 import { segmentArgs, mergeSummaries } from './segments.mjs';
-import { freePort, pausedArgs, waitPaused, resumeAll } from './starter.mjs';
+import { freePort, pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 
 /**
@@ -57,7 +57,7 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     const fd = openSync(logFile, 'a');
     // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
     // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
-    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i])] : []), scriptOf(root, plan)];
+    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i], i)] : []), scriptOf(root, plan)];
     const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
     closeSync(fd);
     setChild(k6, `k6${seg}`);
@@ -73,8 +73,9 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     try {
       const t = Date.now();
       await waitPaused(addresses, procs.map((p) => p.exited));
+      const setupMs = await shareSetup(addresses);
       const ms = await resumeAll(addresses);
-      say(`${plan.experiment}: ${segments} k6 processes ready (VUs allocated, paused) after ${((Date.now() - t) / 1000).toFixed(1)} s, resumed together (the requests took ${ms.toFixed(1)} ms)`);
+      say(`${plan.experiment}: ${segments} k6 processes ready (VUs allocated, paused) after ${((Date.now() - t) / 1000).toFixed(1)} s; setup() once in the first, its data given to the others (${setupMs.toFixed(0)} ms); resumed together (the requests took ${ms.toFixed(1)} ms)`);
     } catch (e) {
       for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGKILL');
       await Promise.all(procs.map((p) => p.exited));

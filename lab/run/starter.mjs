@@ -1,9 +1,11 @@
 /*
  * Starting k6 processes together, as k6-operator's starter starts a TestRun's runners: each is
- * started paused (`k6 run --paused`) with its own REST API on 127.0.0.1; once every one has
- * initialised its VUs and waits, all are resumed at once through the API (PATCH /v1/status).
- * Each then runs setup() (a health check of the stack: a few ms) and starts its schedule; the
- * skew that remains is measured (segments.mjs scheduleSkew), not assumed.
+ * started paused (`k6 run --paused --no-setup`) with its own REST API on 127.0.0.1; once every
+ * one has initialised its VUs and waits, the first runs setup() once (POST /v1/setup: the
+ * stack's health check), the others are given its data (PUT /v1/setup), and all are resumed at
+ * once (PATCH /v1/status). Only the first runs teardown(). A setup() in every process, after
+ * the resume, took from 4 to 760 ms in 4 processes on 2 cores, and that was the skew; what
+ * remains is measured (segments.mjs scheduleSkew), not assumed.
  */
 import { createServer } from 'node:net';
 
@@ -23,8 +25,8 @@ export function freePort() {
   });
 }
 
-/** The arguments that start a k6 process paused, with its REST API on `address`. */
-export const pausedArgs = (address) => ['--paused', '--address', address];
+/** The arguments that start process i paused, with its REST API on `address`, without its own setup() (and teardown() but in the first). */
+export const pausedArgs = (address, i = 0) => ['--paused', '--address', address, '--no-setup', ...(i > 0 ? ['--no-teardown'] : [])];
 
 /** k6's status attributes at `address`, or null while its API does not answer yet. */
 async function status(address) {
@@ -64,5 +66,19 @@ export async function resumeAll(addresses) {
   const answers = await Promise.all(addresses.map((a) => fetch(`http://${a}/v1/status`, { method: 'PATCH', body, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) })));
   const bad = answers.map((r, i) => [r, i]).filter(([r]) => !r.ok);
   if (bad.length) throw new Error(`k6 did not resume: ${bad.map(([r, i]) => `process ${i} answered ${r.status}`).join(', ')}`);
+  return performance.now() - t;
+}
+
+/** Runs setup() once, in the first process, and gives its data to the others; resolves to how long that took (ms). */
+export async function shareSetup(addresses) {
+  const t = performance.now();
+  const res = await fetch(`http://${addresses[0]}/v1/setup`, { method: 'POST', signal: AbortSignal.timeout(60_000) });
+  if (!res.ok) throw new Error(`setup() in k6 process 0 failed: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  const data = (await res.json()).data.attributes.data;
+  const body = JSON.stringify(data ?? null);
+  await Promise.all(addresses.slice(1).map(async (a, i) => {
+    const r = await fetch(`http://${a}/v1/setup`, { method: 'PUT', body, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) });
+    if (!r.ok) throw new Error(`k6 process ${i + 1} refused the setup data: ${r.status}`);
+  }));
   return performance.now() - t;
 }

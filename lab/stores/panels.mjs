@@ -78,7 +78,7 @@ async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
 }
 
 /**
- * Checks the dashboards against a run ({testid, fromMs, toMs, suite, experiments}): per dashboard,
+ * Checks the dashboards against a run ({testid, fromMs, toMs, suite, experiments, cgroups}): per dashboard,
  * panel and query, the query run and how many series and points it returned (lab/cli/panels.mjs
  * prints them); a panel that returns no data fails.
  * Boards of an experiment the run did not include, and panels that need another suite, are
@@ -105,6 +105,10 @@ export async function checkPanels(root, urls, run) {
       const needs = requires[panel.title] || {};
       if (needs.suite && needs.suite !== run.suite) {
         results.push({ ...base, skipped: `only ${needs.suite} runs fill it` });
+        continue;
+      }
+      if (needs.cgroups && !run.cgroups) {
+        results.push({ ...base, skipped: 'the run put no service in a cgroup (only capped experiments do)' });
         continue;
       }
       for (const target of panel.targets) {
