@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { segmentArgs, mergeSummaries, scheduleSkew } from '../lab/run/segments.mjs';
-import { waitPaused, resumeAll, pausedArgs, PAUSED_BEFORE_RUN } from '../lab/run/starter.mjs';
+import { waitPaused, resumeAll, pausedArgs, shareSetup, PAUSED_BEFORE_RUN } from '../lab/run/starter.mjs';
 import { parseRunArgs } from '../lab/cli/args.mjs';
 
 test('segment i of n covers i/n to (i+1)/n of the same sequence, tagged', () => {
@@ -50,6 +50,12 @@ function fakeK6(readyAfter) {
     let body = '';
     req.on('data', (d) => { body += d; });
     req.on('end', () => {
+      if (req.url === '/v1/setup') {
+        k6.setups = (k6.setups || 0) + (req.method === 'POST' ? 1 : 0);
+        if (req.method === 'PUT') k6.data = JSON.parse(body);
+        else k6.data = { t0: 123, before: { a: 1 } };
+        return res.end(JSON.stringify({ data: { type: 'setupData', id: 'default', attributes: { data: k6.data } } }));
+      }
       if (req.method === 'PATCH') {
         k6.paused = JSON.parse(body).data.attributes.paused;
         k6.resumedAt = performance.now();
@@ -61,7 +67,7 @@ function fakeK6(readyAfter) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ k6, server, address: `127.0.0.1:${server.address().port}` })));
 }
 
-test('the starter waits until every process is paused with its VUs, then resumes them together', async () => {
+test('the starter waits until every process is paused with its VUs, runs setup() once and shares its data, then resumes them together', async () => {
   const fakes = await Promise.all([fakeK6(1), fakeK6(4)]);
   try {
     assert.deepEqual(pausedArgs('127.0.0.1:1234', 0), ['--paused', '--address', '127.0.0.1:1234', '--no-setup']);
@@ -70,6 +76,9 @@ test('the starter waits until every process is paused with its VUs, then resumes
     await waitPaused(fakes.map((f) => f.address), [never, never]);
     assert.ok(fakes[1].k6.polls >= 4, 'polled until the slower one was ready');
     assert.ok(fakes.every((f) => f.k6.resumedAt === null), 'nothing resumed while waiting');
+    await shareSetup(fakes.map((f) => f.address));
+    assert.deepEqual(fakes.map((f) => f.k6.setups || 0), [1, 0], 'setup() ran once, in the first process');
+    assert.deepEqual(fakes[1].k6.data, { t0: 123, before: { a: 1 } }, 'the others got its data');
     await resumeAll(fakes.map((f) => f.address));
     assert.ok(fakes.every((f) => f.k6.paused === false));
     assert.ok(Math.abs(fakes[0].k6.resumedAt - fakes[1].k6.resumedAt) < 50, 'resumed at once, not one after the other is ready');
