@@ -81,16 +81,11 @@ knobs *experiment: deps
 unit: setup
     node --test test/*.test.mjs
 
-# What CI runs: unit tests, then every stack up briefly, then spike (quick), stress (caching's thresholds bite there), breakpoint and load/cdn (quick), each followed by its dashboards' panels.
+# What CI runs: unit tests, then every stack up briefly and its dashboards' panels, then spike, breakpoint and load/cdn in quick time.
 ci: unit
     node lab/cli/index.mjs test smoke
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs results check
     node lab/cli/index.mjs test spike --quick
-    node lab/cli/index.mjs panels
-    node lab/cli/index.mjs test stress
-    node lab/cli/index.mjs panels
     node lab/cli/index.mjs test breakpoint --quick
-    node lab/cli/index.mjs panels
     node lab/cli/index.mjs test load/cdn --quick
-    node lab/cli/index.mjs panels
