@@ -3,8 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { freePort, startListening } from './lib/listening.mjs';
 import http from 'node:http';
-import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,31 +17,8 @@ import { seededRandom } from '../thresholds/models/random.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const LIMITS = { maxBody: 1024, maxHead: 1024, headerTimeoutMs: 300, idleTimeoutMs: 600, backendTimeoutMs: 200 };
 
-async function freePort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-async function startProcess(argv, port) {
-  const child = spawn(argv[0], argv.slice(1), { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
-  for (let i = 0; i < 100; i += 1) {
-    if (child.exitCode !== null) throw new Error(`${argv.join(' ')} exited: ${out}`);
-    const ok = await new Promise((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) return child;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill();
-  throw new Error(`${argv.join(' ')} did not listen on ${port}: ${out}`);
-}
+/** A process started in the checkout; resolves to it once it accepts connections on `port`. */
+const startProcess = async (argv, port) => (await startListening(argv, port, { cwd: root, pollMs: 100 })).child;
 
 const stop = (child) => new Promise((r) => { if (child.exitCode !== null) r(); else { child.on('exit', r); child.kill('SIGTERM'); } });
 
@@ -154,8 +131,12 @@ const neverReading = (port) => new Promise((resolve, reject) => {
   s.on('error', reject);
 });
 
+// Started once, by whichever hook needs it first: node:test starts this file's top-level before
+// hooks without waiting for one another, so the guards' filters must wait for it themselves.
 let guardBackendServer;
-before(async () => { guardBackendServer = await guardBackend(); });
+let guardBackendStarted;
+const guardBackendUp = () => (guardBackendStarted ??= guardBackend().then((s) => { guardBackendServer = s; }));
+before(guardBackendUp);
 after(() => guardBackendServer?.close());
 
 for (const impl of filterImplementations(root)) {
@@ -313,6 +294,7 @@ for (const impl of filterImplementations(root)) {
   const guard = {};
   before(async () => {
     if (impl.missing) return; // its tests say why
+    await guardBackendUp();
     guard.port = await freePort();
     guard.filter = await startProcess(impl.command({ port: guard.port, backend: `127.0.0.1:${guardBackendServer.port}`, ...GUARD }), guard.port);
   });

@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropTo, giveTree, passwdEntry, serviceLaunch, serviceUser, SERVICE_USER } from '../lab/stack/privilege.mjs';
 import { cgroupVersion, createCgroup, removeWhenEmpty } from '../lab/stack/cgroups.mjs';
-import { listenerIsRecorded, spawnLogged, startTicks, stopProcess } from '../lab/stack/procs.mjs';
+import { freePort, listenerIsRecorded, spawnLogged, startTicks, stopProcess } from '../lab/stack/procs.mjs';
 import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,9 +38,6 @@ const ids = (pid) => {
   const field = (name) => status.match(new RegExp(`^${name}:\\s+(.*)$`, 'm'))[1].trim().split(/\s+/).map(Number);
   return { uid: field('Uid'), gid: field('Gid'), capEff: status.match(/^CapEff:\s+(\S+)/m)[1], noNewPrivs: status.match(/^NoNewPrivs:\s+(\d)/m)[1] };
 };
-const freePort = () => new Promise((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
 async function answers(url, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

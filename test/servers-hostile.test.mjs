@@ -5,42 +5,21 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { spawn } from 'node:child_process';
+import { freePort, startListening } from './lib/listening.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 const started = []; // every server this file started, stopped at its end whatever happened
 
 /** Starts servers/node/<script> on a free port; resolves once it accepts connections. */
 async function start(script, args = []) {
   const port = await freePort();
-  const child = spawn('node', [`servers/node/${script}`, '--port', String(port), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { child, out } = await startListening(['node', `servers/node/${script}`, '--port', String(port), ...args], port, { cwd: root });
   started.push({ child });
-  let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
-  for (let i = 0; i < 100; i += 1) {
-    if (child.exitCode !== null) throw new Error(`${script} ${args.join(' ')} exited ${child.exitCode}: ${out}`);
-    const up = await new Promise((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
-      s.on('error', () => resolve(false));
-    });
-    if (up) return { port, child, out: () => out, error: () => out.match(/^\w*Error\b.*$/m)?.[0] ?? 'no error printed' };
-    await sleep(50);
-  }
-  child.kill();
-  throw new Error(`${script} did not listen on ${port}: ${out}`);
+  return { port, child, out, error: () => out().match(/^\w*Error\b.*$/m)?.[0] ?? 'no error printed' };
 }
 
 const stop = (srv) => new Promise((r) => {

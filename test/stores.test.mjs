@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
+import { freePort } from './lib/listening.mjs';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -162,13 +163,6 @@ test("a store's real refusals, as k6 and Prometheus log them, are read as refusa
   for (const p of refusalProblems(r, 'smoke/burst')) assert.match(p, /^InfluxDB refused writes from .* in smoke\/burst: .*max-series-per-database limit exceeded: \(5\)/);
 });
 
-/** A free TCP port on 127.0.0.1. */
-const freePort = () => new Promise((resolve) => {
-  const s = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address();
-    s.close(() => resolve(port));
-  });
-});
 
 test('for real: an InfluxDB with max-series-per-database = 5 refuses k6, and the run reads why; the retention the stores start with', { timeout: 60_000 }, async (t) => {
   const env = { ...process.env, PATH: `${join(root, '.lab', 'bin')}:${process.env.PATH}`, K6_NO_USAGE_REPORT: 'true' };

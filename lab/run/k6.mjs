@@ -7,9 +7,9 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
-import { logTail } from '../stack/procs.mjs';
+import { logTail, freePort } from '../stack/procs.mjs';
 import { segmentArgs, mergeSummaries } from './segments.mjs';
-import { freePort, pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
+import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 
 /**

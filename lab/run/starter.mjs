@@ -7,23 +7,10 @@
  * the resume, took from 4 to 760 ms in 4 processes on 2 cores, and that was the skew; what
  * remains is measured (segments.mjs scheduleSkew), not assumed.
  */
-import { createServer } from 'node:net';
 
 // k6's lib.ExecutionStatus: initialised, paused, waiting for a resume (k6 v1.8.1).
 export const PAUSED_BEFORE_RUN = 4;
 const POLL_MS = 50;
-
-/** A port on 127.0.0.1 that nothing listens on now. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The arguments that start process i paused, with its REST API on `address`, without its own setup() (and teardown() but in the first). */
 export const pausedArgs = (address, i = 0) => ['--paused', '--address', address, '--no-setup', ...(i > 0 ? ['--no-teardown'] : [])];

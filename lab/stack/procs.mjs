@@ -132,6 +132,18 @@ export function listenerIsRecorded(port, procs) {
   return Boolean(who?.pid) && (procs || []).some((p) => p.pid === who.pid && sameProcess(p.pid, p.start));
 }
 
+/** A port on 127.0.0.1 that nothing listens on now (the system picks it). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /** Throws naming the first port on 127.0.0.1 that cannot be bound, and who holds it. */
 export async function assertPortsFree(ports) {
   for (const { port, service } of ports) {
