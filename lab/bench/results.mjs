@@ -9,6 +9,7 @@ import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { buildSite, pageWeight } from '../results/build.mjs';
 import { listRuns } from '../results/runs.mjs';
+import { testidName } from '../run/open.mjs';
 import { formatTable } from '../judge/table.mjs';
 
 const mib = (n) => `${(n / 1048576).toFixed(2)} MiB`;
@@ -19,7 +20,7 @@ const filesUnder = (dir) => readdirSync(dir, { recursive: true }).map((f) => joi
 /** A copy of run `id` under `results` as a new testid (the same run, seconds later). */
 function replay(from, results, id, n) {
   const stamp = id.slice(0, 15);
-  const newId = `${stamp}-${String(n).padStart(3, '0')}-1-${id.replace(/^[0-9]{8}-[0-9]{6}(?:-[0-9]{3}-[0-9]{1,10})?-/, '')}`;
+  const newId = `${stamp}-${String(n).padStart(3, '0')}-1-${testidName(id)}`;
   const dir = join(results, newId);
   cpSync(join(from, id), dir, { recursive: true, filter: (f) => !f.includes(`${id}/site`) });
   const runJson = join(dir, 'run.json');

@@ -30,7 +30,10 @@ export const stamp = () => `${new Date().toISOString().replace(/[-:]/g, '').repl
  * milliseconds and pid were in it (still in results/, still readable). The name starts with a
  * letter, so the two forms cannot be read as one another.
  */
-export const TESTID = /^[0-9]{8}-[0-9]{6}(?:-[0-9]{3}-[0-9]{1,10})?-[a-z][a-z0-9-]*$/;
+const STAMP = '[0-9]{8}-[0-9]{6}(?:-[0-9]{3}-[0-9]{1,10})?';
+export const TESTID = new RegExp(`^${STAMP}-[a-z][a-z0-9-]*$`);
+/** The name of a testid: what follows its stamp (spike-quick5). */
+export const testidName = (id) => id.replace(new RegExp(`^${STAMP}-`), '');
 export const TESTID_FORM = 'YYYYMMDD-HHMMSS-mmm-PID-name, or an older run\'s YYYYMMDD-HHMMSS-name; e.g. 20261123-091050-123-4567-spike-quick5';
 
 /** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
