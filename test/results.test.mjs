@@ -279,9 +279,9 @@ test('each plan kind has a results side: a key measure per case, a capacity ramp
   assert.deepEqual(c.data, [[1000, 2000, 4000], [1000, 2000, 4000], [1000, 1990, 2500]]);
   assert.match(c.note, /Breakpoint: 2000 r\/s/);
   assert.equal(noCost, null, 'a ramp has no cost figure');
-  const cost = { case: 'x/node-cost', expected: { efficiency: { nginx: { case: 'nginx-cost', lo: 0.5 } } }, measured: { costUs: 150 } };
-  const ref = { case: 'x/nginx-cost', expected: {}, measured: { costUs: 60 } };
-  const [, costChart] = resultKinds.capacity.caseCharts(null, { outcomes: [cost, ref] }, null, { id: 'node-cost', name: 'x/node-cost' });
+  // nginx's cost from the case's own efficiency against it (theirs over its own: 60 / 150).
+  const cost = { case: 'x/node-cost', expected: { efficiency: { nginx: { case: 'nginx-cost', lo: 0.5 } } }, measured: { costUs: 150, efficiency: { nginx: 0.4 } } };
+  const [, costChart] = resultKinds.capacity.caseCharts(null, { outcomes: [cost] }, null, { id: 'node-cost', name: 'x/node-cost' });
   assert.deepEqual(costChart.xLabels, ['node-cost', 'nginx-cost']);
   assert.deepEqual(costChart.data, [[0, 1], [150, 60], [120, null]], "the case's and the reference's CPU per request, and the most the case may use (60 / 0.5)");
   const capped = { case: 'x/cpu1', expected: { rps: { lo: 50, hi: 110 }, bottleneck: { service: 'lb', busyLo: 0.9, busyHi: 1.05 } }, measured: { rps: 90, resources: [{ service: 'lb', capPct: 10 }] } };

@@ -154,19 +154,22 @@ function bottleneckChart(run, exp, phase, c) {
   });
 }
 
-/** A capacity cost case: its CPU per request against its references', and the ceiling each reference's floor allows. */
+/**
+ * A capacity cost case: its CPU per request against its references', and the most it may use by
+ * each reference's floor. A reference's cost is derived from this case's own outcome (its
+ * efficiency against it is theirs over its own).
+ */
 function costChart(run, exp, phase, c) {
   const o = outcomeOf(exp, c);
+  const mine = o?.measured?.costUs;
   const eff = o?.expected?.efficiency;
-  if (o?.measured?.costUs === undefined || !eff) return null;
-  const refs = Object.values(eff).map((e) => ({ ...e, o: exp.outcomes.find((x) => x.case.endsWith(`/${e.case}`)) })).filter((e) => e.o?.measured?.costUs !== undefined);
-  const names = [c.id, ...refs.map((e) => e.case)];
-  const costs = [o.measured.costUs, ...refs.map((e) => e.o.measured.costUs)];
+  if (mine === undefined || !eff) return null;
+  const refs = Object.entries(eff).filter(([key]) => typeof o.measured.efficiency?.[key] === 'number').map(([key, e]) => ({ ...e, costUs: o.measured.efficiency[key] * mine }));
   return chart({
-    id: chartId('cost', c.id), title: `${c.name}: CPU per request against the references`, unit: 'µs', x: 'runs', xLabels: names, xLabel: 'case',
+    id: chartId('cost', c.id), title: `${c.name}: CPU per request against the references`, unit: 'µs', x: 'runs', xLabels: [c.id, ...refs.map((e) => e.case)], xLabel: 'case',
     series: [
-      { label: 'CPU per request (µs)', points: costs.map((v, i) => [i, v]), color: GREEN, line: false, dots: true, size: 9 },
-      ...refs.map((e, i) => ({ label: `most ${c.id} may use by ${e.case}'s floor (x${e.lo})`, points: [[0, e.o.measured.costUs / e.lo]], color: PALETTE[(i + 1) % PALETTE.length], line: false, dots: true, size: 7 })),
+      { label: 'CPU per request (µs)', points: [mine, ...refs.map((e) => e.costUs)].map((v, i) => [i, v]), color: GREEN, line: false, dots: true, size: 9 },
+      ...refs.map((e, i) => ({ label: `most ${c.id} may use by ${e.case}'s floor (x${e.lo})`, points: [[0, e.costUs / e.lo]], color: PALETTE[(i + 1) % PALETTE.length], line: false, dots: true, size: 7 })),
     ],
     note: "CPU seconds of each server's processes over its window, per request answered. A reference's floor is the least efficiency (its CPU per request over this one's) the lab accepts.",
   });

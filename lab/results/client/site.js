@@ -9,7 +9,8 @@ import './theme.css';
 import { format } from '../units.js';
 
 const AXIS = { stroke: '#ccccdc', grid: { stroke: 'rgba(204, 204, 220, 0.07)', width: 1 }, ticks: { stroke: 'rgba(204, 204, 220, 0.12)', width: 1 }, font: '11px sans-serif' };
-const runLabel = (id) => (id ? `${id.slice(4, 6)}-${id.slice(6, 8)} ${id.slice(9, 11)}:${id.slice(11, 13)}` : '');
+// A run's id as its date and time (MM-DD HH:MM); any other label (a case) as it is.
+const runLabel = (id) => (/^[0-9]{8}-[0-9]{6}/.test(id || '') ? `${id.slice(4, 6)}-${id.slice(6, 8)} ${id.slice(9, 11)}:${id.slice(11, 13)}` : id || '');
 
 /** An x range that stays a few units wide around a single point (uPlot would span years). */
 const xRange = (u, lo, hi) => (lo == null ? [0, 1] : hi > lo ? [lo, hi] : [lo - 1, hi + 1]);
