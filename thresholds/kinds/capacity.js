@@ -4,6 +4,7 @@
  * same run (nginx relaying everything, and the backend reached directly).
  */
 import { shownRanges, KEEP_ONLY } from './judged.js';
+import { heldRateStages } from '../held-rate.js';
 
 // The stated bounds: below its breakpoint a server answers all but 1 % and its p99 stays under
 // 1 s, and k6 gets 95 % of the arrival rate through: every server must at 500 r/s (the ramps'
@@ -191,12 +192,12 @@ function scenarios(plan, baseUrls) {
       };
       out[c.id] = { ...common, executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms` };
     } else if (c.kind === 'open') {
-      // 250 ms in flight per request, eight times the backend's 30 ms: relayed answers take far
+      // 500 ms in flight per request, sixteen times the backend's 30 ms: relayed answers take far
       // longer than the delay when another process takes a core (measured:
       // stacks/json-filter/README.md). Each VU opens its connection within the first second,
       // which nothing measures.
-      const vus = Math.max(20, Math.ceil(c.rate * 0.25));
-      out[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: vus, maxVUs: vus, stages: [{ target: c.rate, duration: `${Math.round(((c.rate * c.seconds + 0.5) * 1e6) / c.rate)}us` }] };
+      const vus = Math.max(20, Math.ceil(c.rate * 0.5));
+      out[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: vus, maxVUs: vus, stages: heldRateStages(c.rate, c.rate * c.seconds) };
     } else {
       out[c.id] = {
         ...common,

@@ -8,9 +8,7 @@ import { countRange } from '../count-range.js';
 import { simulate, simulateCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from '../models/limiter-replay.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
 import { withTeeth, shownRanges, KEEP_ONLY } from './judged.js';
-
-/** How long a case's executor may run late and still start every arrival of its schedule. */
-export const CATCH_UP_MS = 5000;
+import { heldRateStages } from '../held-rate.js';
 
 /** The stated tolerance of every threshold. */
 export const TOLERANCE = {
@@ -157,11 +155,7 @@ function scenarios(plan, baseUrls) {
       executor: 'ramping-arrival-rate',
       startRate: c.rate,
       timeUnit: '1s',
-      // Then a rate of 0 for CATCH_UP_MS: it adds no arrival, but the executor no longer stops
-      // at the schedule's end, where a loop running late (k6 short of CPU beside the stack)
-      // abandoned the arrivals it had not started yet, uncounted as dropped (b400-fill sent 442
-      // of 480 in two segments on a busy machine). It ends once its last arrival has started.
-      stages: [{ target: c.rate, duration: `${Math.round(((c.requests + 0.5) * 1e6) / c.rate)}us` }, { target: 0, duration: '0s' }, { target: 0, duration: `${CATCH_UP_MS}ms` }],
+      stages: heldRateStages(c.rate, c.requests),
       startTime: `${Math.round(c.startMs)}ms`,
       preAllocatedVUs: c.vus,
       maxVUs: c.vus,
