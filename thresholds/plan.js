@@ -69,13 +69,15 @@ export function stackTargets(name, knobs, policy) {
 }
 
 /**
- * plan({experiment, suite, factor, overrides, segments}) -> {experiment, suite, factor, knobs, policy, cases, ...}
+ * plan({experiment, suite, factor, overrides, segments, untold}) -> {experiment, suite, factor, knobs, policy, cases, ...}
  * The runner prints it (`just expect`), k6 turns it into scenarios and thresholds, and the
  * results table compares against it.
  * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and
  * refill intervals divided by it, so the expected counts stay those of the seed timing.
+ * `untold`: knobs the stack runs with and the model is not told (`--stack-knob`, a perturbed
+ * policy that must fail the run): the plan keeps the model's `policy` and adds `stackPolicy`.
  */
-export function plan({ experiment: name, suite, factor: requested = 1, overrides = {}, segments = 1 }) {
+export function plan({ experiment: name, suite, factor: requested = 1, overrides = {}, segments = 1, untold = {} }) {
   const exp = experimentNamed(name);
   if (!exp.suites[suite]) throw new Error(`experiment '${name}' has no '${suite}' cases; it has: ${Object.keys(exp.suites).join(', ')}`);
   if (!Number.isInteger(requested) || requested < 1 || requested > LIMITS.maxQuick) throw new Error(`--quick takes a whole factor 1..${LIMITS.maxQuick}, got ${requested}: a 60 s step must stay at least 0.6 s`);
@@ -85,7 +87,12 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   const policy = { ...scaleKnobs(exp, knobs, factor), ...exp.derived?.(knobs) };
   if (exp.checkScaled) exp.checkScaled(policy, factor);
   const seedComparable = isDefault(exp, knobs);
-  return checkLimits(kindOf(exp).plan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable, segments }));
+  const planned = checkLimits(kindOf(exp).plan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable, segments }));
+  if (Object.keys(untold).length === 0) return planned;
+  const stackKnobs = resolveKnobs(exp, { ...overrides, ...untold });
+  const stackPolicy = { ...scaleKnobs(exp, stackKnobs, factor), ...exp.derived?.(stackKnobs) };
+  if (exp.checkScaled) exp.checkScaled(stackPolicy, factor);
+  return { ...planned, stackPolicy, untold };
 }
 
 /**

@@ -1,6 +1,9 @@
 /*
  * Command-line words to a request, checked before anything starts:
- *   <suite[/experiment]|experiment> [--quick[=N]] [--segments=N] [--no-metrics] [experiment.knob=value | knob=value ...]
+ *   <suite[/experiment]|experiment> [--quick[=N]] [--segments=N] [--no-metrics]
+ *     [--stack-knob [experiment.]knob=value ...] [--stack-cpu service=N ...] [experiment.knob=value | knob=value ...]
+ * --stack-knob gives the stack a knob's value the model is not told of; --stack-cpu caps a
+ * service at N % of one core, unknown to the model: perturbations a run must fail on.
  * A bare knob applies to every experiment of the run that has a knob of that name. A flag whose
  * value is required takes it after `=` or after a space, as k6's flags do: --segments 2.
  */
@@ -10,7 +13,7 @@ import { MAX_SEGMENTS } from '../run/segments.mjs';
 import { kinds } from '../../thresholds/kinds/index.js';
 
 /** The words parseRunArgs reads after the name, for the error on a word it cannot read. */
-export const RUN_FORMS = ['--quick[=N]', '--segments=N', '--no-metrics', 'knob=value', 'experiment.knob=value'];
+export const RUN_FORMS = ['--quick[=N]', '--segments=N', '--no-metrics', '--stack-knob knob=value', '--stack-cpu service=N', 'knob=value', 'experiment.knob=value'];
 
 /**
  * A flag that needs a value, in either of k6's forms: `--flag=value` or `--flag value`.
@@ -48,10 +51,36 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
   let metrics = true;
   let segments = 1;
   const overrides = Object.fromEntries(names.map((n) => [n, {}]));
+  // A perturbed stack the model is not told of: knobs only the stack gets, and services slowed
+  // by a CPU cap (% of one core). The run must fail on it; test/perturbed.test.mjs keeps such runs.
+  const untold = Object.fromEntries(names.map((n) => [n, {}]));
+  const slowed = {};
   const given = new Set(); // each option and knob once: a second one would silently win
   const once = (key, word) => {
     if (given.has(key)) throw new Error(`'${word}': ${key} is given twice`);
     given.add(key);
+  };
+  // knob=value or experiment.knob=value, into `into` (the model's knobs, or the stack's alone).
+  const setKnob = (w, into, flag) => {
+    const m = /^(?:([a-z0-9-]+)\.)?([a-z_]+)=(.*)$/.exec(w);
+    if (!m) throw new Error(`cannot read '${flag}${w}': expected ${flag ? 'knob=value or experiment.knob=value' : `${RUN_FORMS.slice(0, -1).join(', ')} or ${RUN_FORMS.at(-1)}`}`);
+    const [, exp, knob, value] = m;
+    if (exp) {
+      experimentNamed(exp);
+      if (!names.includes(exp)) throw new Error(`experiment '${exp}' is not part of ${name} (${names.join(', ')})`);
+      once(`${flag}${exp}.${knob}`, w);
+      into[exp][knob] = value;
+      return;
+    }
+    const owners = names.filter((n) => experiments[n].knobs[knob]);
+    if (owners.length === 0) {
+      const valid = names.flatMap((n) => Object.keys(experiments[n].knobs).map((k) => `${n}.${k}`));
+      throw new Error(`unknown knob '${knob}'; valid: ${valid.join(', ')}`);
+    }
+    for (const o of owners) {
+      once(`${flag}${o}.${knob}`, w);
+      into[o][knob] = value;
+    }
   };
   for (let i = 0; i < rest.length; i += 1) {
     const w = rest[i];
@@ -75,31 +104,28 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
       factor = quick[1] === undefined ? QUICK_FACTOR : parseFactor(quick[1]);
       continue;
     }
-    const m = /^(?:([a-z0-9-]+)\.)?([a-z_]+)=(.*)$/.exec(w);
-    if (!m) throw new Error(`cannot read '${w}': expected ${RUN_FORMS.slice(0, -1).join(', ')} or ${RUN_FORMS.at(-1)}`);
-    const [, exp, knob, value] = m;
-    if (exp) {
-      experimentNamed(exp);
-      if (!names.includes(exp)) throw new Error(`experiment '${exp}' is not part of ${name} (${names.join(', ')})`);
-      once(`${exp}.${knob}`, w);
-      overrides[exp][knob] = value;
-    } else {
-      const owners = names.filter((n) => experiments[n].knobs[knob]);
-      if (owners.length === 0) {
-        const valid = names.flatMap((n) => Object.keys(experiments[n].knobs).map((k) => `${n}.${k}`));
-        throw new Error(`unknown knob '${knob}'; valid: ${valid.join(', ')}`);
-      }
-      for (const o of owners) {
-        once(`${o}.${knob}`, w);
-        overrides[o][knob] = value;
-      }
+    const stackKnob = flagValue(rest, i, '--stack-knob', 'knob=value');
+    if (stackKnob) {
+      i += stackKnob[1] - 1;
+      setKnob(stackKnob[0], untold, '--stack-knob ');
+      continue;
     }
+    const stackCpu = flagValue(rest, i, '--stack-cpu', 'service=N');
+    if (stackCpu) {
+      i += stackCpu[1] - 1;
+      const c = /^([a-z0-9-]{1,60})=([0-9]{1,3})$/.exec(stackCpu[0]);
+      if (!c || Number(c[2]) < 1 || Number(c[2]) > 200) throw new Error(`--stack-cpu takes service=N, N the service's CPU cap in % of one core (1..200), like --stack-cpu json-filter-node=25; got '${stackCpu[0]}'`);
+      once(`--stack-cpu ${c[1]}`, stackCpu[0]);
+      slowed[c[1]] = Number(c[2]);
+      continue;
+    }
+    setKnob(w, overrides, '');
   }
   // Build every plan now (knobs parsed and checked, the machine's limits applied), so a bad
   // value fails before any process starts.
   if (target === 'suite') {
     for (const n of names) {
-      const p = makePlan({ experiment: n, suite: name.split('/')[0], factor, overrides: overrides[n] });
+      const p = makePlan({ experiment: n, suite: name.split('/')[0], factor, overrides: overrides[n], untold: untold[n] });
       const kind = kindOfPlan(p);
       if (segments > 1 && !kind.segments) {
         const able = Object.values(kinds).filter((k) => k.segments);
@@ -116,5 +142,7 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     }
   }
   if (segments > 1 && !metrics) throw new Error('--segments needs the metrics stores (the whole run is judged from Prometheus too): drop --no-metrics');
-  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments };
+  const perturbed = Object.keys(slowed).length > 0 || names.some((n) => Object.keys(untold[n]).length > 0);
+  if (perturbed && target !== 'suite') throw new Error('--stack-knob and --stack-cpu perturb a test run: use them with `just test`');
+  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments, ...(perturbed ? { untold, slowed } : {}) };
 }

@@ -96,7 +96,9 @@ export function* phases(plan, { say }) {
   let planned = plan;
   for (const c of plan.cases) {
     const mine = planned.cases.find((x) => x.id === c.id);
-    const judged = yield { ...planned, phase: c.id, cases: [mine], durationS: (plan.leadInMs + mine.durationMs) / 1000, policy: { ...plan.policy, caps: c.level.caps } };
+    // A perturbed stack (`--stack-knob cpu_levels=...`) runs its own caps at the same level.
+    const stackLevel = plan.stackPolicy?.levels[plan.policy.levels.findIndex((l) => l.id === c.level.id)];
+    const judged = yield { ...planned, phase: c.id, cases: [mine], durationS: (plan.leadInMs + mine.durationMs) / 1000, policy: { ...plan.policy, caps: c.level.caps }, ...(plan.stackPolicy ? { stackPolicy: { ...plan.stackPolicy, caps: stackLevel?.caps ?? c.level.caps } } : {}) };
     const measured = judged.outcomes[0];
     // Costs only from an uncapped level that ran whole.
     if (!c.level.cpu && !c.level.mem && measured?.pass && !planned.model.costs) {

@@ -38,7 +38,7 @@ export const TESTID_FORM = 'YYYYMMDD-HHMMSS-mmm-PID-name, or an older run\'s YYY
 
 /** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
 export const plansFor = (request) =>
-  request.experiments.map((experiment) => makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment], segments: request.segments || 1 }));
+  request.experiments.map((experiment) => makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment], segments: request.segments || 1, untold: request.untold?.[experiment] }));
 
 /**
  * A run's lock, folders and state file: the lock first (a run refused while another is live

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { loadTopology } from '../stack/topology.mjs';
+import { loadTopology, stackServices } from '../stack/topology.mjs';
 import { requireTools } from '../stack/procs.mjs';
 import { formatTable } from '../judge/table.mjs';
 import { COUNTS_HEAD } from '../judge/nothing-lost.mjs';
@@ -15,24 +15,18 @@ import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
 import { writeOutcomes, outcomeCounts } from '../stores/outcomes.mjs';
 import { buildSite, siteIndex } from '../results/build.mjs';
-import { experiments } from '../../thresholds/plan.js';
+import { experiments, stackOf } from '../../thresholds/plan.js';
 import { kindFor } from '../kinds/index.mjs';
 import { labEnv, openRun, plansFor } from './open.mjs';
 import { runPhase, nothingJudged } from './phase.mjs';
+import { walkPhases } from './phases.mjs';
 
-/**
- * A plan's phases, each run and judged; a kind with phases (capped) yields each phase's plan
- * and gets back what it judged, to plan the next.
- */
+/** A plan's phases (lab/run/phases.mjs), each run and judged, their tables and counts joined. */
 async function runPlan(plan, ctx) {
-  const kind = kindFor(plan);
   const all = nothingJudged();
-  const phases = kind.phases ? kind.phases(plan, ctx) : [plan].values();
-  for (let next = phases.next(); !next.done;) {
-    const j = await runPhase(next.value, kind, ctx);
+  for (const j of await walkPhases(plan, (p, kind) => runPhase(p, kind, ctx), ctx)) {
     for (const k of ['outcomes', 'rows', 'more', 'counts', 'problems']) all[k].push(...j[k]);
     all.head = j.head;
-    next = phases.next(j);
   }
   return all;
 }
@@ -82,9 +76,26 @@ async function keepOutcomes(urls, testid, outcomes) {
   return out;
 }
 
+/**
+ * `--stack-cpu service=N`: each slowed service onto the plan of the stack it is in (`slowed`),
+ * before anything starts; a service in none of the run's stacks is an error naming them.
+ */
+function placeSlowed(plans, slowed, topology) {
+  const placed = new Set();
+  for (const p of plans) {
+    const members = stackServices(topology, stackOf(p.experiment)).map((s) => s.name);
+    const mine = Object.entries(slowed).filter(([s]) => members.includes(s));
+    if (mine.length) p.slowed = Object.fromEntries(mine);
+    for (const [s] of mine) placed.add(s);
+  }
+  const lost = Object.keys(slowed).filter((s) => !placed.has(s));
+  if (lost.length) throw new Error(`--stack-cpu: no service ${lost.join(', ')} in this run's stacks; they have: ${plans.flatMap((p) => stackServices(topology, stackOf(p.experiment)).map((s) => s.name)).join(', ')}`);
+}
+
 export async function runSuite(root, request, { say = console.log } = {}) {
   const plans = plansFor(request);
   const topology = loadTopology(join(root, 'docker-compose.yml'));
+  if (request.slowed) placeSlowed(plans, request.slowed, topology);
   const env = labEnv(root);
   requireTools(['k6'], env);
   const run = await openRun(root, `${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`, { kind: 'test', say });
@@ -142,6 +153,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), metrics: Boolean(stores),
     influx: Boolean(stores) && plans.some((p) => kindFor(p).streams.includes('influx')),
     factor: request.factor, segments: request.segments || 1, knobs: request.overrides, git: gitState(root),
+    ...(request.untold || request.slowed ? { perturbed: { knobs: request.untold, cpu: request.slowed } } : {}),
     cases: { passed: passedCount, failed: outcomes.length - passedCount }, problems, interrupted: Boolean(interrupted),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));

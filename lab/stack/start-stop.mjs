@@ -20,7 +20,7 @@ export const topologyView = (topology) => ({
   groups: Object.keys(topology.services).map((service) => ({ service })),
 });
 
-export async function startStack({ root, env, topology, profile, policy, targets, tmpDir, logDir, state, log = () => {} }) {
+export async function startStack({ root, env, topology, profile, policy, slowed = {}, targets, tmpDir, logDir, state, log = () => {} }) {
   const services = stackServices(topology, profile);
   const ports = portsByService(topology);
   // null unless the runner is root; then every service runs as this user (privilege.mjs).
@@ -54,7 +54,10 @@ export async function startStack({ root, env, topology, profile, policy, targets
       }
       // A service that declares caps gets a cgroup even when the level caps nothing: its CPU
       // and memory are then accounted the same way, which is what the model's costs need.
-      const caps = s.caps ? renderText(s.caps, view).trim() : null;
+      // A slowed service (`--stack-cpu`) gets a cgroup capped at its share of a core, its CPU
+      // cap replacing any its level gave.
+      const declared = s.caps ? renderText(s.caps, view).trim() : null;
+      const caps = slowed[s.name] ? [`cpu=${slowed[s.name]}%`, ...(declared || '').split(/\s+/).filter((c) => c && !c.startsWith('cpu='))].join(' ') : declared;
       let cgroup = null;
       if (caps !== null) {
         cgroup = createCgroup(`lab-${process.pid}-${s.name}`, parseCaps(caps));
