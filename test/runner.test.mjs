@@ -9,6 +9,7 @@ import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOOLS } from '../lab/bench/index.mjs';
 import { parseRunArgs } from '../lab/cli/args.mjs';
+import { plansFor } from '../lab/run/open.mjs';
 import { k8sFlags } from '../lab/cli/render.mjs';
 import { loadTopology, stackServices, portsByService } from '../lab/stack/topology.mjs';
 import { serviceView, renderConfigs } from '../lab/stack/render.mjs';
@@ -80,10 +81,31 @@ test('a flag that needs a value takes it after = or a space, as k6 does; left wi
 test('a word parseRunArgs cannot read is refused with every form it accepts', () => {
   for (const w of ['--bogus', '2', 'Rate=3']) {
     assert.throws(() => parseRunArgs(['spike', w]), (e) => {
-      assert.equal(e.message, `cannot read '${w}': expected --quick[=N], --segments=N, --no-metrics, knob=value or experiment.knob=value`);
+      assert.equal(e.message, `cannot read '${w}': expected --quick[=N], --segments=N, --no-metrics, --stack-knob knob=value, --stack-cpu service=N, knob=value or experiment.knob=value`);
       return true;
     });
   }
+});
+
+test('a perturbed stack: --stack-knob goes to the stack alone, --stack-cpu names a service and a share of a core', () => {
+  const r = parseRunArgs(['spike/burst', '--quick', '--stack-knob', 'rate=4', 'bursts=0,50']);
+  assert.deepEqual(r.untold, { burst: { rate: '4' } });
+  assert.deepEqual(r.overrides, { burst: { bursts: '0,50' } });
+  const p = plansFor(r)[0];
+  assert.equal(p.policy.rate, 15); // the model's 3 r/s, x5
+  assert.equal(p.stackPolicy.rate, 20);
+  assert.deepEqual(p.stackPolicy.bursts, p.policy.bursts);
+  assert.equal(parseRunArgs(['spike/burst']).untold, undefined);
+  assert.deepEqual(parseRunArgs(['breakpoint', '--stack-cpu=json-filter-node=25']).slowed, { 'json-filter-node': 25 });
+  for (const [words, msg] of [
+    [['spike/burst', '--stack-knob', 'nosuch=1'], /unknown knob 'nosuch'/],
+    [['spike/burst', '--stack-knob', 'rate=-1'], /knob burst.rate/],
+    [['spike/burst', '--stack-knob', 'rate=4', '--stack-knob', 'rate=5'], /given twice/],
+    [['spike/burst', '--stack-cpu', 'json-filter-node=0'], /--stack-cpu takes service=N/],
+    [['spike/burst', '--stack-cpu', '../x=5'], /--stack-cpu takes service=N/],
+    [['spike/burst', '--stack-cpu'], /--stack-cpu is missing its value/],
+  ]) assert.throws(() => parseRunArgs(words), msg);
+  assert.throws(() => parseRunArgs(['burst', '--stack-knob', 'rate=4'], { target: 'experiment' }), /perturb a test run/);
 });
 
 const lab = (...words) => spawnSync(process.execPath, [join(root, 'lab', 'cli', 'index.mjs'), ...words], { cwd: root, encoding: 'utf8' });
