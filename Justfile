@@ -81,11 +81,16 @@ knobs *experiment: deps
 unit: setup
     node --test test/*.test.mjs
 
-# What CI runs: unit tests, then every stack up briefly and its dashboards' panels, then spike, breakpoint and load/cdn in quick time.
+# What CI runs: unit tests, then smoke (every stack up briefly) with its dashboards' panels and pages, then spike, stress/caching, breakpoint and load/cdn in quick time, each with its panels.
 ci: unit
     node lab/cli/index.mjs test smoke
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs results check
     node lab/cli/index.mjs test spike --quick
+    node lab/cli/index.mjs panels
+    node lab/cli/index.mjs test stress/caching --quick
+    node lab/cli/index.mjs panels
     node lab/cli/index.mjs test breakpoint --quick
+    node lab/cli/index.mjs panels
     node lab/cli/index.mjs test load/cdn --quick
+    node lab/cli/index.mjs panels

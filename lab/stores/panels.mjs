@@ -71,7 +71,11 @@ async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
     const data = r.data.result.map((x) => ({ labels: x.metric, points: [[x.value[0] * 1000, Number(x.value[1])]] }));
     return { query, series: r.data.result.length, points: r.data.result.length, data };
   }
-  const r = await getJson(`${urls.prometheus}/api/v1/query_range?start=${fromMs / 1000}&end=${toMs / 1000}&step=${m.intervalS}&query=${encodeURIComponent(query)}`);
+  // The steps counted back from the run's end, so that the last point is the end itself: the
+  // judged figures, written once as the run ends, fall in the lookback of a point whatever the
+  // run's length (counted from its start, the last point could fall before them).
+  const steps = Math.ceil((toMs - fromMs) / 1000 / m.intervalS);
+  const r = await getJson(`${urls.prometheus}/api/v1/query_range?start=${toMs / 1000 - steps * m.intervalS}&end=${toMs / 1000}&step=${m.intervalS}&query=${encodeURIComponent(query)}`);
   // [epoch ms, value] per point; Prometheus writes NaN and infinities as strings.
   const data = r.data.result.map((x) => ({ labels: x.metric, points: x.values.map(([t, v]) => [t * 1000, Number(v)]) }));
   return { query, series: r.data.result.length, points: r.data.result.reduce((n, x) => n + x.values.length, 0), data };
