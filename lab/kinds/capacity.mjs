@@ -3,7 +3,7 @@
  * ramp's breakpoint, each run's errors and throughput, each server's cost against the references
  * of the same run, and per case the relayed latency floor and what the backend received.
  */
-import { CAPACITY, capacityThresholds, possibleCounts } from '../../thresholds/kinds/capacity.js';
+import { CAPACITY, capacityThresholds, possibleCounts, firstStepFloor } from '../../thresholds/kinds/capacity.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { cpuBetween } from '../stack/cpu.mjs';
 import { fixed, pct, caseRows } from '../judge/table.mjs';
@@ -21,7 +21,7 @@ export function rampSteps(c, metrics) {
     const achieved = reqs / c.holdS;
     const errorRate = reqs ? failed / reqs : 1;
     const sustained = reqs > 0 && achieved >= CAPACITY.sustain * rate && errorRate < CAPACITY.errorRate && p99 !== null && p99 < CAPACITY.p99Ms;
-    return { rate, reqs, achieved: Math.round(achieved), p99, relayP50, errorRate, sustained };
+    return { rate, reqs, achieved: Math.round(achieved), delivered: Math.round((reqs - failed) / c.holdS), p99, relayP50, errorRate, sustained };
   });
 }
 
@@ -95,6 +95,15 @@ export function judge(plan, { summary, cpu = {} }) {
       measured.steps = rampSteps(c, metrics);
       measured.breakpoint = breakpoint(measured.steps);
       const top = measured.steps.find((s) => s.rate === measured.breakpoint);
+      // Its first step is sustained, as every server's must be (k6 judges the same: capacityThresholds).
+      const first = measured.steps[0];
+      measured.firstStep = { reqs: first.reqs, errorRate: first.errorRate, p99Ms: first.p99, delivered: first.delivered, floor: firstStepFloor(c) };
+      checks.firstReqs = first.reqs >= firstStepFloor(c);
+      checks.firstErrors = first.reqs > 0 && first.errorRate < CAPACITY.errorRate;
+      checks.firstP99 = first.p99 !== null && first.p99 < CAPACITY.p99Ms;
+      row(`${first.rate} r/s step: answered`, `>= ${firstStepFloor(c)}`, `${first.reqs} (${first.delivered} r/s delivered)`, checks.firstReqs);
+      row(`${first.rate} r/s step: errors`, `< ${pct(CAPACITY.errorRate)}`, pct(first.errorRate), checks.firstErrors);
+      row(`${first.rate} r/s step: p99`, `< ${CAPACITY.p99Ms} ms`, `${fixed(first.p99)} ms`, checks.firstP99);
       row('breakpoint', '(measured)', `${measured.breakpoint} r/s${top ? ` (p99 ${fixed(top.p99, 0)} ms)` : ''}`, null);
     } else {
       measured.requests = v(`http_reqs{case:${c.id}}`, 'count', 0);
@@ -153,6 +162,11 @@ function figures(o) {
   if ('errors' in checks) out.push(figure('error rate', { hi: e.errorRate.hi }, m.errorRate, checks.errors));
   if ('requests' in checks) out.push(figure('requests', e.requests, m.requests, checks.requests));
   if ('p99' in checks) out.push(figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.p99));
+  if ('firstReqs' in checks) {
+    out.push(figure('first step answered', { lo: m.firstStep.floor }, m.firstStep.reqs, checks.firstReqs));
+    out.push(figure('first step error rate', { hi: CAPACITY.errorRate }, m.firstStep.errorRate, checks.firstErrors));
+    out.push(figure('first step p99 ms', { hi: CAPACITY.p99Ms }, m.firstStep.p99Ms, checks.firstP99));
+  }
   for (const [ref, b] of Object.entries(e.efficiency || {})) out.push(figure(`efficiency vs ${ref}`, { lo: b.lo }, m.efficiency?.[ref], checks[`efficiency_${ref}`]));
   for (const [ref, b] of Object.entries(e.overheadMs || {})) out.push(figure(`overhead ms vs ${ref}`, { hi: b.hi }, m.overheadMs?.[ref], checks[`overhead_${ref}`]));
   out.push(figure('relayed min ms', { lo: e.relayMinMs.lo }, m.relayMinMs, checks.relayMin));

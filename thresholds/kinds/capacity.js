@@ -141,12 +141,23 @@ export function possibleCounts(c) {
   return {};
 }
 
+/** The requests a ramp's first step must have answered in its hold: 95 % of its rate. */
+export const firstStepFloor = (c) => Math.floor(c.steps[0] * c.holdS * CAPACITY.sustain);
+
 /** A case's k6 thresholds: what k6 can judge alone (comparisons between cases are the lab's). */
 export function capacityThresholds(c) {
   const e = c.expected;
   const t = {};
-  // A ramp sends at least its first step in full (95 % delivered, as every step must be).
-  if (c.kind === 'ramp') t[`http_reqs{case:${c.id}}`] = [`count>=${Math.floor(c.steps[0] * c.holdS * 0.95)}`];
+  // A ramp's first step is sustained, as every server must (CAPACITY): 95 % of its rate answered
+  // in its hold, under 1 % failed, p99 under 1 s. Its own metrics: the ramp's whole count, which
+  // counts failed requests too, could not fail while k6 sent.
+  if (c.kind === 'ramp') {
+    const first = `${c.metric}_${c.steps[0]}`;
+    t[`${first}_reqs`] = [`count>=${firstStepFloor(c)}`];
+    t[`${first}_failed`] = [`rate<${CAPACITY.errorRate}`];
+    t[`${first}_ms`] = [`p(99)<${CAPACITY.p99Ms}`];
+    t[`http_reqs{case:${c.id}}`] = [KEEP_ONLY];
+  }
   // A range of requests that admits every count the run could send is shown: KEEP_ONLY.
   else if (shownRanges(e, possibleCounts(c)).requests) t[`http_reqs{case:${c.id}}`] = [KEEP_ONLY];
   else t[`http_reqs{case:${c.id}}`] = e.requests.hi === undefined ? [`count>=${e.requests.lo}`] : [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`];
