@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { predictCapped, originFills, withCosts, CAPPED_TOLERANCE } from '../thresholds/kinds/capped.js';
 import { plan } from '../thresholds/plan.js';
-import { capLevels } from '../thresholds/experiments/cdn.js';
+import cdn, { capLevels } from '../thresholds/experiments/cdn.js';
+import { fittedFigures } from '../thresholds/provenance.js';
 import { resourcesOver } from '../lab/stack/resources.mjs';
 import { labCgroups, createCgroup } from '../lab/stack/cgroups.mjs';
 import { exposition } from '../lab/stores/cgroup-exporter.mjs';
@@ -51,6 +52,27 @@ test('a capped case has a throughput to meet only once the uncapped level measur
   assert.ok(Math.abs(two.rps.model - 200) < 1e-9 && Math.abs(one.rps.model - 100) < 1e-9);
   assert.deepEqual([one.rps.lo, one.rps.hi], [100 * CAPPED_TOLERANCE.rpsLo, 100 * CAPPED_TOLERANCE.rpsHi]);
   assert.deepEqual(one.requests, { lo: Math.floor(6000 * CAPPED_TOLERANCE.rpsLo), hi: Math.ceil(6000 * CAPPED_TOLERANCE.rpsHi) });
+});
+
+test('seed 001: only the page size is fitted; its capped levels are held out, and cap / cost on its uncapped figures meets them', (t) => {
+  const fitted = fittedFigures(cdn);
+  assert.deepEqual([...fitted], ['uncapped-load.read'], 'page_bytes, to the bytes wrk read');
+  // The seed's uncapped level stands in for a run's: its CPU per request, service by service.
+  const p = plan({ experiment: 'cdn', suite: 'load' });
+  const seed = cdn.seedFigures['uncapped-load'];
+  const costs = { 'cdn-lb': seed.lbCpuPct / 100 / seed.rps };
+  for (const edge of p.roles.edge) costs[edge] = seed.edgesCpuPct / 100 / p.roles.edge.length / seed.rps;
+  const q = withCosts(p, costs, 'seed 001, uncapped');
+  for (const c of q.cases.filter((x) => x.level.cpu)) {
+    assert.ok(!fitted.has(`${c.id}.rps`), `${c.id} was not fitted`);
+    const e = c.expected;
+    const ratio = c.seed.rps / e.rps.model;
+    t.diagnostic(`held out: ${c.id} rps: seed ${c.seed.rps}, model ${e.rps.model.toFixed(2)} (seed / model ${ratio.toFixed(2)}, judged ${e.rps.lo.toFixed(2)}..${e.rps.hi.toFixed(2)}), bottleneck ${e.bottleneck.service}`);
+    assert.ok(Math.abs(e.rps.model - c.seed.modelRps) < 1e-9, 'the figure the experiment shows beside the seed\'s');
+    assert.ok(c.seed.rps >= e.rps.lo && c.seed.rps <= e.rps.hi, `${c.id}: seed ${c.seed.rps} outside ${e.rps.lo}..${e.rps.hi}`);
+    // "only the load-balancer reached the CPU cap"
+    assert.equal(e.bottleneck.service, 'cdn-lb');
+  }
 });
 
 test('the resources table reads the loaded window: CPU between its ends, the most memory seen in it', () => {

@@ -5,6 +5,7 @@
  * or straight to the application.
  */
 import { seededRandom } from '../models/random.js';
+import { provenance as kind } from '../kinds/closed-loop.js';
 
 const RESOURCES = ['hare', 'tortoise', 'snail'];
 
@@ -55,19 +56,11 @@ export default {
     hare_max_age: { default: 3, kind: 'count', doc: "/hare's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
     tortoise_max_age: { default: 10, kind: 'count', doc: "/tortoise's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
     snail_max_age: { default: 60, kind: 'count', doc: "/snail's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
-    // The seed does not state how many requests its application really served at once. Both of
-    // its uncapped figures say about 4, not 10: 39 r/s direct at 0.1 s each is 3.9 busy threads,
-    // and the load test's 1.4 r/s at a mean service time of 2.37 s is 3.3 (Little's law; its mean
-    // of 6.9 s for 10 users agrees: 10 / 1.4 = 7.1 s). A servlet container capped at 10 threads
-    // spends some on accepting and selecting, which would do it. The default is 10, as the seed
-    // says; `workers=4` reproduces the seed's direct and no-cache figures.
+    // The seed's 10 threads; its own figures fit 4 (provenance.fitted.seed_workers).
     workers: { default: 10, kind: 'whole', doc: 'requests the application serves at once; the rest wait in its queue', max: 1000, why: 'each is a pending timer, not a thread: more is not a configuration anyone runs' },
     server_cache: { default: 'proxy_cache', kind: 'choice', values: ['proxy_cache', 'lua'], doc: "the server cache: nginx proxy_cache, or the lua_shared_dict cache (stacks/caching/lab_cache.lua)" },
     cache_lock: { default: 'off', kind: 'choice', values: ['off', 'on'], doc: 'concurrent misses wait for one fill (proxy_cache_lock), or all go through' },
-    // The seed does not state JMeter's ramp-up. With the stress test's 1000 responses, client +
-    // server caching at 193 r/s means the run lasted 5.2 s, and nearly every response there is a
-    // cache hit that takes no time: the run lasts as long as the ramp-up. 5 s is what the four
-    // cached figures agree on (the model's beside the seed's: stacks/caching/README.md).
+    // The seed does not state JMeter's ramp-up: fitted (provenance.fitted.ramp_s).
     ramp_s: { default: 5, kind: 'count', doc: "users start one by one over this many seconds (JMeter's ramp-up; see the experiment file for why 5)", max: 600, why: 'a suite must end in minutes' },
     retry_attempts: { default: 3, kind: 'count', doc: 'the retrying client: retries of a 503', max: 10, why: 'the backoff doubles each time' },
     retry_backoff_ms: { default: 100, kind: 'whole', doc: 'the retrying client: wait before the first retry, doubled for each next one (ms)', max: 10_000, why: 'a suite must end in minutes' },
@@ -125,5 +118,51 @@ export default {
     'server-load': { throughput: 20, meanMs: 377, minMs: 2, maxMs: 12005 },
     'client-load': { throughput: 9.2, meanMs: 857, minMs: 0, maxMs: 14988 },
     'both-load': { throughput: 16.9, meanMs: 418, minMs: 0, maxMs: 12997 },
+  },
+  /** Where each constant comes from: docs/model.md#where-the-constants-come-from. */
+  provenance: {
+    derived: {
+      front_rate: { value: 100, seed: 'Front-end rate-limit 100 r/s (200 r/s burst)' },
+      front_burst: { value: 200, seed: 'Front-end rate-limit 100 r/s (200 r/s burst)' },
+      back_rate: { value: 10, seed: 'Back-end rate limit 10 r/s (50 r/s burst)' },
+      back_burst: { value: 50, seed: 'Back-end rate limit 10 r/s (50 r/s burst)' },
+      hare_ms: { value: 100, seed: '/hare (0.1s delay, 3s cache-expiry)' },
+      hare_max_age: { value: 3, seed: '/hare (0.1s delay, 3s cache-expiry)' },
+      tortoise_ms: { value: 2000, seed: '/tortoise (2s delay, 10s cache-expiry)' },
+      tortoise_max_age: { value: 10, seed: '/tortoise (2s delay, 10s cache-expiry)' },
+      snail_ms: { value: 5000, seed: '/snail (5s delay, 60s cache-expiry)' },
+      snail_max_age: { value: 60, seed: '/snail (5s delay, 60s cache-expiry)' },
+      workers: { value: 10, seed: 'Application server with 10 threads' },
+      stress: { value: { users: 100, iterations: 10, path: 'hare' }, seed: '100 concurrent users, 10 repititions, /hare' },
+      load: { value: { users: 10, iterations: 10, paths: RESOURCES }, seed: '10 concurrent users, 10 repititions, /tortoise, /hare, /snail in random order' },
+    },
+    fitted: {
+      ramp_s: {
+        value: 5,
+        fittedTo: [
+          { case: 'both-stress', figure: 'throughput', seed: 193 },
+          { case: 'client-stress', figure: 'throughput', seed: 99.5 },
+          { case: 'server-stress', figure: 'throughput', seed: 99.3 },
+        ],
+        how: "JMeter's ramp-up: with both caches nearly every answer is an instant hit, so 1000 answers at 193 r/s last as long as the users take to start; the other cached figures agree with 5",
+      },
+      seed_workers: {
+        value: 4,
+        knob: 'workers',
+        fittedTo: [
+          { case: 'direct-stress', figure: 'throughput', seed: 39 },
+          { case: 'none-load', figure: 'throughput', seed: 1.4 },
+        ],
+        how: "busy threads by Little's law: 39 r/s x 0.1 s, and 1.4 r/s x 2.37 s (the mean think time). Not the default, which stays the 10 the seed states",
+      },
+    },
+    measured: { ...kind.measured },
+    assumed: {
+      server_cache: { value: 'proxy_cache', why: 'the seed says server-side caching in nginx, not how' },
+      cache_lock: { value: 'off', why: "nginx's default; the seed does not say" },
+      retry_attempts: { value: 3, why: 'beyond the seed, which recommends a retrying client but never ran one' },
+      retry_backoff_ms: { value: 100, why: 'beyond the seed, which recommends a retrying client but never ran one' },
+      ...kind.assumed,
+    },
   },
 };

@@ -4,6 +4,8 @@
  * uncapped, once with every nginx capped at 2 % of one CPU and 25 MiB, once at 1 % and 15 MiB.
  * The seed read `docker stats`, found the load balancer at its cap, and saw 106, 39 and 21 r/s.
  */
+import { provenance as kind } from '../kinds/capped.js';
+
 // The seed's figures per level: wrk's r/s; from docker stats, the balancer's CPU % and the
 // edges' together, and memory in use (MiB) by role, the largest of the role's containers.
 const SEED = {
@@ -46,8 +48,7 @@ export default {
     // What the seed does not state is a knob, the lab's assumption its default. The edges' cache
     // lifetime: 10 s, so refills are seen within a minute.
     cache_s: { default: 10, kind: 'seconds', doc: "the edges' cache lifetime (proxy_cache_valid, s)", max: 3600, why: 'longer than any run' },
-    // The page: the seed's 6385 responses read 2.73 MB, 428 B each with nginx's headers; the
-    // origins' headers and the edge's X-Cache-Status take 255 B here, so a 173 B page.
+    // The page: fitted to the seed's bytes read (provenance.fitted.page_bytes).
     page_bytes: { default: 173, kind: 'whole', doc: "the size of the origins' page (B)", max: 1_000_000, why: 'a capped nginx serves kilobytes, not megabytes, per request' },
     edges: { default: 4, kind: 'whole', doc: 'edges the load balancer routes to (of the 4)', max: 4, why: 'the topology has 4 edges' },
     up_level: { default: 0, kind: 'count', doc: 'the cap level (0: the first) whose caps `just up cdn` starts the stack with; a run restarts it per level', max: 9, why: 'at most 10 levels' },
@@ -86,4 +87,28 @@ export default {
     // 106.26 r/s, so a cap of c % allows c / 5.37 x 106.26 r/s (39.6 at 2 %, 19.8 at 1 %).
     modelRps: level === 'uncapped' ? null : (Number(level.match(/^cpu([0-9]+)/)[1]) / SEED.uncapped.lbCpuPct) * SEED.uncapped.rps,
   }])),
+  /** Where each constant comes from: docs/model.md#where-the-constants-come-from. */
+  provenance: {
+    derived: {
+      cpu_levels: { value: [0, 2, 1], seed: 'No Reource-Capping; 2% Single CPU & 25M Memory Cap; 1% Single CPU & 15m Memory Cap' },
+      mem_levels: { value: [0, 25, 15], seed: 'No Reource-Capping; 2% Single CPU & 25M Memory Cap; 1% Single CPU & 15m Memory Cap' },
+      vus: { value: 10, seed: '4 threads and 10 connections' },
+      seconds: { value: 60, seed: 'Running 1m test' },
+      edges: { value: 4, seed: 'docker stats: edge1, edge2, edge3, edge4' },
+      origins: { value: 2, seed: 'docker stats: backend1, backend2' },
+    },
+    fitted: {
+      page_bytes: {
+        value: 173,
+        fittedTo: [{ case: 'uncapped-load', figure: 'read', seed: '6385 requests in 1.00m, 2.73MB read' }],
+        how: "the seed's bytes per response, less the headers the lab's nginx add (stacks/cdn/README.md)",
+      },
+    },
+    measured: { ...kind.measured },
+    assumed: {
+      cache_s: { value: 10, why: "the seed does not state the edges' cache lifetime; 10 s shows refills within a minute" },
+      up_level: { value: 0, why: "not the seed's: which level `just up cdn` starts with" },
+      ...kind.assumed,
+    },
+  },
 };

@@ -4,6 +4,8 @@
  * 1, 2 and 4 s. Both pass 200 + 20 x seconds requests; Envoy answers the rest at once with 429,
  * nginx holds up to 180 of them for up to 9 s first.
  */
+import { provenance as kind } from '../kinds/limiter.js';
+
 const durations = [1, 2, 4];
 const proxies = ['envoy', 'nginx'];
 
@@ -63,5 +65,26 @@ export default {
     'nginx-1s': { ok: 220, limited: 180, maxS: 8.999 },
     'nginx-2s': { ok: 240, limited: 560, maxS: 9.005 },
     'nginx-4s': { ok: 280, limited: 1320, maxS: 9.005 },
+  },
+  /**
+   * Where each constant comes from: docs/model.md#where-the-constants-come-from. The seed's text
+   * shows no envoy.yaml or nginx.conf, so most of the policy is assumed; nothing is fitted.
+   */
+  provenance: {
+    derived: {
+      max_tokens: { value: 200, seed: 'sleep 10 # x tokens_per_fill = 200 [token]' },
+      status: { value: 429, seed: '429 Too Many Requests' },
+      load: { value: { rate: 400, seconds: durations }, seed: 'vegeta attack -rate=400/s -duration=1s, 2s, 4s' },
+    },
+    fitted: {},
+    measured: { ...kind.measured, maxQuick: { value: 2, source: 'docs/knobs.md' } },
+    assumed: {
+      tokens_per_fill: { value: 20, why: "the seed's text shows no envoy.yaml. Its 'sleep 10 # x tokens_per_fill = 200' agrees if a fill comes every second; the value is design.md's" },
+      fill_interval: { value: 1, why: "the seed's text shows no envoy.yaml: design.md's value" },
+      nginx_rate: { value: 20, why: "the seed's text shows no nginx.conf: design.md's account of its stack" },
+      nginx_burst: { value: 200, why: "the seed's text shows no nginx.conf: design.md's account of its stack" },
+      nginx_delay: { value: 20, why: "the seed's text shows no nginx.conf: design.md's account of its stack" },
+      ...kind.assumed,
+    },
   },
 };

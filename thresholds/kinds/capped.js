@@ -32,6 +32,20 @@ export const CAPPED_TOLERANCE = {
   shareAbs: 0.01,
 };
 
+/** Where the kind's own constants come from, for its experiments' `provenance`. */
+export const provenance = {
+  measured: {
+    'CAPPED_TOLERANCE.rps': { value: { rpsLo: CAPPED_TOLERANCE.rpsLo, rpsHi: CAPPED_TOLERANCE.rpsHi }, source: 'stacks/cdn/README.md' },
+    costs: { value: "each service's CPU per request, measured by the run's own uncapped level", source: 'stacks/cdn/README.md' },
+  },
+  assumed: {
+    CAPPED_TOLERANCE: {
+      value: Object.fromEntries(['busy', 'busyHi', 'errorRate', 'originAbs', 'shareAbs'].map((k) => [k, CAPPED_TOLERANCE[k]])),
+      why: "CFS overruns a period by a tick at most, nginx's round robin is strict: stated, not measured",
+    },
+  },
+};
+
 /**
  * predictCapped({costs: {service: CPU seconds per request}, caps: {service: cores}}) ->
  * {rps, bottleneck, limits: {service: r/s its cap allows}}. A service with no cap, or no cost,

@@ -3,7 +3,7 @@
  * requests, looping as fast as answers come back. What is expected comes from the simulation
  * (closed-loop.js) over jitter trials, widened by the tolerance below.
  */
-import { predictLoop } from '../models/closed-loop.js';
+import { predictLoop, HOP_MS, LOOP_JITTER_MS } from '../models/closed-loop.js';
 import { countRange } from '../count-range.js';
 import { sentMetric, okMetric, limitedMetric } from './limiter.js';
 import { withTeeth, shownRanges, KEEP_ONLY } from './judged.js';
@@ -25,6 +25,20 @@ export const CLOSED_TOLERANCE = {
   maxBelowMs: 30,
   maxAboveMs: 200,
   gapMs: 2000, // between cases, beyond the longest the model says one can last
+};
+
+const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
+
+/** Where the kind's own constants come from, for its experiments' `provenance`. */
+export const provenance = {
+  measured: {
+    'CLOSED_TOLERANCE.latency': { value: pick(CLOSED_TOLERANCE, ['meanRel', 'meanAbsMs', 'maxRel', 'maxBelowMs', 'maxAboveMs']), source: 'stacks/caching/README.md' },
+  },
+  assumed: {
+    'CLOSED_TOLERANCE.counts': { value: pick(CLOSED_TOLERANCE, ['countRel', 'countAbs', 'spanRel', 'spanAbsMs']), why: 'room for a loop that feeds its own timing back: no measurement recorded' },
+    HOP_MS: { value: HOP_MS, why: "the model's time per loopback hop: no measurement recorded; the latency margins cover what it leaves out" },
+    LOOP_JITTER_MS: { value: LOOP_JITTER_MS, why: 'the largest jitter per hop the trials sweep to: no measurement recorded' },
+  },
 };
 
 const T = CLOSED_TOLERANCE;

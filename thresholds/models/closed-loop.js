@@ -60,6 +60,11 @@ const freshness = {
   client: msClock,
 };
 
+// Time per loopback hop, and the most jitter added to it over the trials: assumed, not measured
+// (the kind's provenance says why).
+export const HOP_MS = 0.2;
+export const LOOP_JITTER_MS = 1;
+
 /**
  * One run of the loop. The limiters are the exact limit_req model (limit-req.js: ms clock, delays
  * included). Everything else is taken as instant (k6's own time, loopback hops): `hopMs` and the
@@ -77,7 +82,7 @@ const freshness = {
  * Returns per-request records and totals.
  */
 export function runLoop(config, rand = Math.random) {
-  const { users, rampMs = 0, thinkMs = 0, resources, front, back, serverCache = null, cacheLock = false, clientCache = false, retry = null, workers, hopMs = 0.2, jitterMs = 0, phase = 0 } = config;
+  const { users, rampMs = 0, thinkMs = 0, resources, front, back, serverCache = null, cacheLock = false, clientCache = false, retry = null, workers, hopMs = HOP_MS, jitterMs = 0, phase = 0 } = config;
   const q = eventQueue();
   const frontLimiter = front && limitReq(front);
   const backLimiter = back && limitReq(back);
@@ -220,7 +225,7 @@ export function summarize({ records, totals }) {
  * The model's range per figure over `trials` runs with loopback jitter and nginx clock phases
  * (seeded, so the same config always gives the same range).
  */
-export function predictLoop(config, { trials = 24, jitterMs = 1, seed = 'closed-loop' } = {}) {
+export function predictLoop(config, { trials = 24, jitterMs = LOOP_JITTER_MS, seed = 'closed-loop' } = {}) {
   const rand = seededRandom(`${seed}:${JSON.stringify(config)}`);
   const acc = {};
   for (let k = 0; k < trials; k += 1) {
