@@ -27,11 +27,13 @@ import { serverMetrics, gatherForWorkers } from './lib/metrics.js';
  *                  [--max-head 8192] [--header-timeout-ms 5000] [--idle-timeout-ms 60000]
  *                  [--backend-timeout-ms 1000] [--pool-size 512] [--pool-queue 8192]
  *                  [--pool-wait-ms 5000] [--max-pipeline 16] [--max-connections 8192]
- *                  [--send-timeout-ms 60000]
+ *                  [--send-timeout-ms 60000] [--burn-us 0]
  * --name labels the metrics (and lets process-exporter find the processes by their command line).
  * --max-connections is per process (each cluster worker has its own): 8192 is above the lab's
  * largest closed run (5000 connections) and, with the pool, within its 20000 open files.
  * --pool-wait-ms plus --backend-timeout-ms stays under the 10 s a k6 client waits.
+ * --burn-us: CPU every POSTed document burns on purpose, spinning on the process's own CPU
+ * clock: a slowdown made to order, which the breakpoint suite's efficiency floors must catch.
  */
 const { values: o } = parseArgs({
   options: {
@@ -50,6 +52,7 @@ const { values: o } = parseArgs({
     'max-pipeline': { type: 'string', default: '16' },
     'max-connections': { type: 'string', default: '8192' },
     'send-timeout-ms': { type: 'string', default: '60000' },
+    'burn-us': { type: 'string', default: '0' },
     name: { type: 'string', default: 'json-filter' },
   },
 });
@@ -75,6 +78,20 @@ const idleTimeoutMs = num('idle-timeout-ms', 1);
 const maxPipeline = num('max-pipeline', 1);
 const maxConnections = num('max-connections', 1);
 const sendTimeoutMs = num('send-timeout-ms', 1);
+const burnUs = num('burn-us', 0);
+if (burnUs > 1_000_000) {
+  console.error(`json-filter: --burn-us is at most 1000000 (a second of CPU per document), got '${o['burn-us']}'`);
+  process.exit(2);
+}
+const cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+/** Spins until the process has used `burnUs` more microseconds of CPU. */
+function burn() {
+  const until = cpuUs() + burnUs;
+  while (cpuUs() < until);
+}
 
 if (workers > 0 && cluster.isPrimary) {
   // Cluster mode: the workers share the listening socket; the primary only supervises.
@@ -138,6 +155,7 @@ function serve() {
       count('rejected', 'rejected');
       return { bytes: response(400, { body: 'invalid JSON\n' }) };
     }
+    if (burnUs) burn();
     if (!shouldRelay(doc)) {
       count('filtered', 'filtered');
       return { bytes: response(204) };

@@ -39,6 +39,9 @@ export default {
     backend_timeout_ms: { default: 1000, kind: 'whole', doc: 'how long a filter waits for the backend before 504 (ms)', max: 60_000, why: 'every saturating case then waits that long for its stragglers' },
     cluster_workers: { default: 2, kind: 'whole', doc: 'worker processes of the Node cluster filter', max: 16, why: 'this kind of machine has 2 cores' },
     relay_percent: { default: 50, kind: 'percent', doc: 'share of documents that ask to be relayed', min: 1, max: 99, minWhy: 'with none relayed, the backend accounting cannot see a rule that relays the wrong ones', why: 'with none filtered, the same' },
+    // A slowdown made to order (servers/node/json-filter.js --burn-us): the bounds assume none, so
+    // `--stack-knob extra_cpu_us=N` is a Node filter costing N us more per document, untold.
+    extra_cpu_us: { default: 0, kind: 'count', doc: 'CPU the Node filters burn per document on purpose (us); the bounds assume 0', max: 100_000, why: 'a tenth of a second per document: no case could finish' },
     connections: { default: 2500, kind: 'whole', doc: 'connections (k6 VUs) of the closed run, as the seed', max: 5000, why: 'the open-files limit here is 20000 and cannot be raised: a connection takes an fd in k6, two in a filter (client and backend side) and one in the backend' },
   },
   derived: (k) => ({ backend_delay_s: k.backend_delay_ms / 1000 }),
@@ -100,6 +103,7 @@ export default {
     assumed: {
       backend_timeout_ms: { value: 1000, why: 'the seed sets no timeout; one second is the p99 bound every case is judged by' },
       relay_percent: { value: 50, why: "the seed's sample/caller.lua is not in its text; half relayed lets the backend's count see a rule that relays the wrong ones either way" },
+      extra_cpu_us: { value: 0, why: 'a filter as written burns nothing on purpose; the knob exists to slow one down to order' },
       perturbMs: { value: 5, why: 'the smallest added latency per request the overhead ceilings must catch: a choice, checked against the measured spread' },
     },
   },
