@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan } from '../thresholds/plan.js';
-import { comparisonBounds, CAPACITY } from '../thresholds/kinds/capacity.js';
+import { comparisonBounds, CAPACITY, relayedMetric } from '../thresholds/kinds/capacity.js';
 import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capacity.mjs';
 import jsonFilter from '../thresholds/experiments/json-filter.js';
 
@@ -96,7 +96,7 @@ function healthyRun(p, tweak = {}) {
     const acct = { relay_sent: relayed, relay_answered: relayed, relay_ok: relayed, relay_gateway_error: 0, backend_received: relayed, ...tweak[c.id] };
     for (const [k, n] of Object.entries(acct)) metrics[`${c.metric}_${k}`] = { values: { count: n } };
     const p50 = c.target === 'direct' ? 30.1 : 30.6 + (tweak.addedMs?.[c.target] ?? 0);
-    metrics[`http_req_duration{case:${c.id},route:backend}`] = { values: { min: 29.4, med: p50 } };
+    metrics[relayedMetric(c)] = { values: { min: 29.4, med: p50 } };
     if (c.kind === 'ramp') {
       for (const r of c.steps) Object.assign(metrics, stepMetrics(c.metric, r, { reqs: r * c.holdS, relayP50: p50 }));
       continue;

@@ -3,7 +3,7 @@
  * ramp's breakpoint, each run's errors and throughput, each server's cost against the references
  * of the same run, and per case the relayed latency floor and what the backend received.
  */
-import { CAPACITY, capacityThresholds, possibleCounts, firstStepFloor } from '../../thresholds/kinds/capacity.js';
+import { CAPACITY, capacityThresholds, possibleCounts, firstStepFloor, relayedMetric } from '../../thresholds/kinds/capacity.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { cpuBetween } from '../stack/cpu.mjs';
 import { fixed, pct, caseRows } from '../judge/table.mjs';
@@ -83,11 +83,13 @@ export function judge(plan, { summary, cpu = {} }) {
   };
   const v = (name, stat, dflt = null) => summaryValue(summary, name, stat, dflt);
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
-  const relayP50 = (c) => v(`http_req_duration{case:${c.id},route:backend}`, 'med');
+  // Runs made before relayedMetric kept every answer on the relay route, errors too.
+  const relayed = (c, stat) => v(relayedMetric(c), stat) ?? v(`http_req_duration{case:${c.id},route:backend}`, stat);
+  const relayP50 = (c) => relayed(c, 'med');
   const rows = [];
   const outcomes = plan.cases.map((c) => {
     const e = c.expected;
-    const measured = { relayMinMs: v(`http_req_duration{case:${c.id},route:backend}`, 'min'), backend: backendBounds(c, metrics) };
+    const measured = { relayMinMs: relayed(c, 'min'), backend: backendBounds(c, metrics) };
     const checks = {};
     const mine = [];
     const row = (measure, expected, got, pass, seed = '-') => mine.push([measure, seed, expected, got, pass]);

@@ -141,6 +141,13 @@ export function possibleCounts(c) {
   return {};
 }
 
+/**
+ * A case's relayed answers: the documents that ask to be relayed, answered 2xx (k6's
+ * expected_response). An error answered on the relay route (a 503 from an overloaded filter)
+ * is counted by the error rate, not taken for an answer that came sooner than the backend.
+ */
+export const relayedMetric = (c) => `http_req_duration{case:${c.id},route:backend,expected_response:true}`;
+
 /** The requests a ramp's first step must have answered in its hold: 95 % of its rate. */
 export const firstStepFloor = (c) => Math.floor(c.steps[0] * c.holdS * CAPACITY.sustain);
 
@@ -163,7 +170,7 @@ export function capacityThresholds(c) {
   else t[`http_reqs{case:${c.id}}`] = e.requests.hi === undefined ? [`count>=${e.requests.lo}`] : [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`];
   if (e.p99Ms) t[`http_req_duration{case:${c.id}}`] = [`p(99)<${e.p99Ms.hi}`];
   if (e.errorRate) t[`http_req_failed{case:${c.id}}`] = [`rate<${e.errorRate.hi}`];
-  t[`http_req_duration{case:${c.id},route:backend}`] = [`min>=${e.relayMinMs.lo}`];
+  t[relayedMetric(c)] = [`min>=${e.relayMinMs.lo}`];
   return t;
 }
 
