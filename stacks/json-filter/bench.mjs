@@ -1,8 +1,12 @@
 /*
- * `bench json-filter [--quick] [knobs]`: the stack up once, then each server in turn (the
- * filters, nginx, and the backend directly) under the seed's closed load, first by wrk (as the
- * seed measured), then by k6 with the same number of connections. Prints k r/s and the ratios
- * the goals are stated in; writes results/<run-id>/bench.json.
+ * `bench json-filter [--quick] [knobs]`: the stack up once, then
+ * - relayed requests per CPU-second of each server's own process group (from /proc), at a light
+ *   and a heavy closed load (wrk -t1), each point repeated, as ratios to nginx relaying
+ *   everything: what a filter costs for the same relay, the measure issue 19's goals are in;
+ * - each server in turn (the filters, nginx, and the backend directly) under the seed's closed
+ *   load, first by wrk (as the seed measured), then by k6 with the same number of connections.
+ * Prints figures and the ratios the goals are stated in; judges nothing; writes
+ * results/<run-id>/bench.json.
  */
 import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +17,7 @@ import { requireTools } from '../../lab/stack/procs.mjs';
 import { formatTable } from '../../lab/judge/table.mjs';
 import { labEnv, openRun } from '../../lab/run/suite.mjs';
 import { wrk, k6, withoutRaw, machine } from '../../lab/bench/tools.mjs';
+import { groupTicks } from '../../lab/stack/cpu.mjs';
 
 const SERVERS = [
   ['node', 'json-filter-node'],
@@ -21,6 +26,52 @@ const SERVERS = [
   ['nginx', 'json-filter-nginx'],
   ['direct', 'json-filter-backend'],
 ];
+
+// The per-CPU points: wrk -t1 with few connections (about 2 k r/s here) and with many (8 k r/s
+// and more), every document relayed, 8 s each: at 10 ms per CPU tick that is a 0.3 % resolution
+// at half a core. Each point is repeated, servers taking turns, so a slow spell hits them all.
+const LOADS = [64, 400];
+const POINT_S = 8;
+const REPEATS = 3;
+const TICKS_PER_S = 100;
+
+/** One point: wrk against `service`, its process group's CPU read before and after. */
+function perCpuPoint(env, stack, service, connections, body) {
+  const group = stack.procs.find((p) => p.name === service).pid;
+  const before = groupTicks([group])[group];
+  const w = wrk(env, `${stack.baseUrls[service]}/filter`, connections, POINT_S, { script: 'stacks/json-filter/wrk-post.lua', body, threads: 1 });
+  const cpuS = (groupTicks([group])[group] - before) / TICKS_PER_S;
+  const relayed = w.requests - w.non2xx;
+  return { rps: w.rps, relayed, errors: w.non2xx + w.socketErrors, cpuS, perCpuS: cpuS > 0 ? relayed / cpuS : null };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const spread = (xs) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`;
+
+/** Per load, per server: relayed requests per CPU-second over the repeats, and over nginx's in the same repeat. */
+async function perCpu(env, stack, body, say) {
+  const points = [];
+  for (const connections of LOADS) {
+    for (let rep = 0; rep < REPEATS; rep += 1) {
+      for (const [name, service] of SERVERS) {
+        say(`per CPU: ${name}, wrk -t1 -c ${connections} for ${POINT_S} s (${rep + 1} of ${REPEATS})`);
+        points.push({ connections, rep, name, ...perCpuPoint(env, stack, service, connections, body) });
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+  const rows = [];
+  for (const connections of LOADS) {
+    const at = points.filter((p) => p.connections === connections);
+    for (const [name] of SERVERS) {
+      const mine = at.filter((p) => p.name === name);
+      const ratios = mine.map((p) => p.perCpuS / at.find((q) => q.name === 'nginx' && q.rep === p.rep).perCpuS);
+      rows.push([String(connections), name, median(mine.map((p) => p.rps / 1000)).toFixed(2), String(mine.reduce((a, p) => a + p.errors, 0)),
+        spread(mine.map((p) => p.perCpuS / 1000)), name === 'nginx' ? '-' : spread(ratios)]);
+    }
+  }
+  return { points, table: formatTable(rows, ['connections', 'server', 'k r/s (median)', 'errors', 'k relayed / CPU-s: median (min-max)', '/ nginx: median (min-max)']) };
+}
 
 export default async function benchJsonFilter(root, request, { say = console.log } = {}) {
   const p = makePlan({ experiment: 'json-filter', suite: 'smoke', overrides: request.overrides['json-filter'] });
@@ -34,8 +85,10 @@ export default async function benchJsonFilter(root, request, { say = console.log
   writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, 'k6', 'json-filter-sample.json'), 'utf8')), relay: true }));
   let stack;
   const results = [];
+  let efficiency = null;
   try {
     stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), profile: 'json-filter', policy: p.policy, targets: stackTargets('json-filter', p.knobs, p.policy), tmpDir: tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+    efficiency = await perCpu(env, stack, body, say);
     for (const [name, service] of SERVERS) {
       const url = `${stack.baseUrls[service]}/filter`;
       say(`${name}: wrk -c ${connections} for ${seconds} s, then k6 with ${connections} VUs`);
@@ -67,8 +120,9 @@ export default async function benchJsonFilter(root, request, { say = console.log
     ['Erlang >= Node single', by.erlang >= by.node, ratio(by.erlang, by.node)],
     ...['node', 'node-cluster', 'erlang'].map((n) => [`${n} costs <= 20 % against direct`, by[n] >= 0.8 * by.direct, ratio(by[n], by.direct)]),
   ];
-  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ connections, seconds, machine: machine(), results: withoutRaw(results), goals }, null, 1));
-  say(`\n${connections} connections, ${seconds} s each, every document relayed; ${machine()}\n\n${table}\n`);
+  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ connections, seconds, machine: machine(), perCpu: efficiency.points, results: withoutRaw(results), goals }, null, 1));
+  say(`\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`);
+  say(`\n${connections} connections, ${seconds} s each, every document relayed\n\n${table}\n`);
   for (const [g, met, r] of goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);
   say(`\nresults: ${dir}`);
   return 0;

@@ -101,11 +101,14 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
       warmS: c.kind === 'closed' || c.judge === 'cost' ? Math.min(CAPACITY.warmS, c.seconds / 4) : 0,
       graceS: c.kind === 'open' ? 1 : Math.ceil(policy.backend_timeout_ms / 1000) + 2,
     };
-    // Open runs below the breakpoint leave nothing queued and follow each other at once; any
-    // other change of kind, and every saturating run, is followed by a pause.
+    // An open run below the breakpoint leaves nothing queued: the next starts once its grace
+    // period is over, so that a slow spell's stragglers (a server's queue, k6's VUs still busy)
+    // end within the case that had them and never in the next server's (one run queued 2.5x its
+    // CPU per request at 2000 r/s, and four cases after it lost requests). Any other change of
+    // kind, and every saturating run, is followed by a pause as well.
     const next = specs[i + 1];
     const settled = c.kind === 'open' && (!next || next.kind === 'open');
-    t += durationMs + (settled ? 0 : out.graceS * 1000 + CAPACITY.pauseMs);
+    t += durationMs + out.graceS * 1000 + (settled ? 0 : CAPACITY.pauseMs);
     return out;
   });
   for (const c of cases) {
