@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
-const TICKS_PER_S = 100; // USER_HZ on Linux
+export const TICKS_PER_S = 100; // USER_HZ on Linux
 
 /** utime + stime (ticks) per process group, for the groups asked. */
 export function groupTicks(groups) {

@@ -17,7 +17,7 @@ import { requireTools } from '../../lab/stack/procs.mjs';
 import { formatTable } from '../../lab/judge/table.mjs';
 import { labEnv, openRun } from '../../lab/run/suite.mjs';
 import { wrk, k6, withoutRaw, machine } from '../../lab/bench/tools.mjs';
-import { groupTicks } from '../../lab/stack/cpu.mjs';
+import { groupTicks, TICKS_PER_S } from '../../lab/stack/cpu.mjs';
 
 const SERVERS = [
   ['node', 'json-filter-node'],
@@ -33,7 +33,6 @@ const SERVERS = [
 const LOADS = [64, 400];
 const POINT_S = 8;
 const REPEATS = 3;
-const TICKS_PER_S = 100;
 
 /** One point: wrk against `service`, its process group's CPU read before and after. */
 function perCpuPoint(env, stack, service, connections, body) {
