@@ -146,9 +146,10 @@ test('a new experiment of an existing kind is its own files and one list entry: 
     // expect: its plans, on its own and as part of the suites its file declares.
     const [spike] = JSON.parse(ok(lab('expect', 'spike/steady-limit')));
     assert.deepEqual(spike.cases.map((c) => c.id), ['b0-10rps', 'b20-10rps']);
-    // 60 requests at 10 r/s: a zone of 5 r/s with no queue passes 25..30 (nginx's ms clock),
+    // 60 requests at 10 r/s: a zone of 5 r/s with no queue passes 23..30 (nginx's ms clock and
+    // how late k6 sends, JITTER_MS),
     // with a queue of 20 it passes 1 + 20 + 5 r/s x 5.8 s and the last waits 4 s.
-    assert.deepEqual(spike.cases.map((c) => [c.expected.ok.min, c.expected.ok.max, c.expected.limited.max]), [[25, 30, 35], [50, 50, 10]]);
+    assert.deepEqual(spike.cases.map((c) => [c.expected.ok.min, c.expected.ok.max, c.expected.limited.max]), [[23, 30, 37], [50, 50, 10]]);
     assert.equal(spike.cases[1].model.maxDelayMs.max, 4000);
     assert.ok(JSON.parse(ok(lab('expect', 'smoke'))).some((p) => p.experiment === 'steady-limit'));
     assert.match(ok(lab('expect', 'spike', '--sensitivity')), /spike \/ steady-limit/);

@@ -4,10 +4,10 @@
  * stdout every threshold with the value it was judged on, as k6's own summary lists them (a
  * handleSummary replaces that summary, and k6 ships no text formatter without a network import).
  */
-import { KEEP_ONLY } from '../../thresholds/kinds/judged.js';
+import { keepsOnly } from '../../thresholds/kinds/judged.js';
 
-// A shown count's KEEP_ONLY judges nothing: the reports leave it out.
-const judging = (m) => Object.entries(m.thresholds || {}).filter(([expr]) => expr !== KEEP_ONLY);
+// A keep-only expression (a shown count's, a spread's trend) judges nothing: the reports leave it out.
+const judging = (m) => Object.entries(m.thresholds || {}).filter(([expr]) => !keepsOnly(expr));
 
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 

@@ -12,6 +12,7 @@ import { kindOf } from '../../thresholds/kinds/index.js';
 import { sensitivity } from '../../thresholds/sensitivity.js';
 import { loadTopology } from '../stack/topology.mjs';
 import { table, byId, span } from './markdown.mjs';
+import { latenessTable } from './k6-lateness.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Smoke proves every stack answers; its few requests catch no policy change, and --quick
@@ -72,7 +73,7 @@ const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) 
 
 export const BLOCKS = {
   ...Object.fromEntries(stackBlocks.flat()),
-  'docs/model.md': { sensitivity: sensitivityTable },
+  'docs/model.md': { sensitivity: sensitivityTable, 'k6-lateness': () => latenessTable(root) },
   'docs/knobs.md': { quick: quickChanges },
 };
 

@@ -4,11 +4,17 @@
  * longest wait (or p99 where nothing queues), and that k6 sent the schedule. The same judge
  * reads a summary rebuilt from Prometheus (summaryFromPrometheus), for `just verdict`.
  */
-import { sentMetric, okMetric, limitedMetric, latencyMetric, caseThresholds, possibleCounts } from '../../thresholds/kinds/limiter.js';
+import { sentMetric, okMetric, limitedMetric, latencyMetric, lateMetric, caseThresholds, possibleCounts } from '../../thresholds/kinds/limiter.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
 import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
+
+/** How much later k6 started a case's latest arrival than its earliest, against the schedule (ms). */
+function lateSpread(summary, c) {
+  const [lo, hi] = ['min', 'max'].map((stat) => summaryValue(summary, lateMetric(c), stat));
+  return lo === null || hi === null ? null : Math.round((hi - lo) * 10) / 10;
+}
 
 function judgeCase(plan, c, summary) {
   const e = c.expected;
@@ -21,6 +27,7 @@ function judgeCase(plan, c, summary) {
     p99Ms: value(latencyMetric(c), 'p(99)'),
     unexpected: value(`unexpected_status{case:${c.id}}`, 'count'),
     dropped: value(`dropped_iterations{scenario:${c.id}}`, 'count'),
+    lateSpreadMs: lateSpread(summary, c),
   };
   // A count range that admits every count the case could give is shown (null), not judged.
   const shown = shownRanges(e, possibleCounts(c));
@@ -28,6 +35,8 @@ function judgeCase(plan, c, summary) {
     ok: judgedWithin(shown, 'ok', measured.ok, e),
     limited: judgedWithin(shown, 'limited', measured.limited, e),
     latency: e.maxMs ? within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
+    // Runs recorded before k6 measured its lateness (and plans made before) show nothing here.
+    timing: e.lateSpreadMs && measured.lateSpreadMs !== null ? measured.lateSpreadMs <= e.lateSpreadMs.hi : null,
     clean: measured.unexpected === 0 && measured.dropped === 0 && judgedWithin(shown, 'sent', measured.sent, e) !== false,
   };
   const params = { rate: c.rate, seconds: c.durationMs / 1000, startS: c.startMs / 1000, factor: plan.factor, policy: plan.policy };
@@ -44,6 +53,7 @@ function tableRows(o, c) {
       ? ['max wait', seed ? ms(seed.maxS * 1000) : '-', `${ms(e.maxMs.lo)}..${ms(e.maxMs.hi)}`, ms(m.maxMs), checks.latency]
       : ['p99', seed ? `max ${ms(seed.maxS * 1000)}` : '-', `< ${ms(e.p99Ms.hi)}`, ms(m.p99Ms), checks.latency],
   ];
+  if (checks.timing !== null) rows.push(['k6 late, spread', '-', `<= ${ms(e.lateSpreadMs.hi)}`, ms(m.lateSpreadMs), checks.timing]);
   if (!checks.clean) rows.push(['sent', '-', range(e.sent), `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`, false]);
   return caseRows(o.case, rows);
 }
@@ -63,12 +73,14 @@ export async function summaryFromPrometheus(url, testid, plan) {
   const sel = `testid="${testid}", experiment="${plan.experiment}"`;
   const last = (metric, by) => `${by.startsWith('max') ? 'max' : 'sum'} by (${by.replace(/^max:/, '')}) (last_over_time(${metric}{${sel}}[${RUN_LOOKBACK}]))`;
   // The requests per case and status: the same query as the nothing-lost table's.
-  const [{ prometheus: reqs }, max, p99, unexpected, dropped] = await Promise.all([
+  const [{ prometheus: reqs }, max, p99, unexpected, dropped, lateMin, lateMax] = await Promise.all([
     storeCounts({ prometheus: url }, testid, plan.experiment, ['prometheus']),
     promQuery(url, last('k6_http_req_duration_max', 'max:case')),
     promQuery(url, last('k6_http_req_duration_p99', 'max:case')),
     promQuery(url, last('k6_unexpected_status_total', 'case')),
     promQuery(url, last('k6_dropped_iterations_total', 'scenario')),
+    promQuery(url, `min by (case) (min_over_time(k6_lab_arrival_late_ms_min{${sel}}[${RUN_LOOKBACK}]))`),
+    promQuery(url, last('k6_lab_arrival_late_ms_max', 'max:case')),
   ]);
   if (!Object.keys(reqs).length) throw new Error(`Prometheus has no k6_http_reqs_total for testid ${testid}, experiment ${plan.experiment}`);
   const metrics = {};
@@ -85,6 +97,9 @@ export async function summaryFromPrometheus(url, testid, plan) {
     };
     put(latencyMetric(c), { max: inMs(max), 'p(99)': inMs(p99) });
     put(`unexpected_status{case:${c.id}}`, { count: unexpected.find((r) => r.labels.case === c.id)?.value ?? 0 });
+    const lo = inMs(lateMin);
+    const hi = inMs(lateMax);
+    if (lo !== null && hi !== null) put(lateMetric(c), { min: lo, max: hi });
     put(`dropped_iterations{scenario:${c.id}}`, { count: dropped.find((r) => r.labels.scenario === c.id)?.value ?? 0 });
   }
   return { metrics };
@@ -98,6 +113,7 @@ function figures(o) {
     figure('limited', e.limited, m.limited, checks.limited),
     e.maxMs ? figure('max wait ms', e.maxMs, m.maxMs, checks.latency) : figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.latency),
     figure('sent', e.sent, m.sent, checks.clean),
+    figure('k6 late spread ms', e.lateSpreadMs, m.lateSpreadMs, checks.timing ?? null),
   ]);
 }
 

@@ -4,7 +4,7 @@
  * top (the judge's rows that pass or fail), failures first.
  */
 import { format } from './units.js';
-import { KEEP_ONLY } from '../../thresholds/kinds/judged.js';
+import { keepsOnly } from '../../thresholds/kinds/judged.js';
 
 const EXPR = /^\s*(count|rate|value|min|max|avg|med|p\([\d.]+\))\s*(<=|>=|<|>|===|==|!=)\s*(\S+)\s*$/;
 
@@ -27,8 +27,8 @@ function judgedValue(metric, stat) {
 export function k6Thresholds(phase) {
   const out = [];
   for (const [name, m] of Object.entries(phase.summary?.metrics || {})) {
-    // KEEP_ONLY only keeps a shown count in the summary: it judges nothing.
-    const exprs = Object.keys(m.thresholds || {}).filter((x) => x !== KEEP_ONLY).sort((a, b) => b.localeCompare(a));
+    // A keep-only expression only keeps a sub-metric in the summary: it judges nothing.
+    const exprs = Object.keys(m.thresholds || {}).filter((x) => !keepsOnly(x)).sort((a, b) => b.localeCompare(a));
     if (!exprs.length) continue;
     const stats = [...new Set(exprs.map((x) => EXPR.exec(x)?.[1]).filter(Boolean))];
     const value = stats.map((s) => (stats.length > 1 ? `${s} ${judgedValue(m, s)}` : judgedValue(m, s))).join(', ') || '-';

@@ -43,3 +43,13 @@ export function withTeeth(range, possible) {
  * out.
  */
 export const KEEP_ONLY = 'count>=0';
+
+/**
+ * The same for a trend whose figure the lab judges from two of its stats (a spread: max less
+ * min), which no single k6 threshold can express: it keeps the sub-metric in the summary and
+ * judges nothing, and the reports leave it out too. Lateness is never a day early.
+ */
+export const KEEP_TREND = 'min>=-86400000';
+
+/** Is a threshold expression one of the keep-only ones above? */
+export const keepsOnly = (expr) => expr === KEEP_ONLY || expr === KEEP_TREND;

@@ -4,16 +4,22 @@
  * longest wait per case is written once, so that dashboards can set it beside k6's.
  */
 import http from 'k6/http';
-import { Counter, Gauge } from 'k6/metrics';
+import exec from 'k6/execution';
+import { Counter, Gauge, Trend } from 'k6/metrics';
 
 export default function limiter(plan) {
   const unexpected = new Counter('unexpected_status');
   const expectedWait = new Gauge('lab_expected_max_wait_ms');
+  // How late k6 starts each request against the schedule the model replays (arrivalTimes: the
+  // i-th at the scenario's start + (i+1)/rate): the timing noise the model must allow.
+  const late = new Trend('lab_arrival_late_ms', true);
   return {
     setup() {
       for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });
     },
     hit() {
+      const due = exec.scenario.startTime + ((exec.scenario.iterationInTest + 1) * 1000) / Number(__ENV.LAB_RATE);
+      late.add(Date.now() - due);
       const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: { 'x-lab-case': __ENV.LAB_CASE } });
       if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
     },
