@@ -13,13 +13,16 @@ import { fileURLToPath } from 'node:url';
 import { buildSite } from '../lab/results/build.mjs';
 import { CHROMIUM, expectations, checkPages } from '../lab/results/check.mjs';
 import results from '../lab/cli/results.mjs';
+import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(root, 'test', 'fixtures', 'results');
 const SMOKE = '20261123-090928-smoke';
 const FAILED = '20261123-091219-spike-quick5';
 const NO_METRICS = '20261123-091350-spike-quick5';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed: './labw setup' installs Debian's chromium (CI has it)`;
+// Locally a missing chromium skips these tests; under CI it fails them (test/lib/needs.mjs).
+const missing = existsSync(CHROMIUM) ? null : `${CHROMIUM} is not installed`;
+const HINT = "./labw setup installs Debian's chromium";
 
 /** A copy of the fixture as <tmp>/results, its site built. */
 function built() {
@@ -41,7 +44,8 @@ async function problemsOf(dir, id, names = null) {
 
 const edit = (file, f) => writeFileSync(file, f(readFileSync(file, 'utf8')));
 
-test('every page of each fixture run passes: runs list, a run page of each kind, histories, compare; screenshots saved', { skip, timeout: 180_000 }, async () => {
+test('every page of each fixture run passes: runs list, a run page of each kind, histories, compare; screenshots saved', { timeout: 180_000 }, async (t) => {
+  if (needs(t, missing, HINT)) return;
   const r = built();
   try {
     for (const id of [SMOKE, FAILED, NO_METRICS]) {
@@ -65,7 +69,8 @@ test('every page of each fixture run passes: runs list, a run page of each kind,
   }
 });
 
-test('a chart whose data lost points, or a series, fails the check', { skip, timeout: 60_000 }, async () => {
+test('a chart whose data lost points, or a series, fails the check', { timeout: 60_000 }, async (t) => {
+  if (needs(t, missing, HINT)) return;
   const r = built();
   try {
     const data = join(r.dir, 'site', 'runs', FAILED, 'burst.data.js');
@@ -86,7 +91,8 @@ test('a chart whose data lost points, or a series, fails the check', { skip, tim
   }
 });
 
-test('a case removed from a page, or shown with the wrong verdict, fails the check', { skip, timeout: 60_000 }, async () => {
+test('a case removed from a page, or shown with the wrong verdict, fails the check', { timeout: 60_000 }, async (t) => {
+  if (needs(t, missing, HINT)) return;
   const r = built();
   try {
     const page = join(r.dir, 'site', 'runs', FAILED, 'envoy-vs-nginx.html');
@@ -111,7 +117,8 @@ test('a case removed from a page, or shown with the wrong verdict, fails the che
   }
 });
 
-test('a console error or a failed resource fails the check', { skip, timeout: 60_000 }, async () => {
+test('a console error or a failed resource fails the check', { timeout: 60_000 }, async (t) => {
+  if (needs(t, missing, HINT)) return;
   const r = built();
   try {
     edit(join(r.dir, 'site', 'runs', SMOKE, 'cdn.html'), (s) => s.replace('</main>', '<script>console.error("broken on purpose")</script></main>'));
@@ -128,7 +135,8 @@ test('a console error or a failed resource fails the check', { skip, timeout: 60
   }
 });
 
-test('`results check` builds a run\'s pages, checks them, saves the screenshots in the run folder, and fails on a broken page', { skip, timeout: 120_000 }, async () => {
+test('`results check` builds a run\'s pages, checks them, saves the screenshots in the run folder, and fails on a broken page', { timeout: 120_000 }, async (t) => {
+  if (needs(t, missing, HINT)) return;
   const r = built();
   const said = [];
   const ctx = { root: r.tmp, say: (m) => said.push(m) };

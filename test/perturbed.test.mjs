@@ -30,7 +30,7 @@ for (const p of perturbed) {
     assert.equal(raw.suite, asked.name);
     assert.deepEqual(raw.experiments, asked.experiments);
     assert.equal(raw.factor, asked.factor);
-    assert.deepEqual(raw.perturbed, { knobs: asked.untold, cpu: asked.slowed });
+    assert.deepEqual(raw.perturbed, { knobs: asked.untold, cpu: asked.slowed, ...(asked.k6Cpu ? { k6Cpu: asked.k6Cpu } : {}) });
     for (const o of outcomes) assert.equal(kindOfPlan({ experiment: o.case.split('/')[0] }).name, p.kind, `${o.case} is not a ${p.kind} case`);
     for (const [c, m] of p.fails) {
       const f = figureOf(outcomes, c, m);

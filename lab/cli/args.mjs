@@ -55,6 +55,7 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
   // by a CPU cap (% of one core). The run must fail on it; test/perturbed.test.mjs keeps such runs.
   const untold = Object.fromEntries(names.map((n) => [n, {}]));
   const slowed = {};
+  let k6Cpu = null; // k6 itself capped (% of one core): a load generator that cannot keep time
   const given = new Set(); // each option and knob once: a second one would silently win
   const once = (key, word) => {
     if (given.has(key)) throw new Error(`'${word}': ${key} is given twice`);
@@ -119,6 +120,14 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
       slowed[c[1]] = Number(c[2]);
       continue;
     }
+    const k6CpuFlag = flagValue(rest, i, '--k6-cpu', 'N');
+    if (k6CpuFlag) {
+      i += k6CpuFlag[1] - 1;
+      if (!/^[0-9]{1,3}$/.test(k6CpuFlag[0]) || Number(k6CpuFlag[0]) < 1 || Number(k6CpuFlag[0]) > 400) throw new Error(`--k6-cpu takes N, k6's CPU cap in % of one core (1..400), like --k6-cpu 20; got '${k6CpuFlag[0]}'`);
+      once('--k6-cpu', k6CpuFlag[0]);
+      k6Cpu = Number(k6CpuFlag[0]);
+      continue;
+    }
     setKnob(w, overrides, '');
   }
   // Build every plan now (knobs parsed and checked, the machine's limits applied), so a bad
@@ -142,7 +151,7 @@ export function parseRunArgs(words, { target = 'suite' } = {}) {
     }
   }
   if (segments > 1 && !metrics) throw new Error('--segments needs the metrics stores (the whole run is judged from Prometheus too): drop --no-metrics');
-  const perturbed = Object.keys(slowed).length > 0 || names.some((n) => Object.keys(untold[n]).length > 0);
-  if (perturbed && target !== 'suite') throw new Error('--stack-knob and --stack-cpu perturb a test run: use them with `just test`');
-  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments, ...(perturbed ? { untold, slowed } : {}) };
+  const perturbed = k6Cpu !== null || Object.keys(slowed).length > 0 || names.some((n) => Object.keys(untold[n]).length > 0);
+  if (perturbed && target !== 'suite') throw new Error('--stack-knob, --stack-cpu and --k6-cpu perturb a test run: use them with `just test`');
+  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments, ...(perturbed ? { untold, slowed } : {}), ...(k6Cpu !== null ? { k6Cpu } : {}) };
 }

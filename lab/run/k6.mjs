@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { logTail, freePort } from '../stack/procs.mjs';
+import { createCgroup, parseCaps, wrapInCgroup, removeWhenEmpty } from '../stack/cgroups.mjs';
 import { segmentArgs, mergeSummaries } from './segments.mjs';
 import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
@@ -35,7 +36,22 @@ export const scriptOf = (root, plan) => join(root, 'k6', `${plan.experiment}.js`
  * some of k6's writes, or the segments started further apart than the model allows) or
  * {problem} (k6 itself failed, or a stack process died: the cases fail).
  */
-export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1 }) {
+export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1, k6Cpu = null, run = null }) {
+  // --k6-cpu: k6 in a cgroup capped at N % of a core (a perturbation: a load generator that
+  // cannot keep its schedule), joined before it execs, like a slowed service.
+  const cgroup = k6Cpu ? createCgroup(`lab-${process.pid}-k6-${plan.experiment}`, parseCaps(`cpu=${k6Cpu}%`)) : null;
+  if (cgroup) {
+    run?.state.addCgroups(cgroup.paths);
+    say(`${plan.experiment}: PERTURBED load generator, the model is not told: k6 at ${k6Cpu} % of a core`);
+  }
+  try {
+    return await runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup });
+  } finally {
+    if (cgroup) await removeWhenEmpty(cgroup.paths);
+  }
+}
+
+async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup }) {
   const name = runName(plan);
   // Segments start paused, each with its own REST API, and are resumed together.
   const addresses = segments > 1 ? await Promise.all(Array.from({ length: segments }, async () => `127.0.0.1:${await freePort()}`)) : [];
@@ -58,7 +74,8 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
     // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
     const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i], i)] : []), scriptOf(root, plan)];
-    const k6 = spawn('k6', args, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
+    const [cmd, ...argv] = cgroup ? wrapInCgroup(['k6', ...args], cgroup.procsFiles) : ['k6', ...args];
+    const k6 = spawn(cmd, argv, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
     closeSync(fd);
     setChild(k6, `k6${seg}`);
     const exited = new Promise((resolve) => {

@@ -125,7 +125,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     // One experiment after another: run together, they took CPU from each other's bursts
     // (measured: README.md, Suites). Within an experiment, the cases that can share the machine
     // already run together.
-    const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted, segments: request.segments || 1 };
+    const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted, segments: request.segments || 1, k6Cpu: request.k6Cpu ?? null };
     for (const plan of plans) judged.push(await runPlan(plan, ctx));
     if (stores) judged.push(await keepOutcomes(stores.urls, run.id, judged.flatMap((j) => j.outcomes)));
     if (stores && !interrupted) await keepPanels(root, stores.urls, { testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), influx: plans.some((p) => kindFor(p).streams.includes('influx')) }, dir, say);
@@ -153,7 +153,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), metrics: Boolean(stores),
     influx: Boolean(stores) && plans.some((p) => kindFor(p).streams.includes('influx')),
     factor: request.factor, segments: request.segments || 1, knobs: request.overrides, git: gitState(root),
-    ...(request.untold || request.slowed ? { perturbed: { knobs: request.untold, cpu: request.slowed } } : {}),
+    ...(request.untold || request.slowed ? { perturbed: { knobs: request.untold, cpu: request.slowed, ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}) } } : {}),
     cases: { passed: passedCount, failed: outcomes.length - passedCount }, problems, interrupted: Boolean(interrupted),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
