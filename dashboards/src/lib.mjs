@@ -165,6 +165,8 @@ export function limiterBoard(experiment, description, proxies) {
         prom('Limited per second, by case', 'reqps', [{ expr: orZero(`sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status=~"4..|5.."}[$__rate_interval]))`, `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}"}[$__rate_interval]))`), legend: '{{case}}' }]),
         // What the results pages draw against the model's band over time (thresholds/plan.js caseCourse).
         prom('Answered so far, by case and status', 'none', [{ expr: `sum by (case, status) (k6_http_reqs_total{${runCase}, experiment="${experiment}"})`, legend: '{{case}} {{status}}' }]),
+        // The timing noise the model allows is judged per case as max less min (thresholds/models/limiter-replay.js JITTER_MS).
+        prom('How late k6 started requests against the schedule the model replays (max so far), by case', 's', [{ expr: `max by (case) (k6_lab_arrival_late_ms_max{${runCase}, experiment="${experiment}"})`, legend: '{{case}}' }]),
       ] },
       ...proxies.map((p) => ({ title: `What ${p.title} counted`, panels: [
         prom(`${p.title}: accepted per second, by case`, 'reqps', [{ expr: p.accepted, legend: '{{case}}' }]),
