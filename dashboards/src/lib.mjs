@@ -166,7 +166,7 @@ export function limiterBoard(experiment, description, proxies) {
         // What the results pages draw against the model's band over time (thresholds/plan.js caseCourse).
         prom('Answered so far, by case and status', 'none', [{ expr: `sum by (case, status) (k6_http_reqs_total{${runCase}, experiment="${experiment}"})`, legend: '{{case}} {{status}}' }]),
         // The timing noise the model allows is judged per case as max less min (thresholds/models/limiter-replay.js JITTER_MS).
-        prom('How late k6 started requests against the schedule the model replays (max so far), by case', 's', [{ expr: `max by (case) (k6_lab_arrival_late_ms_max{${runCase}, experiment="${experiment}"})`, legend: '{{case}}' }]),
+        prom("k6 late against the model's schedule (max so far), by case", 's', [{ expr: `max by (case) (k6_lab_arrival_late_ms_max{${runCase}, experiment="${experiment}"})`, legend: '{{case}}' }]),
       ] },
       ...proxies.map((p) => ({ title: `What ${p.title} counted`, panels: [
         prom(`${p.title}: accepted per second, by case`, 'reqps', [{ expr: p.accepted, legend: '{{case}}' }]),
