@@ -6,8 +6,7 @@
 import { recordedRuns, recordedLine } from './recorded.mjs';
 import { table } from './markdown.mjs';
 import { JITTER_MS } from '../../thresholds/models/limiter-replay.js';
-
-export const LATE_MEASURE = 'k6 late spread ms';
+import { LATE_MEASURE } from '../kinds/limiter.mjs';
 
 /** The recorded runs that measured it: [{testid, info, spreads: {case: ms}}]. */
 export function recordedLateness(root) {

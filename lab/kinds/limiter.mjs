@@ -10,6 +10,9 @@ import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
 import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
 
+/** The judged figure of k6's lateness, as outcomes.json names it (lab/cli/k6-lateness.mjs reads it). */
+export const LATE_MEASURE = 'k6 late spread ms';
+
 /** How much later k6 started a case's latest arrival than its earliest, against the schedule (ms). */
 function lateSpread(summary, c) {
   const [lo, hi] = ['min', 'max'].map((stat) => summaryValue(summary, lateMetric(c), stat));
@@ -113,7 +116,7 @@ function figures(o) {
     figure('limited', e.limited, m.limited, checks.limited),
     e.maxMs ? figure('max wait ms', e.maxMs, m.maxMs, checks.latency) : figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.latency),
     figure('sent', e.sent, m.sent, checks.clean),
-    figure('k6 late spread ms', e.lateSpreadMs, m.lateSpreadMs, checks.timing ?? null),
+    figure(LATE_MEASURE, e.lateSpreadMs, m.lateSpreadMs, checks.timing),
   ]);
 }
 
