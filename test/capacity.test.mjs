@@ -3,19 +3,35 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan } from '../thresholds/plan.js';
-import { comparisonBounds, CAPACITY, relayedMetric } from '../thresholds/kinds/capacity.js';
+import { comparisonBounds, CAPACITY, relayedMetric, phaseIds, k6Plan, capacityThresholds } from '../thresholds/kinds/capacity.js';
+import { k6Options } from '../thresholds/k6-options.js';
 import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capacity.mjs';
 import jsonFilter from '../thresholds/experiments/json-filter.js';
+import { walkPhases } from '../lab/run/phases.mjs';
+import { parseWrk } from '../lab/bench/tools.mjs';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 
-test('breakpoint plan: every server and reference unloaded, at a fixed rate, closed, then ramped; nothing overlaps; --quick shortens only time', () => {
+test('breakpoint plan: one phase per server, the references first; each server unloaded, at a fixed rate and ramped (k6), then closed (wrk); nothing overlaps; --quick shortens only time', () => {
   const slow = plan({ experiment: 'json-filter', suite: 'breakpoint' });
   const quick = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
-  const servers = ['node', 'node-cluster', 'erlang', 'nginx', 'direct'];
-  assert.deepEqual(slow.cases.map((c) => c.id), ['base', 'cost', 'closed', 'ramp'].flatMap((k) => servers.map((s) => `${s}-${k}`)));
+  const servers = ['direct', 'nginx', 'node', 'node-cluster', 'erlang'];
+  assert.deepEqual(slow.cases.map((c) => c.id), servers.flatMap((s) => ['base', 'cost', 'ramp', 'closed'].map((k) => `${s}-${k}`)));
+  assert.deepEqual(phaseIds(slow), servers);
+  for (const s of servers) {
+    const part = k6Plan(slow, { PHASE: s });
+    assert.deepEqual(part.cases.map((c) => c.target), [s, s, s, s], `${s}'s phase runs its cases only`);
+    const [k6, closed] = [part.cases.slice(0, -1), part.cases.at(-1)];
+    assert.equal(closed.generator, 'wrk', "the closed load is wrk's, once k6 is done");
+    assert.equal(k6[0].startMs, slow.leadInMs, "k6's cases start after its own lead-in");
+    const last = k6.at(-1);
+    assert.equal(part.durationS, (last.startMs + last.durationMs + last.graceS * 1000 + closed.pauseMs + closed.durationMs + closed.settleMs) / 1000);
+    assert.deepEqual(Object.keys(k6Options(part, Object.fromEntries(part.cases.map((c) => [c.service, 'http://127.0.0.1:1']))).scenarios), k6.map((c) => c.id), 'k6 runs none of wrk\'s');
+  }
+  assert.throws(() => k6Plan(slow, { SERVER: 'nope' }), /SERVER=nope: no such server in this plan; it has direct, nginx/);
   for (let i = 1; i < slow.cases.length; i += 1) {
     const [a, b] = [slow.cases[i - 1], slow.cases[i]];
+    if (a.target !== b.target || b.generator === 'wrk') continue;
     const gap = a.kind === 'open' && b.kind === 'open' ? 0 : a.graceS * 1000;
     assert.ok(b.startMs - b.connectS * 1000 >= a.startMs + a.durationMs + gap, `${b.id} starts after ${a.id} has settled`);
   }
@@ -23,10 +39,12 @@ test('breakpoint plan: every server and reference unloaded, at a fixed rate, clo
   const [ramp, closed] = [c['node-ramp'], c['node-closed']];
   assert.equal(closed.vus, 2500, 'the seed wrk -c 2500');
   assert.equal(closed.durationMs, 20_000, 'the seed wrk -d 20');
+  assert.deepEqual(capacityThresholds(closed), {}, 'k6 judges nothing of a case wrk sends');
+  assert.equal(closed.expected.throughput.nginx.case, 'nginx-closed');
+  assert.equal(c['nginx-closed'].expected.throughput, undefined, 'the reference is judged against nothing');
   const q = byId(quick);
   assert.deepEqual(q['node-ramp'].steps, ramp.steps, 'same rates');
   assert.equal(q['node-closed'].durationMs, 4000);
-  assert.equal(q['node-closed'].connectS, closed.connectS, 'opening 2500 connections takes real time');
   assert.equal(ramp.expected.relayMinMs.lo, 29, 'backend delay less nginx clock ms');
   assert.equal(ramp.path, '/filter/node-ramp', 'each case its own path, counted by the backend');
   assert.equal(c['nginx-closed'].relaysAll, true);
@@ -91,7 +109,16 @@ function healthyRun(p, tweak = {}) {
   const metrics = {};
   const cpu = {};
   const costUs = { node: 60, 'node-cluster': 100, erlang: 150, nginx: 43, direct: 34, ...tweak.costUs };
+  const rps = { node: 6000, 'node-cluster': 7500, erlang: 7800, nginx: 15000, direct: 27000, ...tweak.rps };
+  const wrk = {};
   for (const c of p.cases) {
+    if (c.generator === 'wrk') {
+      // wrk's report: every request answered 2xx, 100 of those in flight at its end reached the backend.
+      const requests = rps[c.target] * c.seconds;
+      const fromMs = T0 + 100_000;
+      wrk[c.id] = { rps: rps[c.target], requests, non2xx: 0, socketErrors: 0, latencyMs: { 99: 400 }, fromMs, toMs: fromMs + c.durationMs, backendReceived: requests + 100, ...tweak[c.id] };
+      continue;
+    }
     const relayed = 1000;
     const acct = { relay_sent: relayed, relay_answered: relayed, relay_ok: relayed, relay_gateway_error: 0, backend_received: relayed, ...tweak[c.id] };
     for (const [k, n] of Object.entries(acct)) metrics[`${c.metric}_${k}`] = { values: { count: n } };
@@ -115,10 +142,10 @@ function healthyRun(p, tweak = {}) {
       series.push([T0 + c.startMs, before], [T0 + c.startMs + c.durationMs, before + used * span]);
     }
   }
-  return { summary: { metrics, setup_data: { t0: T0 } }, cpu };
+  return { summary: { metrics, setup_data: { t0: T0 } }, cpu, wrk };
 }
 
-const judge = (p, run) => judgeCapacity(p, { summary: run.summary, cpu: run.cpu }).outcomes;
+const judge = (p, run) => judgeCapacity(p, run).outcomes;
 const failing = (p, run) => judge(p, run).filter((o) => !o.pass).map((o) => o.case);
 
 test('judging a breakpoint run: CPU per request against the references, latency over the direct backend', () => {
@@ -137,9 +164,30 @@ test('judging a breakpoint run: CPU per request against the references, latency 
   assert.ok(failing(p, { ...healthyRun(p), cpu: {} }).includes('json-filter/node-cost'));
 });
 
+test('judged phase by phase, as the runner runs it: each server against what the references measured in their own phases', async () => {
+  const whole = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
+  const seen = [];
+  const run = (tweak) => walkPhases(whole, (p, kind) => {
+    seen.push([p.phase, Object.keys(p.references || {})]);
+    return kind.judge(p, healthyRun(p, tweak));
+  }, { say: () => {} });
+  const phases = await run({});
+  assert.deepEqual(seen.map(([id]) => id), ['direct', 'nginx', 'node', 'node-cluster', 'erlang']);
+  assert.deepEqual(seen[0][1], [], 'the first phase has no references');
+  assert.deepEqual(seen[2][1], ['direct-base', 'direct-cost', 'direct-closed', 'nginx-base', 'nginx-cost', 'nginx-closed'], 'a filter knows both references');
+  assert.deepEqual(phases.flatMap((j) => j.outcomes).filter((o) => !o.pass).map((o) => o.case), []);
+  const erlang = phases[4].outcomes.find((o) => o.case === 'json-filter/erlang-cost');
+  assert.ok(Math.abs(erlang.measured.efficiency.nginx - 43 / 150) < 1e-6, "nginx's cost from its own phase over erlang's");
+  // A reference that measured nothing (no CPU samples in its phase) fails the cases judged against it.
+  seen.length = 0;
+  const blind = await walkPhases(whole, (p, kind) => kind.judge(p, p.phase === 'nginx' ? { ...healthyRun(p), cpu: {} } : healthyRun(p)), { say: () => {} });
+  assert.equal(blind[4].outcomes.find((o) => o.case === 'json-filter/erlang-cost').checks.efficiency_nginx, false);
+  assert.equal(blind[4].outcomes.find((o) => o.case === 'json-filter/erlang-cost').checks.efficiency_direct, true);
+});
+
 test('the backend must receive what each case relayed; only requests whose fate k6 cannot know are forgiven, one by one', () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
-  const judgeAcct = (acct) => judge(p, healthyRun(p, { 'node-closed': acct })).find((o) => o.case === 'json-filter/node-closed');
+  const judgeAcct = (acct) => judge(p, healthyRun(p, { 'node-cost': acct })).find((o) => o.case === 'json-filter/node-cost');
   assert.equal(judgeAcct({}).checks.backend, true);
   assert.equal(judgeAcct({ backend_received: 1001 }).checks.backend, false, 'one filtered document reached the backend');
   assert.equal(judgeAcct({ backend_received: 999 }).checks.backend, false, 'one relayed document did not');
@@ -149,4 +197,45 @@ test('the backend must receive what each case relayed; only requests whose fate 
   assert.equal(judgeAcct({ ...unsure, backend_received: 1000 }).checks.backend, true);
   assert.equal(judgeAcct({ ...unsure, backend_received: 1001 }).checks.backend, false);
   assert.equal(judgeAcct({ backend_received: undefined }).checks.backend, false, 'no count from the backend fails');
+  // wrk's closed run (every document relayed): at least its 2xx answers, at most one more per connection.
+  const closed = (w) => judge(p, healthyRun(p, { 'node-closed': w })).find((o) => o.case === 'json-filter/node-closed');
+  const n = 6000 * p.cases.find((c) => c.id === 'node-closed').seconds;
+  assert.equal(closed({ backendReceived: n }).checks.backend, true);
+  assert.equal(closed({ backendReceived: n + 2500 }).checks.backend, true, 'each connection had one in flight');
+  assert.equal(closed({ backendReceived: n + 2501 }).checks.backend, false);
+  assert.equal(closed({ backendReceived: n - 1 }).checks.backend, false, 'an answered relay the backend never had');
+  assert.equal(closed({ non2xx: 10, backendReceived: n + 2500 }).checks.backend, true, 'a non-2xx may or may not have reached it');
+});
+
+test("wrk's closed run: errors and throughput against nginx's in the same run, from wrk's report", () => {
+  const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
+  const closed = (tweak) => judge(p, healthyRun(p, tweak)).find((o) => o.case === 'json-filter/erlang-closed');
+  const floor = closed({}).expected.throughput.nginx.lo;
+  assert.equal(closed({ rps: { erlang: 15000 * floor * 1.01 } }).checks.throughput_nginx, true);
+  assert.equal(closed({ rps: { erlang: 15000 * floor * 0.99 } }).checks.throughput_nginx, false);
+  // The best measured ratio, halved, fails.
+  const best = jsonFilter.measuredSpread.throughput.erlang.nginx[1];
+  assert.equal(closed({ rps: { erlang: (15000 * best) / 2 } }).pass, false);
+  assert.equal(closed({ 'erlang-closed': { non2xx: 500 } }).checks.errors, false, '500 non-2xx of 39 000');
+  assert.equal(closed({ 'erlang-closed': { latencyMs: { 99: 5000 } } }).pass, true, 'p99 is shown: a closed loop of 2500 sockets has a long tail even on the backend alone');
+  assert.equal(judge(p, { ...healthyRun(p), wrk: null }).find((o) => o.case === 'json-filter/erlang-closed').pass, false, 'no wrk report: fails');
+});
+
+test("wrk's report parsed: rate, answers, socket errors, latency percentiles in ms", () => {
+  const w = parseWrk(`Running 4s test @ http://127.0.0.1:21001/filter/node-closed
+  2 threads and 2500 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   299.16ms  343.91ms   3.76s    88.27%
+  Latency Distribution
+     50%  155.87ms
+     75%  297.28ms
+     90%  711.60us
+     99%    1.45s 
+  7332 requests in 4.04s, 193.32KB read
+  Socket errors: connect 0, read 3, write 0, timeout 12
+  Non-2xx or 3xx responses: 7
+Requests/sec:   1812.86
+`);
+  assert.deepEqual([w.rps, w.requests, w.non2xx, w.socketErrors, w.socket.timeout], [1812.86, 7332, 7, 15, 12]);
+  assert.deepEqual(w.latencyMs, { 50: 155.87, 75: 297.28, 90: 0.7116, 99: 1450 });
 });

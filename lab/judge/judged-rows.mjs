@@ -15,8 +15,8 @@ const NOTHING = { summary: { metrics: {} }, cpu: {}, cgroupSamples: {}, caps: {}
 /** Every row the plan's table can print: [{case, measure, judged}], in the table's order. */
 export function rowStatus(plan) {
   const kind = kindFor(plan);
-  // A kind whose k6 process runs one case (capped: one cap level) is judged one case at a time.
-  const parts = kind.k6Plan ? plan.cases.map((c) => kind.k6Plan(plan, { CASE: c.id })) : [plan];
+  // A kind whose k6 processes run a part each (capped: one cap level) is judged a part at a time.
+  const parts = kind.k6Plan ? kind.phaseIds(plan).map((id) => kind.k6Plan(plan, { PHASE: id })) : [plan];
   const out = [];
   for (const part of parts) {
     let name = null;

@@ -65,7 +65,8 @@ export function k6Counts(plan, kind, summary) {
   const m = summary?.metrics || {};
   const n = (name) => m[name]?.values?.count ?? 0;
   const out = {};
-  for (const c of plan.cases) {
+  // A case another load generator sent (wrk: lab/run/wrk.mjs) has no k6 count to agree with.
+  for (const c of plan.cases.filter((x) => (x.generator ?? 'k6') === 'k6')) {
     out[c.id] = { all: n(sentMetric(c)) };
     if (c.limitedStatus) Object.assign(out[c.id], { 200: n(okMetric(c)), [c.limitedStatus]: n(limitedMetric(c)) });
     // What the application served, as it told k6 (its /counts, read in teardown).
@@ -140,7 +141,7 @@ export function countsTable(plan, k6, stores, proxy) {
   const rows = [];
   let agree = true;
   const sum = (byStatus) => Object.entries(byStatus || {}).filter(([k]) => k !== APP).reduce((a, [, b]) => a + b, 0);
-  for (const c of plan.cases) {
+  for (const c of plan.cases.filter((x) => k6[x.id])) {
     for (const status of Object.keys(k6[c.id])) {
       // A source that never counts what the application served (InfluxDB) has no say in that row.
       const has = (src) => src && (status !== APP || Object.values(src).some((byStatus) => APP in byStatus));

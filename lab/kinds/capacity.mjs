@@ -3,7 +3,7 @@
  * ramp's breakpoint, each run's errors and throughput, each server's cost against the references
  * of the same run, and per case the relayed latency floor and what the backend received.
  */
-import { CAPACITY, capacityThresholds, possibleCounts, firstStepFloor, relayedMetric } from '../../thresholds/kinds/capacity.js';
+import { CAPACITY, capacityThresholds, possibleCounts, firstStepFloor, relayedMetric, phaseIds, k6Plan } from '../../thresholds/kinds/capacity.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { cpuBetween } from '../stack/cpu.mjs';
 import { fixed, pct, caseRows } from '../judge/table.mjs';
@@ -72,7 +72,28 @@ export function backendBounds(c, metrics) {
  * rate, relayed median latency at the first step over the direct backend's); per case the
  * relayed latency floor and what the backend received against what the case relayed.
  */
-export function judge(plan, { summary, cpu = {} }) {
+/**
+ * A closed case wrk sent (lab/run/wrk.mjs), from wrk's report: its rate, errors (non-2xx answers
+ * and socket errors over requests), p99, the service's CPU per request over wrk's window, and what
+ * the backend must have received: every 2xx (each document asked to be relayed), at most that
+ * plus the non-2xx answers and one request in flight per connection when wrk stopped.
+ */
+export function wrkFigures(c, w, cpuSeries) {
+  if (!w) return { rps: null, errorRate: null, p99Ms: null, costUs: null, backend: { lo: 0, hi: 0, unknown: 0, received: null } };
+  const errors = w.non2xx + w.socketErrors;
+  const cpuS = cpuBetween(cpuSeries, w.fromMs, w.toMs);
+  const ok = w.requests - w.non2xx;
+  return {
+    rps: w.rps,
+    requests: w.requests,
+    errorRate: w.requests ? errors / w.requests : 1,
+    p99Ms: w.latencyMs?.['99'] ?? null,
+    costUs: cpuS === null || !w.requests ? null : (cpuS * 1e6) / w.requests,
+    backend: { lo: ok, hi: ok + w.non2xx + c.vus, unknown: w.non2xx + c.vus, received: w.backendReceived ?? null },
+  };
+}
+
+export function judge(plan, { summary, cpu = {}, wrk = null }) {
   const metrics = summary?.metrics || {};
   const t0 = summary?.setup_data?.t0;
   // Microseconds of the service's CPU per request over a case's steady window.
@@ -86,13 +107,35 @@ export function judge(plan, { summary, cpu = {} }) {
   // Runs made before relayedMetric kept every answer on the relay route, errors too.
   const relayed = (c, stat) => v(relayedMetric(c), stat) ?? v(`http_req_duration{case:${c.id},route:backend}`, stat);
   const relayP50 = (c) => relayed(c, 'med');
+  // A reference's figures: from this phase's summary, else as its own phase measured them.
+  const reference = (id, key, own) => (byId[id] ? own(byId[id]) : plan.references?.[id]?.[key] ?? null);
   const rows = [];
   const outcomes = plan.cases.map((c) => {
     const e = c.expected;
-    const measured = { relayMinMs: relayed(c, 'min'), backend: backendBounds(c, metrics) };
     const checks = {};
     const mine = [];
     const row = (measure, expected, got, pass, seed = '-') => mine.push([measure, seed, expected, got, pass]);
+    if (c.generator === 'wrk') {
+      const measured = wrkFigures(c, wrk?.[c.id], cpu[c.service]);
+      checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
+      row('wrk: errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`, checks.errors);
+      // Shown (thresholds/kinds/capacity.js says why), beside the mean a closed loop must have.
+      row('wrk: p99', '(measured)', `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`, null);
+      row('wrk: throughput', '(measured)', `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`, null, c.seed ? `${c.seed.krps} k r/s (i3)` : '-');
+      for (const [ref, bound] of Object.entries(e.throughput || {})) {
+        const theirs = reference(bound.case, 'rps', (x) => wrkFigures(x, wrk?.[x.id], cpu[x.service]).rps);
+        const ratio = measured.rps && theirs ? measured.rps / theirs : null;
+        measured.throughputRatio = { ...measured.throughputRatio, [ref]: ratio };
+        checks[`throughput_${ref}`] = ratio !== null && ratio >= bound.lo;
+        row(`r/s: its / ${ref}'s`, `>= ${bound.lo.toFixed(2)}`, ratio === null ? '-' : `${ratio.toFixed(2)} (${fixed(theirs, 0)} r/s)`, checks[`throughput_${ref}`]);
+      }
+      const b = measured.backend;
+      checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
+      row('backend received', `${b.lo}..${b.hi}`, b.received ?? '-', checks.backend);
+      rows.push(...caseRows(c.name, mine));
+      return outcome({ plan, c, params: { kind: c.kind, factor: plan.factor, policy: plan.policy }, measured, checks, summary, thresholds: capacityThresholds(c) });
+    }
+    const measured = { relayMinMs: relayed(c, 'min'), backend: backendBounds(c, metrics) };
     if (c.kind === 'ramp') {
       measured.steps = rampSteps(c, metrics);
       measured.breakpoint = breakpoint(measured.steps);
@@ -124,12 +167,13 @@ export function judge(plan, { summary, cpu = {} }) {
         measured.p99Ms = v(`http_req_duration{case:${c.id}}`, 'p(99)');
         checks.p99 = measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi;
         row('p99', `< ${e.p99Ms.hi} ms`, `${fixed(measured.p99Ms)} ms`, checks.p99);
-        if (e.efficiency) {
+        if (c.judge === 'cost') {
           measured.costUs = costUs(c);
           row('CPU per request', '(measured)', `${fixed(measured.costUs)} us`, null);
         }
+        if (c.judge === 'latency') measured.relayP50Ms = relayP50(c);
         for (const [ref, b] of Object.entries(e.efficiency || {})) {
-          const theirs = costUs(byId[b.case]);
+          const theirs = reference(b.case, 'costUs', costUs);
           const eff = measured.costUs && theirs ? theirs / measured.costUs : null;
           measured.efficiency = { ...measured.efficiency, [ref]: eff };
           checks[`efficiency_${ref}`] = eff !== null && eff >= b.lo;
@@ -137,7 +181,7 @@ export function judge(plan, { summary, cpu = {} }) {
         }
         for (const [ref, b] of Object.entries(e.overheadMs || {})) {
           const mine = relayP50(c);
-          const theirs = relayP50(byId[b.case]);
+          const theirs = reference(b.case, 'relayP50Ms', relayP50);
           const over = mine === null || theirs === null ? null : mine - theirs;
           measured.overheadMs = { ...measured.overheadMs, [ref]: over };
           checks[`overhead_${ref}`] = over !== null && over <= b.hi;
@@ -170,16 +214,37 @@ function figures(o) {
     out.push(figure('first step p99 ms', { hi: CAPACITY.p99Ms }, m.firstStep.p99Ms, checks.firstP99));
   }
   for (const [ref, b] of Object.entries(e.efficiency || {})) out.push(figure(`efficiency vs ${ref}`, { lo: b.lo }, m.efficiency?.[ref], checks[`efficiency_${ref}`]));
+  for (const [ref, b] of Object.entries(e.throughput || {})) out.push(figure(`throughput vs ${ref}`, { lo: b.lo }, m.throughputRatio?.[ref], checks[`throughput_${ref}`]));
   for (const [ref, b] of Object.entries(e.overheadMs || {})) out.push(figure(`overhead ms vs ${ref}`, { hi: b.hi }, m.overheadMs?.[ref], checks[`overhead_${ref}`]));
-  out.push(figure('relayed min ms', { lo: e.relayMinMs.lo }, m.relayMinMs, checks.relayMin));
+  if ('relayMin' in checks) out.push(figure('relayed min ms', { lo: e.relayMinMs.lo }, m.relayMinMs, checks.relayMin));
   out.push(figure('backend received', m.backend, m.backend.received, checks.backend));
   return judgedFigures(out);
+}
+
+/**
+ * The phases of a capacity plan: one stack and one k6 run per server, the references first.
+ * Each phase is told what the references' phases measured (their CPU per request and relayed
+ * median, by case id), which its cases are judged against. Yields each phase's plan and
+ * receives what it judged.
+ */
+export function* phases(plan) {
+  const references = {};
+  for (const id of phaseIds(plan)) {
+    const part = k6Plan({ ...plan, references: { ...references } }, { PHASE: id });
+    const judged = yield part;
+    part.cases.forEach((c, i) => {
+      const m = judged.outcomes[i]?.measured;
+      // What the cases judged against the references compare: a cost case's CPU per request, a latency case's relayed median.
+      if (m && c.judge) references[c.id] = { costUs: m.costUs ?? null, relayP50Ms: m.relayP50Ms ?? null, rps: m.rps ?? null };
+    });
+  }
 }
 
 export default {
   name: 'capacity',
   judge,
   figures,
+  phases,
   // k6's influxdb output writes every sample: at this kind's rates that took the CPU the load
   // needed (docs/metrics-and-dashboards.md); Prometheus gets k6's aggregated series.
   streams: ['prometheus'],

@@ -1,5 +1,6 @@
 /*
- * One phase of a plan, stage by stage: start (lab/run/start.mjs), load (k6.mjs), collect (CPU,
+ * One phase of a plan, stage by stage: start (lab/run/start.mjs), load (k6.mjs, then wrk.mjs for
+ * the cases the plan gives to wrk), collect (CPU,
  * the proxy's counts, the summary, nothing lost; collect.mjs), stop the stack (always), judge
  * (judge.mjs). Never throws: what went wrong is in `problems`.
  */
@@ -8,6 +9,7 @@ import { stopStack } from '../stack/start-stop.mjs';
 import { k6Outputs } from '../stores/stores.mjs';
 import { startPhase } from './start.mjs';
 import { runK6 } from './k6.mjs';
+import { runWrk, wrkCases, readWrk } from './wrk.mjs';
 import { stopSampling, readProxy, readSummary, countRows } from './collect.mjs';
 import { judgePhase } from './judge.mjs';
 
@@ -27,9 +29,14 @@ export async function runPhase(plan, kind, ctx) {
     let result;
     try {
       const outputs = ctx.stores && k6Outputs(ctx.stores.urls, { testid: ctx.run.id, plan, streams: kind.streams });
+      const stage = { ...ctx, dir: ctx.run.dir, logDir: join(ctx.run.dir, 'logs'), tmp: ctx.run.tmp, plan, stack: started.stack, setChild: started.setChild };
       result = ctx.isInterrupted()
         ? { problem: 'interrupted before k6 started' }
-        : await runK6({ ...ctx, dir: ctx.run.dir, logDir: join(ctx.run.dir, 'logs'), plan, planFile: started.planFile, stack: started.stack, setChild: started.setChild, outputs, segments: ctx.segments });
+        : await runK6({ ...stage, planFile: started.planFile, outputs, segments: ctx.segments });
+      if (!result.problem && wrkCases(plan).length) {
+        const wrk = await runWrk(stage);
+        if (wrk.problem) result = { ...result, problem: wrk.problem };
+      }
     } finally {
       measured = stopSampling(plan, started, ctx);
     }
@@ -46,6 +53,7 @@ export async function runPhase(plan, kind, ctx) {
     if (started) await stopStack(started.stack);
   }
   measured.summary = readSummary(plan, ctx);
+  measured.wrk = readWrk(plan, ctx);
   const counts = await countRows(plan, kind, measured.summary, proxy, sinceMs, ctx);
   out.counts.push(...counts.rows);
   out.problems.push(...counts.problems);

@@ -206,12 +206,13 @@ async function runProcess(p, { vus, cap, segment }) {
  * Every sample's tag sets in one run of a plan: Map(metric -> {type, sets}). `vus: 1` runs every
  * iteration on one VU; `cap` bounds the iterations per scenario; `segments` > 1 runs the plan as
  * that many k6 processes, each with its `segment` tag. A plan whose kind runs one k6 process per
- * case (k6Plan: one per phase) runs them all, as the runner does, under the same testid.
+ * part (k6Plan: one per phase) runs them all, as the runner does, under the same testid.
  */
 export async function runTagSets(plan, { vus = 'plan', cap = DEFAULT_CAP, segments = 1 } = {}) {
   installHooks();
   resetSamples();
-  const processes = kindOfPlan(plan).k6Plan ? plan.cases.map((c) => ({ ...plan, phase: c.id })) : [plan];
+  const kind = kindOfPlan(plan);
+  const processes = kind.k6Plan ? kind.phaseIds(plan).map((id) => ({ ...plan, phase: id })) : [plan];
   for (const p of processes) {
     for (let s = 0; s < segments; s += 1) await runProcess(p, { vus, cap, segment: segments > 1 ? s : undefined });
   }

@@ -6,7 +6,8 @@
 import { FIRST_STEP } from '../kinds/capacity.js';
 
 const filters = ['node', 'node-cluster', 'erlang'];
-const servers = [...filters, 'nginx', 'direct'];
+// The references first: each server's phase is judged against what theirs measured.
+const servers = ['direct', 'nginx', ...filters];
 // Arrival rates of the breakpoint ramp, held one after another.
 const STEPS = [FIRST_STEP, 1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12000, 16000];
 // The fixed rate at which CPU per request is compared: below every server's breakpoint here.
@@ -22,6 +23,8 @@ const MEASURED_SPREAD = {
     nginx: { direct: [0.79, 0.92] },
   },
   overheadMs: { node: [0.48, 0.64], 'node-cluster': [0.47, 0.78], erlang: [0.28, 0.55], nginx: [0, 0.13] },
+  // Requests per second under the seed's closed load (wrk -c 2500), over nginx's in the same run.
+  throughput: { node: { nginx: [0.35, 0.5] }, 'node-cluster': { nginx: [0.4, 0.6] }, erlang: { nginx: [0.4, 0.6] } },
 };
 
 export default {
@@ -42,11 +45,13 @@ export default {
     // A slowdown made to order (servers/node/json-filter.js --burn-us): the bounds assume none, so
     // `--stack-knob extra_cpu_us=N` is a Node filter costing N us more per document, untold.
     extra_cpu_us: { default: 0, kind: 'count', doc: 'CPU the Node filters burn per document on purpose (us); the bounds assume 0', max: 100_000, why: 'a tenth of a second per document: no case could finish' },
-    connections: { default: 2500, kind: 'whole', doc: 'connections (k6 VUs) of the closed run, as the seed', max: 5000, why: 'the open-files limit here is 20000 and cannot be raised: a connection takes an fd in k6, two in a filter (client and backend side) and one in the backend' },
+    connections: { default: 2500, kind: 'whole', doc: 'connections (wrk -c) of the closed run, as the seed', max: 5000, why: 'the open-files limit here is 20000 and cannot be raised: a connection takes an fd in wrk, two in a filter (client and backend side) and one in the backend' },
   },
   derived: (k) => ({ backend_delay_s: k.backend_delay_ms / 1000 }),
   /** The document k6 POSTs (relative to k6/), its `relay` field set per request. */
   sampleBody: 'json-filter-sample.json',
+  /** The Lua script with which wrk posts it (the closed runs, as the seed's sample/caller.lua). */
+  wrkScript: 'stacks/json-filter/wrk-post.lua',
   targets: () => servers.map((s) => ({
     id: s,
     service: s === 'direct' ? 'json-filter-backend' : `json-filter-${s}`,
@@ -56,18 +61,18 @@ export default {
   /** Cases per suite; `f` is the --quick factor, which shortens durations only (no rate here). */
   cases: {
     smoke: () => servers.map((s) => ({ id: `${s}-smoke`, target: s, kind: 'open', rate: 10, seconds: 2 })),
-    // Each server unloaded first (500 r/s: latency over the direct backend), then at a fixed
-    // 2000 r/s (CPU per request: a fixed rate makes the servers batch alike, and 4 s of real
-    // time give the CPU clock's 10 ms ticks a 2 % resolution), then under the seed's closed
-    // load, then ramped past its breakpoint. A ramp leaves a server working through what k6
-    // gave up on, so nothing judged against another server runs after one. The cases judged
-    // against the references keep 4 real seconds under --quick: compressed, too few requests
-    // dilute a transient in a relayed median (measured: stacks/json-filter/README.md).
+    // Each server in a phase of its own (a fresh stack; the references first): by k6 unloaded
+    // (500 r/s: latency over the direct backend), at a fixed 2000 r/s (CPU per request: a fixed
+    // rate makes the servers batch alike, and 4 s of real time give the CPU clock's 10 ms ticks a
+    // 2 % resolution) and ramped past its breakpoint; then, warm, the seed's closed load, sent by
+    // wrk as the seed did (a cold Node filter answered a third of its warm rate). The cases
+    // judged against the references keep 4 real seconds under --quick: compressed, too few
+    // requests dilute a transient in a relayed median (measured: stacks/json-filter/README.md).
     breakpoint: (k, f) => [
       ...servers.map((s) => ({ id: `${s}-base`, target: s, kind: 'open', rate: FIRST_STEP, seconds: 4, judge: 'latency' })),
       ...servers.map((s) => ({ id: `${s}-cost`, target: s, kind: 'open', rate: COST_RATE, seconds: 4, judge: 'cost' })),
-      ...servers.map((s) => ({ id: `${s}-closed`, target: s, kind: 'closed', vus: k.connections, seconds: 20 / f })),
       ...servers.map((s) => ({ id: `${s}-ramp`, target: s, kind: 'ramp', steps: STEPS, rampS: 1 / f, holdS: 4 / f })),
+      ...servers.map((s) => ({ id: `${s}-closed`, target: s, kind: 'closed', generator: 'wrk', vus: k.connections, seconds: 20 / f, judge: 'throughput' })),
     ],
   },
   suites: { smoke: true, breakpoint: true },

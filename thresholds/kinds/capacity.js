@@ -9,7 +9,7 @@ import { heldRateStages } from '../held-rate.js';
 // The stated bounds: below its breakpoint a server answers all but 1 % and its p99 stays under
 // 1 s, and k6 gets 95 % of the arrival rate through: every server must at 500 r/s (the ramps'
 // first step).
-export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000, warmS: 1, connectS: 3 };
+export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000, warmS: 1, connectS: 3, wrkThreads: 2, wrkTimeoutS: 5 };
 
 // The lowest arrival rate of a ramp, which every server must sustain (see the suite's steps).
 export const FIRST_STEP = 500;
@@ -31,28 +31,49 @@ const metricName = (id) => id.replace(/[^a-zA-Z0-9]/g, '_');
  * `perturbMs` per request would score at least min + perturbMs. The ceiling is half-way.
  */
 export function comparisonBounds(spread, perturbMs) {
-  const floors = {};
-  for (const [server, refs] of Object.entries(spread.efficiency)) {
-    floors[server] = {};
-    for (const [ref, [min, max]] of Object.entries(refs)) {
-      if (!(max < 2 * min)) throw new Error(`json-filter ${server}/${ref}: measured efficiency ${min}..${max} spans 2x; no floor can tell a 2x slowdown`);
-      floors[server][ref] = Math.round(Math.sqrt((min * max) / 2) * 1000) / 1000;
+  // Throughput at the seed's closed load, as a ratio to a reference, takes floors the same way:
+  // a server that halves its throughput halves the ratio.
+  const floorsOf = (ratios, what) => {
+    const out = {};
+    for (const [server, refs] of Object.entries(ratios)) {
+      out[server] = {};
+      for (const [ref, [min, max]] of Object.entries(refs)) {
+        if (!(max < 2 * min)) throw new Error(`json-filter ${server}/${ref}: measured ${what} ${min}..${max} spans 2x; no floor can tell a 2x slowdown`);
+        out[server][ref] = Math.round(Math.sqrt((min * max) / 2) * 1000) / 1000;
+      }
     }
-  }
+    return out;
+  };
+  const floors = floorsOf(spread.efficiency, 'efficiency');
+  const throughputFloors = floorsOf(spread.throughput || {}, 'throughput');
   const ceilings = {};
   for (const [server, [min, max]] of Object.entries(spread.overheadMs)) {
     if (!(min + perturbMs > max)) throw new Error(`json-filter ${server}: measured overhead ${min}..${max} ms hides a ${perturbMs} ms slowdown`);
     ceilings[server] = Math.round(((max + min + perturbMs) / 2) * 10) / 10;
   }
-  return { floors, ceilings };
+  return { floors, ceilings, throughputFloors };
 }
 
 function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   const targets = exp.targets(policy);
-  const { floors, ceilings } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
+  const { floors, ceilings, throughputFloors } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
+  // One phase per server (a stack and a k6 process of its own, lab/kinds/capacity.mjs): a slowed
+  // server's queue dies with its stack, and cannot take the next server's CPU or k6's time. Its
+  // cases run one after another from the phase's lead-in, in the order the suite lists them.
+  const all = exp.cases[suite](knobs, factor);
+  const specs = targets.flatMap((x) => all.filter((c) => c.target === x.id));
   let t = leadInMs;
-  const specs = exp.cases[suite](knobs, factor);
+  const phaseMs = {};
+  // The cases wrk sends (the seed's closed load, by the seed's load generator) run after k6's,
+  // on a server they warmed, one after another: each after a pause for what came before (a
+  // ramp's stragglers) to settle, and followed by the backend's timeout and a second, after
+  // which the backend has had every request in flight when wrk stopped.
+  const settleMs = policy.backend_timeout_ms + 1000;
+  const wrkMs = {};
+  for (const c of specs.filter((x) => x.generator === 'wrk')) wrkMs[c.target] = (wrkMs[c.target] || 0) + CAPACITY.pauseMs + c.seconds * 1000 + settleMs;
   const cases = specs.map((c, i) => {
+    if (c.generator === 'wrk') return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, against: againstRefs(c), throughputFloors });
+    if (!(c.target in phaseMs)) t = leadInMs;
     // A closed run's connections are opened first, all at once as the seed's wrk did, in a
     // window of their own (real time, not compressed): the surge of 2500 connects is not what
     // the closed run measures, and it disturbs whatever else runs then.
@@ -61,10 +82,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     const target = targets.find((x) => x.id === c.target);
     const durationMs = c.kind === 'ramp' ? c.steps.length * (c.rampS + c.holdS) * 1000 : c.seconds * 1000;
     const seed = exp.seedFigures[c.id];
-    // Compared with the same case on each reference (node-base with direct-base, ...).
-    const against = (judge, bounds) => (c.judge === judge && bounds && Object.keys(bounds).length
-      ? Object.fromEntries(Object.entries(bounds).map(([ref, b]) => [ref, { case: `${ref}${c.id.slice(c.target.length)}`, ...b }]))
-      : undefined);
+    const against = againstRefs(c);
     const out = {
       ...c,
       name: `${exp.name}/${c.id}`,
@@ -106,14 +124,19 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // end within the case that had them and never in the next server's (one run queued 2.5x its
     // CPU per request at 2000 r/s, and four cases after it lost requests). Any other change of
     // kind, and every saturating run, is followed by a pause as well.
-    const next = specs[i + 1];
-    const settled = c.kind === 'open' && (!next || next.kind === 'open');
+    const next = specs.slice(i + 1).find((x) => x.generator !== 'wrk');
+    const settled = c.kind === 'open' && (next?.target !== c.target || next.kind === 'open');
+    phaseMs[c.target] = t + durationMs + out.graceS * 1000 + (wrkMs[c.target] || 0);
     t += durationMs + out.graceS * 1000 + (settled ? 0 : CAPACITY.pauseMs);
     return out;
   });
+  // A case is judged against references measured in an earlier phase: the experiment lists them first.
+  const order = targets.map((x) => x.id);
   for (const c of cases) {
-    for (const ref of [...Object.values(c.expected.overheadMs || {}), ...Object.values(c.expected.efficiency || {})]) {
-      if (!cases.some((x) => x.id === ref.case)) throw new Error(`json-filter ${c.id}: reference case ${ref.case} is not in the plan`);
+    for (const ref of [c.expected.overheadMs, c.expected.efficiency, c.expected.throughput].flatMap((x) => Object.values(x || {}))) {
+      const r = cases.find((x) => x.id === ref.case);
+      if (!r) throw new Error(`${exp.name} ${c.id}: reference case ${ref.case} is not in the plan`);
+      if (!(order.indexOf(r.target) < order.indexOf(c.target))) throw new Error(`${exp.name} ${c.id}: reference ${r.target} must be listed before ${c.target} (its phase runs first)`);
     }
   }
   return {
@@ -127,11 +150,67 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     model: { capacity: CAPACITY, floors, ceilings, measuredSpread: exp.measuredSpread, perturbMs: exp.perturbMs },
     leadInMs,
     relayPercent: knobs.relay_percent,
-    // The backend counts what reached it per path; k6's setup() and teardown() read it.
+    // The backend counts what reached it per path; k6's setup() and teardown() read it, and
+    // the wrk stage before and after each of its cases.
     accounting: { service: 'json-filter-backend', path: '/stats' },
-    durationS: t / 1000,
+    // What wrk posts (lab/run/wrk.mjs): the experiment's document, every one asking to be relayed.
+    wrk: { script: exp.wrkScript, body: `k6/${exp.sampleBody}`, set: { relay: true } },
+    // Per phase (server) its length; the whole run's is their sum.
+    phaseS: Object.fromEntries(Object.entries(phaseMs).map(([id, ms]) => [id, ms / 1000])),
+    durationS: Object.values(phaseMs).reduce((a, ms) => a + ms, 0) / 1000,
     cases,
   };
+}
+
+/** Compared with the same case on each reference (node-base with direct-base, ...): `judge` names the comparison. */
+const againstRefs = (c) => (judge, bounds) => (c.judge === judge && bounds && Object.keys(bounds).length
+  ? Object.fromEntries(Object.entries(bounds).map(([ref, b]) => [ref, { case: `${ref}${c.id.slice(c.target.length)}`, ...b }]))
+  : undefined);
+
+/**
+ * A closed case wrk sends, as the seed measured (wrk -c 2500 -d 20; -t 2 on two cores): its
+ * errors, what the backend received, and its throughput as a ratio to each reference's in the
+ * same run (`judge: 'throughput'`), at or above a floor from the measured spread.
+ */
+function wrkCase({ exp, c, target, settleMs, against, throughputFloors }) {
+  return {
+    ...c,
+    name: `${exp.name}/${c.id}`,
+    service: target.service,
+    path: `${target.path}/${c.id}`,
+    relaysAll: true, // wrk posts one document, which asks to be relayed
+    metric: metricName(c.id),
+    seed: exp.seedFigures[c.id] || null,
+    threads: CAPACITY.wrkThreads,
+    timeoutS: CAPACITY.wrkTimeoutS,
+    pauseMs: CAPACITY.pauseMs,
+    settleMs,
+    durationMs: c.seconds * 1000,
+    // Its p99 is shown, not judged: in a closed loop the mean is connections / rate (Little's
+    // law), and at 2500 connections the backend alone, at 33 k r/s and a 75 ms mean, had a 2 s p99
+    // (measured: stacks/json-filter/README.md): the tail is how evenly wrk and the server serve
+    // 2500 sockets, not what a filter adds.
+    expected: {
+      errorRate: { hi: CAPACITY.errorRate },
+      throughput: against('throughput', Object.fromEntries(Object.entries(throughputFloors[c.target] || {}).map(([ref, lo]) => [ref, { lo }]))),
+      backend: { slack: 'the requests in flight when wrk stopped (one per connection) and its non-2xx answers, each counted' },
+    },
+  };
+}
+
+/** The phases of a plan, in the order they run: one per server that has cases. */
+export const phaseIds = (whole) => [...new Set(whole.cases.map((c) => c.target))];
+
+/**
+ * The part of a plan one k6 process runs: one server's cases, the runner's phase or SERVER
+ * with k6 alone (the first server by default), and what the references measured before it
+ * (`references`, by case id), when the runner knows.
+ */
+export function k6Plan(whole, env) {
+  const ids = phaseIds(whole);
+  const wanted = env.SERVER || env.PHASE || whole.phase || ids[0];
+  if (!ids.includes(wanted)) throw new Error(`SERVER=${wanted}: no such server in this plan; it has ${ids.join(', ')}`);
+  return { ...whole, phase: wanted, cases: whole.cases.filter((c) => c.target === wanted), durationS: whole.phaseS[wanted] };
 }
 
 /**
@@ -139,6 +218,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
  * closed one without a top. A range holding all of them judges nothing.
  */
 export function possibleCounts(c) {
+  if (c.generator === 'wrk') return {};
   if (c.kind === 'open') return { requests: { lo: 0, hi: Math.round(c.rate * c.seconds), why: 'k6 sends at most the schedule' } };
   if (c.kind === 'closed') return { requests: { lo: 0, hi: Infinity, why: 'a closed load has no top' } };
   return {};
@@ -158,6 +238,8 @@ export const firstStepFloor = (c) => Math.floor(c.steps[0] * c.holdS * CAPACITY.
 export function capacityThresholds(c) {
   const e = c.expected;
   const t = {};
+  // wrk sends it: the lab judges it from wrk's report (lab/run/wrk.mjs); k6 has nothing of it.
+  if (c.generator === 'wrk') return t;
   // A ramp's first step is sustained, as every server must (CAPACITY): 95 % of its rate answered
   // in its hold, under 1 % failed, p99 under 1 s. Its own metrics: the ramp's whole count, which
   // counts failed requests too, could not fail while k6 sent.
@@ -202,7 +284,7 @@ function sensitivity(exp, base) {
  */
 function scenarios(plan, baseUrls) {
   const out = {};
-  for (const c of plan.cases) {
+  for (const c of plan.cases.filter((x) => x.generator !== 'wrk')) {
     const env = { LAB_URL: baseUrls[c.service] + c.path, LAB_CASE: c.id, LAB_RELAYS_ALL: String(c.relaysAll) };
     const common = { exec: 'hit', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id }, env };
     if (c.kind === 'closed') {
@@ -241,6 +323,8 @@ export default {
   plan,
   scenarios,
   thresholds: capacityThresholds,
+  phaseIds,
+  k6Plan,
   possible: possibleCounts,
   caseTargets: (exp, suite, knobs) => exp.cases[suite](knobs, 1).map((c) => [c.target, c.id]),
   sensitivity,

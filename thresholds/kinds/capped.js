@@ -178,7 +178,7 @@ function scenarios(plan) {
  * new limits: the runner's phase, or CASE with k6 alone (the first, uncapped, by default).
  */
 function k6Plan(whole, env) {
-  const wanted = env.CASE || whole.phase || whole.cases[0].id;
+  const wanted = env.CASE || env.PHASE || whole.phase || whole.cases[0].id;
   const c = whole.cases.find((x) => x.id === wanted);
   if (!c) throw new Error(`CASE=${wanted}: no such case; this plan has ${whole.cases.map((x) => x.id).join(', ')}`);
   return { ...whole, phase: c.id, cases: [c] };
@@ -189,6 +189,7 @@ export default {
   plan,
   scenarios,
   k6Plan,
+  phaseIds: (whole) => whole.cases.map((c) => c.id),
   thresholds: cappedThresholds,
   possible: possibleValues,
   // A capped plan's cases all go to its one entry; no stack config is per case.
