@@ -9,53 +9,58 @@ import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capa
 import jsonFilter from '../thresholds/experiments/json-filter.js';
 import { walkPhases } from '../lab/run/phases.mjs';
 import { parseWrk } from '../lab/bench/tools.mjs';
+import { recordedSpread } from '../stacks/json-filter/readme.mjs';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 
-test('breakpoint plan: one phase per server, the references first; each server unloaded, at a fixed rate and ramped (k6), then closed (wrk); nothing overlaps; --quick shortens only time', () => {
+test('breakpoint plan: one phase per server, each case judged against the references followed by the same load on each, beside it; k6 first, then wrk; nothing overlaps; --quick shortens only time', () => {
   const slow = plan({ experiment: 'json-filter', suite: 'breakpoint' });
   const quick = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
-  const servers = ['direct', 'nginx', 'node', 'node-cluster', 'erlang'];
-  assert.deepEqual(slow.cases.map((c) => c.id), servers.flatMap((s) => ['base', 'cost', 'ramp', 'closed'].map((k) => `${s}-${k}`)));
-  assert.deepEqual(phaseIds(slow), servers);
+  const servers = ['node', 'node-cluster', 'erlang', 'nginx'];
+  assert.deepEqual(phaseIds(slow), servers, 'the backend reached directly is measured only beside the others');
+  assert.deepEqual(k6Plan(slow, { SERVER: 'node' }).cases.map((c) => c.id), [
+    'node-base', 'direct-base-beside-node', 'node-cost', 'nginx-cost-beside-node', 'direct-cost-beside-node', 'node-ramp', 'node-closed', 'nginx-closed-beside-node',
+  ]);
+  assert.deepEqual(k6Plan(slow, { SERVER: 'nginx' }).cases.map((c) => c.id), ['nginx-base', 'direct-base-beside-nginx', 'nginx-cost', 'direct-cost-beside-nginx', 'nginx-ramp', 'nginx-closed']);
   for (const s of servers) {
     const part = k6Plan(slow, { PHASE: s });
-    assert.deepEqual(part.cases.map((c) => c.target), [s, s, s, s], `${s}'s phase runs its cases only`);
-    const [k6, closed] = [part.cases.slice(0, -1), part.cases.at(-1)];
-    assert.equal(closed.generator, 'wrk', "the closed load is wrk's, once k6 is done");
+    const k6 = part.cases.filter((c) => c.generator !== 'wrk');
+    const wrk = part.cases.filter((c) => c.generator === 'wrk');
     assert.equal(k6[0].startMs, slow.leadInMs, "k6's cases start after its own lead-in");
     const last = k6.at(-1);
-    assert.equal(part.durationS, (last.startMs + last.durationMs + last.graceS * 1000 + closed.pauseMs + closed.durationMs + closed.settleMs) / 1000);
-    assert.deepEqual(Object.keys(k6Options(part, Object.fromEntries(part.cases.map((c) => [c.service, 'http://127.0.0.1:1']))).scenarios), k6.map((c) => c.id), 'k6 runs none of wrk\'s');
+    assert.equal(part.durationS, (last.startMs + last.durationMs + last.graceS * 1000 + wrk.reduce((a, c) => a + c.pauseMs + c.durationMs + c.settleMs, 0)) / 1000);
+    assert.deepEqual(Object.keys(k6Options(part, Object.fromEntries(part.cases.map((c) => [c.service, 'http://127.0.0.1:1']))).scenarios), k6.map((c) => c.id), "k6 runs none of wrk's");
+    for (let i = 1; i < k6.length; i += 1) {
+      const [a, b] = [k6[i - 1], k6[i]];
+      const gap = a.kind === 'open' && b.kind === 'open' ? 0 : a.graceS * 1000;
+      assert.ok(b.startMs >= a.startMs + a.durationMs + gap, `${b.id} starts after ${a.id} has settled`);
+    }
   }
-  assert.throws(() => k6Plan(slow, { SERVER: 'nope' }), /SERVER=nope: no such server in this plan; it has direct, nginx/);
-  for (let i = 1; i < slow.cases.length; i += 1) {
-    const [a, b] = [slow.cases[i - 1], slow.cases[i]];
-    if (a.target !== b.target || b.generator === 'wrk') continue;
-    const gap = a.kind === 'open' && b.kind === 'open' ? 0 : a.graceS * 1000;
-    assert.ok(b.startMs - b.connectS * 1000 >= a.startMs + a.durationMs + gap, `${b.id} starts after ${a.id} has settled`);
-  }
+  assert.throws(() => k6Plan(slow, { SERVER: 'nope' }), /SERVER=nope: no such server in this plan; it has node, node-cluster, erlang, nginx/);
   const c = byId(slow);
   const [ramp, closed] = [c['node-ramp'], c['node-closed']];
   assert.equal(closed.vus, 2500, 'the seed wrk -c 2500');
   assert.equal(closed.durationMs, 20_000, 'the seed wrk -d 20');
   assert.deepEqual(capacityThresholds(closed), {}, 'k6 judges nothing of a case wrk sends');
-  assert.equal(closed.expected.throughput.nginx.case, 'nginx-closed');
+  assert.equal(closed.expected.throughput.nginx.case, 'nginx-closed-beside-node');
+  assert.equal(c['nginx-closed-beside-node'].service, 'json-filter-nginx');
   assert.equal(c['nginx-closed'].expected.throughput, undefined, 'the reference is judged against nothing');
   const q = byId(quick);
   assert.deepEqual(q['node-ramp'].steps, ramp.steps, 'same rates');
   assert.equal(q['node-closed'].durationMs, 4000);
   assert.equal(ramp.expected.relayMinMs.lo, 29, 'backend delay less nginx clock ms');
   assert.equal(ramp.path, '/filter/node-ramp', 'each case its own path, counted by the backend');
-  assert.equal(c['nginx-closed'].relaysAll, true);
-  assert.equal(c['direct-closed'].service, 'json-filter-backend');
+  assert.equal(c['nginx-cost-beside-node'].path, '/filter/nginx-cost-beside-node');
+  assert.equal(c['direct-cost-beside-node'].service, 'json-filter-backend');
+  assert.ok(c['direct-cost-beside-node'].warmS > 0, 'a cost reference is counted as a cost case is');
   assert.deepEqual(Object.keys(c['erlang-cost'].expected.efficiency), ['nginx', 'direct']);
-  assert.equal(c['erlang-cost'].expected.efficiency.nginx.case, 'nginx-cost');
+  assert.equal(c['erlang-cost'].expected.efficiency.nginx.case, 'nginx-cost-beside-erlang');
   assert.equal(q['erlang-cost'].durationMs, 4000, 'CPU needs real seconds: not compressed');
-  assert.equal(c['erlang-base'].expected.overheadMs.direct.case, 'direct-base');
-  assert.equal(c['direct-cost'].expected.efficiency, undefined, 'the direct backend is the reference of all');
-  const smoke = byId(plan({ experiment: 'json-filter', suite: 'smoke' }));
-  assert.equal(smoke['node-smoke'].expected.overheadMs, undefined, 'smoke compares nothing');
+  assert.equal(c['erlang-base'].expected.overheadMs.direct.case, 'direct-base-beside-erlang');
+  assert.equal(c['direct-cost-beside-erlang'].expected.efficiency, undefined, 'a reference is judged against nothing');
+  const smoke = plan({ experiment: 'json-filter', suite: 'smoke' });
+  assert.equal(byId(smoke)['node-smoke'].expected.overheadMs, undefined, 'smoke compares nothing');
+  assert.deepEqual(phaseIds(smoke), ['node', 'node-cluster', 'erlang', 'nginx', 'direct']);
 });
 
 test('bounds from a measured spread: the worst run passes, a 2x slowdown of the best fails, with the same room', () => {
@@ -108,7 +113,7 @@ const T0 = 1_700_000_000_000;
 function healthyRun(p, tweak = {}) {
   const metrics = {};
   const cpu = {};
-  const costUs = { node: 60, 'node-cluster': 100, erlang: 150, nginx: 43, direct: 34, ...tweak.costUs };
+  const costUs = { node: 60, 'node-cluster': 100, erlang: 120, nginx: 43, direct: 34, ...tweak.costUs };
   const rps = { node: 6000, 'node-cluster': 7500, erlang: 7800, nginx: 15000, direct: 27000, ...tweak.rps };
   const wrk = {};
   for (const c of p.cases) {
@@ -145,49 +150,46 @@ function healthyRun(p, tweak = {}) {
   return { summary: { metrics, setup_data: { t0: T0 } }, cpu, wrk };
 }
 
-const judge = (p, run) => judgeCapacity(p, run).outcomes;
-const failing = (p, run) => judge(p, run).filter((o) => !o.pass).map((o) => o.case);
+// A plan judged phase by phase, as the runner does, each on a healthy run of its own (`edit` changes it).
+const judge = (p, tweak = {}, edit = (r) => r) => phaseIds(p).flatMap((id) => {
+  const part = k6Plan(p, { PHASE: id });
+  return judgeCapacity(part, edit(healthyRun(part, tweak), id)).outcomes;
+});
+const failing = (p, tweak, edit) => judge(p, tweak, edit).filter((o) => !o.pass).map((o) => o.case);
 
 test('judging a breakpoint run: CPU per request against the references, latency over the direct backend', () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
-  assert.deepEqual(failing(p, healthyRun(p)), []);
-  const erlang = judge(p, healthyRun(p)).find((o) => o.case === 'json-filter/erlang-cost');
-  assert.ok(Math.abs(erlang.measured.costUs - 150) < 1e-6, 'cost per request from the CPU samples of its window');
+  assert.deepEqual(failing(p), []);
+  const erlang = judge(p).find((o) => o.case === 'json-filter/erlang-cost');
+  assert.ok(Math.abs(erlang.measured.costUs - 120) < 1e-6, 'cost per request from the CPU samples of its window');
   // The best efficiency measured on this machine kind passes; twice that cost fails against both references.
   const best = 43 / jsonFilter.measuredSpread.efficiency.erlang.nginx[1];
-  assert.deepEqual(failing(p, healthyRun(p, { costUs: { erlang: best, direct: 43 } })), []);
-  const slow = judge(p, healthyRun(p, { costUs: { erlang: best * 2, direct: 43 } })).find((o) => o.case === 'json-filter/erlang-cost');
+  assert.deepEqual(failing(p, { costUs: { erlang: best, direct: 43 } }), []);
+  const slow = judge(p, { costUs: { erlang: best * 2, direct: 43 } }).find((o) => o.case === 'json-filter/erlang-cost');
   assert.deepEqual([slow.pass, slow.checks.efficiency_nginx, slow.checks.efficiency_direct], [false, false, false]);
   // 5 ms more per request at 500 r/s: over the ceiling.
-  assert.deepEqual(failing(p, healthyRun(p, { addedMs: { node: 5 } })), ['json-filter/node-base']);
+  assert.deepEqual(failing(p, { addedMs: { node: 5 } }), ['json-filter/node-base']);
   // No CPU samples: no cost, no pass.
-  assert.ok(failing(p, { ...healthyRun(p), cpu: {} }).includes('json-filter/node-cost'));
+  assert.ok(failing(p, {}, (r) => ({ ...r, cpu: {} })).includes('json-filter/node-cost'));
 });
 
-test('judged phase by phase, as the runner runs it: each server against what the references measured in their own phases', async () => {
+test('judged phase by phase, as the runner runs it: each case against its references measured beside it', async () => {
   const whole = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
-  const seen = [];
-  const run = (tweak) => walkPhases(whole, (p, kind) => {
-    seen.push([p.phase, Object.keys(p.references || {})]);
-    return kind.judge(p, healthyRun(p, tweak));
-  }, { say: () => {} });
-  const phases = await run({});
-  assert.deepEqual(seen.map(([id]) => id), ['direct', 'nginx', 'node', 'node-cluster', 'erlang']);
-  assert.deepEqual(seen[0][1], [], 'the first phase has no references');
-  assert.deepEqual(seen[2][1], ['direct-base', 'direct-cost', 'direct-closed', 'nginx-base', 'nginx-cost', 'nginx-closed'], 'a filter knows both references');
+  const phases = await walkPhases(whole, (p, kind) => kind.judge(p, healthyRun(p)), { say: () => {} });
+  assert.deepEqual(phases.map((j) => j.outcomes[0].case), ['json-filter/node-base', 'json-filter/node-cluster-base', 'json-filter/erlang-base', 'json-filter/nginx-base']);
   assert.deepEqual(phases.flatMap((j) => j.outcomes).filter((o) => !o.pass).map((o) => o.case), []);
-  const erlang = phases[4].outcomes.find((o) => o.case === 'json-filter/erlang-cost');
-  assert.ok(Math.abs(erlang.measured.efficiency.nginx - 43 / 150) < 1e-6, "nginx's cost from its own phase over erlang's");
-  // A reference that measured nothing (no CPU samples in its phase) fails the cases judged against it.
-  seen.length = 0;
-  const blind = await walkPhases(whole, (p, kind) => kind.judge(p, p.phase === 'nginx' ? { ...healthyRun(p), cpu: {} } : healthyRun(p)), { say: () => {} });
-  assert.equal(blind[4].outcomes.find((o) => o.case === 'json-filter/erlang-cost').checks.efficiency_nginx, false);
-  assert.equal(blind[4].outcomes.find((o) => o.case === 'json-filter/erlang-cost').checks.efficiency_direct, true);
+  const erlang = phases[2].outcomes.find((o) => o.case === 'json-filter/erlang-cost');
+  assert.ok(Math.abs(erlang.measured.efficiency.nginx - 43 / 120) < 1e-6, "nginx's cost beside erlang's over erlang's");
+  // A reference that measured nothing (no CPU samples of nginx in erlang's phase) fails the case judged against it.
+  const blind = await walkPhases(whole, (p, kind) => kind.judge(p, p.phase === 'erlang' ? { ...healthyRun(p), cpu: { ...healthyRun(p).cpu, 'json-filter-nginx': [] } } : healthyRun(p)), { say: () => {} });
+  const e = blind[2].outcomes.find((o) => o.case === 'json-filter/erlang-cost');
+  assert.deepEqual([e.checks.efficiency_nginx, e.checks.efficiency_direct], [false, true]);
+  assert.equal(blind[0].outcomes.find((o) => o.case === 'json-filter/node-cost').pass, true, "another phase's nginx is not erlang's reference");
 });
 
 test('the backend must receive what each case relayed; only requests whose fate k6 cannot know are forgiven, one by one', () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
-  const judgeAcct = (acct) => judge(p, healthyRun(p, { 'node-cost': acct })).find((o) => o.case === 'json-filter/node-cost');
+  const judgeAcct = (acct) => judge(p, { 'node-cost': acct }).find((o) => o.case === 'json-filter/node-cost');
   assert.equal(judgeAcct({}).checks.backend, true);
   assert.equal(judgeAcct({ backend_received: 1001 }).checks.backend, false, 'one filtered document reached the backend');
   assert.equal(judgeAcct({ backend_received: 999 }).checks.backend, false, 'one relayed document did not');
@@ -198,7 +200,7 @@ test('the backend must receive what each case relayed; only requests whose fate 
   assert.equal(judgeAcct({ ...unsure, backend_received: 1001 }).checks.backend, false);
   assert.equal(judgeAcct({ backend_received: undefined }).checks.backend, false, 'no count from the backend fails');
   // wrk's closed run (every document relayed): at least its 2xx answers, at most one more per connection.
-  const closed = (w) => judge(p, healthyRun(p, { 'node-closed': w })).find((o) => o.case === 'json-filter/node-closed');
+  const closed = (w) => judge(p, { 'node-closed': w }).find((o) => o.case === 'json-filter/node-closed');
   const n = 6000 * p.cases.find((c) => c.id === 'node-closed').seconds;
   assert.equal(closed({ backendReceived: n }).checks.backend, true);
   assert.equal(closed({ backendReceived: n + 2500 }).checks.backend, true, 'each connection had one in flight');
@@ -209,7 +211,7 @@ test('the backend must receive what each case relayed; only requests whose fate 
 
 test("wrk's closed run: errors and throughput against nginx's in the same run, from wrk's report", () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
-  const closed = (tweak) => judge(p, healthyRun(p, tweak)).find((o) => o.case === 'json-filter/erlang-closed');
+  const closed = (tweak) => judge(p, tweak).find((o) => o.case === 'json-filter/erlang-closed');
   const floor = closed({}).expected.throughput.nginx.lo;
   assert.equal(closed({ rps: { erlang: 15000 * floor * 1.01 } }).checks.throughput_nginx, true);
   assert.equal(closed({ rps: { erlang: 15000 * floor * 0.99 } }).checks.throughput_nginx, false);
@@ -218,7 +220,7 @@ test("wrk's closed run: errors and throughput against nginx's in the same run, f
   assert.equal(closed({ rps: { erlang: (15000 * best) / 2 } }).pass, false);
   assert.equal(closed({ 'erlang-closed': { non2xx: 500 } }).checks.errors, false, '500 non-2xx of 39 000');
   assert.equal(closed({ 'erlang-closed': { latencyMs: { 99: 5000 } } }).pass, true, 'p99 is shown: a closed loop of 2500 sockets has a long tail even on the backend alone');
-  assert.equal(judge(p, { ...healthyRun(p), wrk: null }).find((o) => o.case === 'json-filter/erlang-closed').pass, false, 'no wrk report: fails');
+  assert.equal(judge(p, {}, (r) => ({ ...r, wrk: null })).find((o) => o.case === 'json-filter/erlang-closed').pass, false, 'no wrk report: fails');
 });
 
 test("wrk's report parsed: rate, answers, socket errors, latency percentiles in ms", () => {
@@ -238,4 +240,19 @@ Requests/sec:   1812.86
 `);
   assert.deepEqual([w.rps, w.requests, w.non2xx, w.socketErrors, w.socket.timeout], [1812.86, 7332, 7, 15, 12]);
   assert.deepEqual(w.latencyMs, { 50: 155.87, 75: 297.28, 90: 0.7116, 99: 1450 });
+});
+
+test("the measured spread the bounds come from covers every recorded breakpoint run's figures (docs/runs/)", () => {
+  const { runs, values } = recordedSpread();
+  assert.ok(runs.length >= 5, `${runs.length} recorded runs`);
+  const spread = jsonFilter.measuredSpread;
+  for (const [key, servers] of Object.entries(values)) {
+    for (const [server, refs] of Object.entries(servers)) {
+      for (const [ref, xs] of Object.entries(refs)) {
+        const [min, max] = key === 'overheadMs' ? spread.overheadMs[server] : spread[key][server][ref];
+        for (const x of xs) assert.ok(x >= min && x <= max, `${key} ${server}/${ref}: recorded ${x} outside the stated ${min}..${max}`);
+        assert.equal(xs.length, runs.length, `${key} ${server}/${ref}: one figure per recorded run`);
+      }
+    }
+  }
 });

@@ -12,6 +12,7 @@
  */
 import { okMetric, limitedMetric, sentMetric } from '../../thresholds/kinds/limiter.js';
 import { parsePrometheusText } from '../../k6/lib/prom-text.js';
+import { sentByK6 } from '../../thresholds/generator.js';
 
 export { parsePrometheusText };
 
@@ -66,7 +67,7 @@ export function k6Counts(plan, kind, summary) {
   const n = (name) => m[name]?.values?.count ?? 0;
   const out = {};
   // A case another load generator sent (wrk: lab/run/wrk.mjs) has no k6 count to agree with.
-  for (const c of plan.cases.filter((x) => (x.generator ?? 'k6') === 'k6')) {
+  for (const c of plan.cases.filter(sentByK6)) {
     out[c.id] = { all: n(sentMetric(c)) };
     if (c.limitedStatus) Object.assign(out[c.id], { 200: n(okMetric(c)), [c.limitedStatus]: n(limitedMetric(c)) });
     // What the application served, as it told k6 (its /counts, read in teardown).

@@ -4,6 +4,7 @@
  * of the same run, and per case the relayed latency floor and what the backend received.
  */
 import { CAPACITY, capacityThresholds, possibleCounts, firstStepFloor, relayedMetric, phaseIds, k6Plan } from '../../thresholds/kinds/capacity.js';
+import { sentByK6 } from '../../thresholds/generator.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { cpuBetween } from '../stack/cpu.mjs';
 import { fixed, pct, caseRows } from '../judge/table.mjs';
@@ -107,15 +108,15 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
   // Runs made before relayedMetric kept every answer on the relay route, errors too.
   const relayed = (c, stat) => v(relayedMetric(c), stat) ?? v(`http_req_duration{case:${c.id},route:backend}`, stat);
   const relayP50 = (c) => relayed(c, 'med');
-  // A reference's figures: from this phase's summary, else as its own phase measured them.
-  const reference = (id, key, own) => (byId[id] ? own(byId[id]) : plan.references?.[id]?.[key] ?? null);
+  // A reference's figures, measured beside the case in the same phase.
+  const reference = (id, own) => (byId[id] ? own(byId[id]) : null);
   const rows = [];
   const outcomes = plan.cases.map((c) => {
     const e = c.expected;
     const checks = {};
     const mine = [];
     const row = (measure, expected, got, pass, seed = '-') => mine.push([measure, seed, expected, got, pass]);
-    if (c.generator === 'wrk') {
+    if (!sentByK6(c)) {
       const measured = wrkFigures(c, wrk?.[c.id], cpu[c.service]);
       checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
       row('wrk: errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`, checks.errors);
@@ -123,7 +124,7 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
       row('wrk: p99', '(measured)', `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`, null);
       row('wrk: throughput', '(measured)', `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`, null, c.seed ? `${c.seed.krps} k r/s (i3)` : '-');
       for (const [ref, bound] of Object.entries(e.throughput || {})) {
-        const theirs = reference(bound.case, 'rps', (x) => wrkFigures(x, wrk?.[x.id], cpu[x.service]).rps);
+        const theirs = reference(bound.case, (x) => wrkFigures(x, wrk?.[x.id], cpu[x.service]).rps);
         const ratio = measured.rps && theirs ? measured.rps / theirs : null;
         measured.throughputRatio = { ...measured.throughputRatio, [ref]: ratio };
         checks[`throughput_${ref}`] = ratio !== null && ratio >= bound.lo;
@@ -167,13 +168,12 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
         measured.p99Ms = v(`http_req_duration{case:${c.id}}`, 'p(99)');
         checks.p99 = measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi;
         row('p99', `< ${e.p99Ms.hi} ms`, `${fixed(measured.p99Ms)} ms`, checks.p99);
-        if (c.judge === 'cost') {
+        if ((c.judge ?? c.compared) === 'cost') {
           measured.costUs = costUs(c);
           row('CPU per request', '(measured)', `${fixed(measured.costUs)} us`, null);
         }
-        if (c.judge === 'latency') measured.relayP50Ms = relayP50(c);
         for (const [ref, b] of Object.entries(e.efficiency || {})) {
-          const theirs = reference(b.case, 'costUs', costUs);
+          const theirs = reference(b.case, costUs);
           const eff = measured.costUs && theirs ? theirs / measured.costUs : null;
           measured.efficiency = { ...measured.efficiency, [ref]: eff };
           checks[`efficiency_${ref}`] = eff !== null && eff >= b.lo;
@@ -181,7 +181,7 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
         }
         for (const [ref, b] of Object.entries(e.overheadMs || {})) {
           const mine = relayP50(c);
-          const theirs = reference(b.case, 'relayP50Ms', relayP50);
+          const theirs = reference(b.case, relayP50);
           const over = mine === null || theirs === null ? null : mine - theirs;
           measured.overheadMs = { ...measured.overheadMs, [ref]: over };
           checks[`overhead_${ref}`] = over !== null && over <= b.hi;
@@ -222,22 +222,11 @@ function figures(o) {
 }
 
 /**
- * The phases of a capacity plan: one stack and one k6 run per server, the references first.
- * Each phase is told what the references' phases measured (their CPU per request and relayed
- * median, by case id), which its cases are judged against. Yields each phase's plan and
- * receives what it judged.
+ * The phases of a capacity plan: one stack, one k6 run and one wrk stage per server, with the
+ * references' cases beside its own (thresholds/kinds/capacity.js).
  */
 export function* phases(plan) {
-  const references = {};
-  for (const id of phaseIds(plan)) {
-    const part = k6Plan({ ...plan, references: { ...references } }, { PHASE: id });
-    const judged = yield part;
-    part.cases.forEach((c, i) => {
-      const m = judged.outcomes[i]?.measured;
-      // What the cases judged against the references compare: a cost case's CPU per request, a latency case's relayed median.
-      if (m && c.judge) references[c.id] = { costUs: m.costUs ?? null, relayP50Ms: m.relayP50Ms ?? null, rps: m.rps ?? null };
-    });
-  }
+  for (const id of phaseIds(plan)) yield k6Plan(plan, { PHASE: id });
 }
 
 export default {

@@ -12,6 +12,7 @@ import { createCgroup, parseCaps, wrapInCgroup, removeWhenEmpty } from '../stack
 import { segmentArgs, mergeSummaries } from './segments.mjs';
 import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
+import { sentByK6 } from '../../thresholds/generator.js';
 
 /**
  * The measured skew between the segments' schedules, said; a problem when it exceeds what the
@@ -85,7 +86,8 @@ async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, s
     return { k6, exited, logFile, seg };
   };
   const procs = Array.from({ length: segments }, (_, i) => one(i));
-  say(`${plan.experiment}: k6 running ${plan.cases.length} case${plan.cases.length > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, about ${Math.ceil(plan.durationS)} s (log: ${procs[0].logFile})`);
+  const n = plan.cases.filter(sentByK6).length;
+  say(`${plan.experiment}: k6 running ${n} case${n > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, the phase about ${Math.ceil(plan.durationS)} s (log: ${procs[0].logFile})`);
   if (segments > 1) {
     try {
       const t = Date.now();

@@ -10,9 +10,10 @@ import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'no
 import { join } from 'node:path';
 import { parseWrk } from '../bench/tools.mjs';
 import { runName } from './k6.mjs';
+import { sentBy } from '../../thresholds/generator.js';
 
 /** The cases wrk sends, in plan order. */
-export const wrkCases = (plan) => plan.cases.filter((c) => c.generator === 'wrk');
+export const wrkCases = (plan) => plan.cases.filter(sentBy('wrk'));
 
 async function backendPaths(url) {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });

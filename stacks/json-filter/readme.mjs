@@ -1,22 +1,63 @@
 /*
- * The generated tables of this stack's README (`just docs`): the measured spread of each
- * comparison with the references, and the threshold it gives; per suite, which rows are judged
- * or shown.
+ * The generated tables of this stack's README (`just docs`): per comparison with the references,
+ * what the recorded runs measured (docs/runs/), the spread the experiment states, and the
+ * threshold it gives; per suite, which rows are judged or shown.
  */
 import { experiments } from '../../thresholds/plan.js';
 import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
 import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
+import { recordedRuns, recordedLine } from '../../lab/cli/recorded.mjs';
 import { table } from '../../lab/cli/markdown.mjs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// The judged figures compared with the references, as the measured spread names them.
+const MEASURES = [
+  [/^efficiency vs (\w+)$/, 'efficiency', (ref) => `CPU per request: ${ref}'s / its own`],
+  [/^throughput vs (\w+)$/, 'throughput', (ref) => `r/s at 2500 connections (wrk): its / ${ref}'s`],
+  [/^overhead ms vs (direct)$/, 'overheadMs', () => 'relayed p50 over direct at 500 r/s, ms'],
+];
+
+/** The recorded breakpoint runs of json-filter: per measure, server and reference, every value measured. */
+export function recordedSpread(root = ROOT) {
+  const runs = recordedRuns(root, (i) => i.suite === 'breakpoint' && i.experiments.includes('json-filter') && !i.perturbed);
+  const values = {};
+  for (const r of runs) {
+    for (const o of r.outcomes.filter((x) => x.case.startsWith('json-filter/'))) {
+      const server = o.case.slice('json-filter/'.length).replace(/-(base|cost|closed|ramp)$/, '');
+      for (const f of o.figures || []) {
+        for (const [re, key] of MEASURES) {
+          const m = re.exec(f.measure);
+          if (m && typeof f.measured === 'number') (((values[key] ||= {})[server] ||= {})[m[1]] ||= []).push(f.measured);
+        }
+      }
+    }
+  }
+  return { runs, values };
+}
 
 function jsonFilterBounds() {
   const exp = experiments['json-filter'];
-  const { floors, ceilings } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
-  const rows = Object.entries(exp.measuredSpread.efficiency).flatMap(([server, refs]) => Object.entries(refs).map(([ref, [min, max]]) =>
-    [server, `CPU per request: ${ref}'s / its own`, `${min.toFixed(2)}..${max.toFixed(2)}`, `>= ${floors[server][ref].toFixed(2)}`]));
-  for (const [server, [min, max]] of Object.entries(exp.measuredSpread.overheadMs)) {
-    rows.push([server, 'relayed p50 over direct at 500 r/s', `${min.toFixed(1)}..${max.toFixed(1)} ms`, `<= ${ceilings[server]} ms`]);
+  const spread = exp.measuredSpread;
+  const { floors, ceilings, throughputFloors } = comparisonBounds(spread, exp.perturbMs);
+  const { runs, values } = recordedSpread();
+  const range = (xs, d) => (xs?.length ? `${Math.min(...xs).toFixed(d)}..${Math.max(...xs).toFixed(d)}` : '-');
+  const rows = [];
+  for (const [, key, label] of MEASURES) {
+    for (const [server, refs] of Object.entries(spread[key] || {})) {
+      // overheadMs is [min, max] per server, against the direct backend.
+      const byRef = Array.isArray(refs) ? { direct: refs } : refs;
+      for (const [ref, [min, max]] of Object.entries(byRef)) {
+        const bound = key === 'overheadMs' ? `<= ${ceilings[server]}` : `>= ${(key === 'throughput' ? throughputFloors : floors)[server][ref].toFixed(3)}`;
+        const d = key === 'overheadMs' ? 2 : 3;
+        rows.push([server, label(ref), range(values[key]?.[server]?.[ref], d), `${min}..${max}`, bound]);
+      }
+    }
   }
-  return `${table(['server', 'measure', 'measured (runs below)', 'threshold'], rows)}\n\nRuns: ${exp.measuredSpread.runs}`;
+  return `${recordedLine(runs, 'just test breakpoint --quick')}:\n\n${table(['server', 'measure', 'recorded runs: min..max', 'measuredSpread', 'threshold'], rows)}\n\n`
+    + `Recorded runs (testids): ${runs.map((r) => r.testid).join(', ')}.\n\nmeasuredSpread: ${spread.runs}.`;
 }
 
 export default { 'json-filter-bounds': jsonFilterBounds, 'json-filter-judged': () => judgedRowsTable('json-filter') };

@@ -5,6 +5,7 @@
  */
 import { shownRanges, KEEP_ONLY } from './judged.js';
 import { heldRateStages } from '../held-rate.js';
+import { sentBy, sentByK6 } from '../generator.js';
 
 // The stated bounds: below its breakpoint a server answers all but 1 % and its p99 stays under
 // 1 s, and k6 gets 95 % of the arrival rate through: every server must at 500 r/s (the ramps'
@@ -59,9 +60,17 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   const { floors, ceilings, throughputFloors } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
   // One phase per server (a stack and a k6 process of its own, lab/kinds/capacity.mjs): a slowed
   // server's queue dies with its stack, and cannot take the next server's CPU or k6's time. Its
-  // cases run one after another from the phase's lead-in, in the order the suite lists them.
+  // cases run one after another from the phase's lead-in, in the order the suite lists them,
+  // each judged against references followed right after it by the same load on each reference,
+  // in the same phase: measured minutes apart in phases of their own, a reference's CPU per
+  // request moved 1.6x between runs and took the comparisons with it (docs/runs/, 24 November).
+  const refsOf = (c) => Object.keys({ latency: ceilings[c.target] !== undefined ? { direct: true } : {}, cost: floors[c.target], throughput: throughputFloors[c.target] }[c.judge] || {});
   const all = exp.cases[suite](knobs, factor);
-  const specs = targets.flatMap((x) => all.filter((c) => c.target === x.id));
+  const specs = targets.flatMap((x) => all.filter((c) => c.target === x.id)).flatMap((c) => [
+    { ...c, phase: c.target },
+    // `compared`: what the case beside it compares (a cost reference is counted as a cost case is).
+    ...refsOf(c).map((ref) => ({ ...c, id: besideId(c, ref), target: ref, judge: undefined, compared: c.judge, phase: c.target, beside: c.id })),
+  ]);
   let t = leadInMs;
   const phaseMs = {};
   // The cases wrk sends (the seed's closed load, by the seed's load generator) run after k6's,
@@ -70,10 +79,10 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   // which the backend has had every request in flight when wrk stopped.
   const settleMs = policy.backend_timeout_ms + 1000;
   const wrkMs = {};
-  for (const c of specs.filter((x) => x.generator === 'wrk')) wrkMs[c.target] = (wrkMs[c.target] || 0) + CAPACITY.pauseMs + c.seconds * 1000 + settleMs;
+  for (const c of specs.filter(sentBy('wrk'))) wrkMs[c.phase] = (wrkMs[c.phase] || 0) + CAPACITY.pauseMs + c.seconds * 1000 + settleMs;
   const cases = specs.map((c, i) => {
-    if (c.generator === 'wrk') return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, against: againstRefs(c), throughputFloors });
-    if (!(c.target in phaseMs)) t = leadInMs;
+    if (!sentByK6(c)) return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, against: againstRefs(c), throughputFloors });
+    if (!(c.phase in phaseMs)) t = leadInMs;
     // A closed run's connections are opened first, all at once as the seed's wrk did, in a
     // window of their own (real time, not compressed): the surge of 2500 connects is not what
     // the closed run measures, and it disturbs whatever else runs then.
@@ -81,7 +90,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     t += connectS * 1000;
     const target = targets.find((x) => x.id === c.target);
     const durationMs = c.kind === 'ramp' ? c.steps.length * (c.rampS + c.holdS) * 1000 : c.seconds * 1000;
-    const seed = exp.seedFigures[c.id];
+    const seed = exp.seedFigures[c.beside ?? c.id];
     const against = againstRefs(c);
     const out = {
       ...c,
@@ -116,7 +125,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
       // Throughput and CPU are counted over the steady part of a run: after its first second
       // (an open run's first connections; a closed run's settling), and only requests that
       // ended within the run.
-      warmS: c.kind === 'closed' || c.judge === 'cost' ? Math.min(CAPACITY.warmS, c.seconds / 4) : 0,
+      warmS: c.kind === 'closed' || (c.judge ?? c.compared) === 'cost' ? Math.min(CAPACITY.warmS, c.seconds / 4) : 0,
       graceS: c.kind === 'open' ? 1 : Math.ceil(policy.backend_timeout_ms / 1000) + 2,
     };
     // An open run below the breakpoint leaves nothing queued: the next starts once its grace
@@ -124,19 +133,17 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // end within the case that had them and never in the next server's (one run queued 2.5x its
     // CPU per request at 2000 r/s, and four cases after it lost requests). Any other change of
     // kind, and every saturating run, is followed by a pause as well.
-    const next = specs.slice(i + 1).find((x) => x.generator !== 'wrk');
-    const settled = c.kind === 'open' && (next?.target !== c.target || next.kind === 'open');
-    phaseMs[c.target] = t + durationMs + out.graceS * 1000 + (wrkMs[c.target] || 0);
+    const next = specs.slice(i + 1).find(sentByK6);
+    const settled = c.kind === 'open' && (next?.phase !== c.phase || next.kind === 'open');
+    phaseMs[c.phase] = t + durationMs + out.graceS * 1000 + (wrkMs[c.phase] || 0);
     t += durationMs + out.graceS * 1000 + (settled ? 0 : CAPACITY.pauseMs);
     return out;
   });
-  // A case is judged against references measured in an earlier phase: the experiment lists them first.
-  const order = targets.map((x) => x.id);
+  // A case is judged against references measured beside it, in its own phase.
   for (const c of cases) {
     for (const ref of [c.expected.overheadMs, c.expected.efficiency, c.expected.throughput].flatMap((x) => Object.values(x || {}))) {
       const r = cases.find((x) => x.id === ref.case);
-      if (!r) throw new Error(`${exp.name} ${c.id}: reference case ${ref.case} is not in the plan`);
-      if (!(order.indexOf(r.target) < order.indexOf(c.target))) throw new Error(`${exp.name} ${c.id}: reference ${r.target} must be listed before ${c.target} (its phase runs first)`);
+      if (!r || r.phase !== c.phase) throw new Error(`${exp.name} ${c.id}: reference case ${ref.case} is not in its phase`);
     }
   }
   return {
@@ -162,9 +169,12 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   };
 }
 
-/** Compared with the same case on each reference (node-base with direct-base, ...): `judge` names the comparison. */
+/** The same load on a reference, right after a case: node-cost's on nginx is nginx-cost-beside-node. */
+const besideId = (c, ref) => `${ref}-${c.id.slice(c.target.length + 1)}-beside-${c.target}`;
+
+/** Compared with the same load on each reference, beside it: `judge` names the comparison. */
 const againstRefs = (c) => (judge, bounds) => (c.judge === judge && bounds && Object.keys(bounds).length
-  ? Object.fromEntries(Object.entries(bounds).map(([ref, b]) => [ref, { case: `${ref}${c.id.slice(c.target.length)}`, ...b }]))
+  ? Object.fromEntries(Object.entries(bounds).map(([ref, b]) => [ref, { case: besideId(c, ref), ...b }]))
   : undefined);
 
 /**
@@ -180,7 +190,7 @@ function wrkCase({ exp, c, target, settleMs, against, throughputFloors }) {
     path: `${target.path}/${c.id}`,
     relaysAll: true, // wrk posts one document, which asks to be relayed
     metric: metricName(c.id),
-    seed: exp.seedFigures[c.id] || null,
+    seed: exp.seedFigures[c.beside ?? c.id] || null,
     threads: CAPACITY.wrkThreads,
     timeoutS: CAPACITY.wrkTimeoutS,
     pauseMs: CAPACITY.pauseMs,
@@ -198,19 +208,18 @@ function wrkCase({ exp, c, target, settleMs, against, throughputFloors }) {
   };
 }
 
-/** The phases of a plan, in the order they run: one per server that has cases. */
-export const phaseIds = (whole) => [...new Set(whole.cases.map((c) => c.target))];
+/** The phases of a plan, in the order they run: one per server, with its references' cases. */
+export const phaseIds = (whole) => [...new Set(whole.cases.map((c) => c.phase))];
 
 /**
- * The part of a plan one k6 process runs: one server's cases, the runner's phase or SERVER
- * with k6 alone (the first server by default), and what the references measured before it
- * (`references`, by case id), when the runner knows.
+ * The part of a plan one k6 process runs: one server's cases and its references', the runner's
+ * phase or SERVER with k6 alone (the first server by default).
  */
 export function k6Plan(whole, env) {
   const ids = phaseIds(whole);
   const wanted = env.SERVER || env.PHASE || whole.phase || ids[0];
   if (!ids.includes(wanted)) throw new Error(`SERVER=${wanted}: no such server in this plan; it has ${ids.join(', ')}`);
-  return { ...whole, phase: wanted, cases: whole.cases.filter((c) => c.target === wanted), durationS: whole.phaseS[wanted] };
+  return { ...whole, phase: wanted, cases: whole.cases.filter((c) => c.phase === wanted), durationS: whole.phaseS[wanted] };
 }
 
 /**
@@ -218,7 +227,7 @@ export function k6Plan(whole, env) {
  * closed one without a top. A range holding all of them judges nothing.
  */
 export function possibleCounts(c) {
-  if (c.generator === 'wrk') return {};
+  if (!sentByK6(c)) return {};
   if (c.kind === 'open') return { requests: { lo: 0, hi: Math.round(c.rate * c.seconds), why: 'k6 sends at most the schedule' } };
   if (c.kind === 'closed') return { requests: { lo: 0, hi: Infinity, why: 'a closed load has no top' } };
   return {};
@@ -239,7 +248,7 @@ export function capacityThresholds(c) {
   const e = c.expected;
   const t = {};
   // wrk sends it: the lab judges it from wrk's report (lab/run/wrk.mjs); k6 has nothing of it.
-  if (c.generator === 'wrk') return t;
+  if (!sentByK6(c)) return t;
   // A ramp's first step is sustained, as every server must (CAPACITY): 95 % of its rate answered
   // in its hold, under 1 % failed, p99 under 1 s. Its own metrics: the ramp's whole count, which
   // counts failed requests too, could not fail while k6 sent.
@@ -265,9 +274,11 @@ export function capacityThresholds(c) {
  */
 function sensitivity(exp, base) {
   const delay = base.knobs.backend_delay_ms;
-  const floor = Math.min(...base.cases.map((c) => c.expected.relayMinMs.lo));
+  // k6's cases judge the relayed latency floor; wrk reports no minimum.
+  const floored = base.cases.filter((c) => c.expected.relayMinMs);
+  const floor = Math.min(...floored.map((c) => c.expected.relayMinMs.lo));
   const knobs = {
-    backend_delay_ms: { down: { delta: delay - floor + 1, by: 'relayed min' }, up: null, cases: base.cases.length, why: 'a slower backend slows the references as much as the filters' },
+    backend_delay_ms: { down: { delta: delay - floor + 1, by: 'relayed min' }, up: null, cases: floored.length, why: 'a slower backend slows the references as much as the filters' },
     backend_timeout_ms: { down: null, up: null, cases: 0, why: 'no case makes the backend slower than the timeout' },
     cluster_workers: { down: null, up: null, cases: 0, why: 'no threshold models how cost or throughput scale with workers' },
   };
@@ -284,7 +295,7 @@ function sensitivity(exp, base) {
  */
 function scenarios(plan, baseUrls) {
   const out = {};
-  for (const c of plan.cases.filter((x) => x.generator !== 'wrk')) {
+  for (const c of plan.cases.filter(sentByK6)) {
     const env = { LAB_URL: baseUrls[c.service] + c.path, LAB_CASE: c.id, LAB_RELAYS_ALL: String(c.relaysAll) };
     const common = { exec: 'hit', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id }, env };
     if (c.kind === 'closed') {

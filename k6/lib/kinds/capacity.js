@@ -9,6 +9,7 @@ import exec from 'k6/execution';
 import { fail } from 'k6';
 import { Trend, Counter, Rate } from 'k6/metrics';
 import { experimentNamed } from '../../../thresholds/plan.js';
+import { sentByK6 } from '../../../thresholds/generator.js';
 
 export default function capacity(plan, baseUrls) {
   // The document the experiment names, relative to k6/.
@@ -17,7 +18,7 @@ export default function capacity(plan, baseUrls) {
   const backendUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const perCase = {};
   // The cases wrk sends (lab/run/wrk.mjs) are not k6's.
-  const k6Cases = plan.cases.filter((c) => c.generator !== 'wrk');
+  const k6Cases = plan.cases.filter(sentByK6);
   for (const c of k6Cases) {
     const counter = (k) => new Counter(`${c.metric}_${k}`);
     // The relay route's fate, request by request, for the backend accounting.
