@@ -315,3 +315,18 @@ test("a store's refused writes are read from the writers' logs: k6's outputs fai
   ], 'the limit is named; a warning is no refusal');
   assert.deepEqual(refusedWrites('level=info msg="ok" output=InfluxDBv1'), []);
 });
+
+test("a capacity run's pages build: its phases, the cases wrk sent and the references beside them (perturbed fixtures)", () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'lab-results-'));
+  try {
+    const dir = join(tmp, 'results');
+    const ids = ['20261124-001318-817-28195-breakpoint-quick5', '20261124-003333-166-30798-breakpoint-quick5'];
+    for (const id of ids) cpSync(join(root, 'test', 'fixtures', 'perturbed', id), join(dir, id), { recursive: true });
+    const { site } = buildSite(root, { results: dir });
+    const page = read(site, 'runs', ids[1], 'json-filter.html');
+    for (const c of ['node-closed', 'nginx-closed-beside-node', 'erlang-cost']) assert.match(page, new RegExp(c), c);
+    assert.ok(existsSync(join(site, 'compare', `${ids[1]}.vs.${ids[0]}.html`)), 'compared with the control');
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});

@@ -212,7 +212,11 @@ export const resultKinds = {
     keyMeasure: (o, c) => {
       const m = o.measured;
       if (m.breakpoint !== undefined) return { measure: 'breakpoint', unit: 'reqps', value: m.breakpoint, lo: null, hi: null };
-      if (m.rps !== undefined) return { measure: 'throughput', unit: 'reqps', value: m.rps, lo: c?.durationMs ? o.expected.requests.lo / (c.durationMs / 1000) : null, hi: null };
+      // A closed run wrk sent: its rate over a reference's beside it, against the floor; a
+      // reference's own (judged against nothing) or k6's closed run: its rate, shown.
+      const [ref, bound] = Object.entries(o.expected.throughput || {})[0] || [];
+      if (ref) return { measure: `r/s / ${ref}'s`, unit: 'none', value: m.throughputRatio?.[ref] ?? null, lo: bound.lo, hi: null };
+      if (m.rps !== undefined) return { measure: 'throughput', unit: 'reqps', value: m.rps, lo: o.expected.requests && c?.durationMs ? o.expected.requests.lo / (c.durationMs / 1000) : null, hi: null };
       return { measure: 'requests', unit: 'none', value: m.requests, ...rangeOf(o.expected.requests) };
     },
     caseCharts: (run, exp, phase, c) => [rampChart(exp, c), costChart(run, exp, phase, c)],
