@@ -6,10 +6,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
+/** wrk's command line: `timeoutS` (none: wrk's own 2 s), `script` (a Lua file) and `latency` (its percentiles) are optional. */
+export const wrkArgs = (url, connections, seconds, { threads = 2, timeoutS = 5, script, latency = false } = {}) => [
+  '-t', String(threads), '-c', String(connections), '-d', `${seconds}s`,
+  ...(timeoutS ? ['--timeout', `${timeoutS}s`] : []), ...(latency ? ['--latency'] : []), ...(script ? ['-s', script] : []), url,
+];
+
 /** wrk against url; `script` (a Lua file) and `body` (a file it posts, as LAB_BODY) are optional. */
-export function wrk(env, url, connections, seconds, { script, body, threads = 2, timeout = ['--timeout', '5s'] } = {}) {
-  const lua = script ? ['-s', script] : [];
-  const r = spawnSync('wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, ...timeout, ...lua, url],
+export function wrk(env, url, connections, seconds, { script, body, threads = 2, timeoutS = 5 } = {}) {
+  const r = spawnSync('wrk', wrkArgs(url, connections, seconds, { threads, timeoutS, script }),
     { env: { ...env, LAB_BODY: body || '' }, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`wrk ${url}: ${r.stderr || r.stdout}`);
   return { ...parseWrk(r.stdout), raw: r.stdout };

@@ -66,14 +66,6 @@ export function backendBounds(c, metrics) {
 }
 
 /**
- * judge(plan, {summary, cpu}): `cpu` is {service: [[epochMs, cpuS], ...]} from the run's
- * sampler; k6's setup() returned the epoch time at which the scenarios' clock starts. Per ramp
- * the breakpoint and its first step, held in full; per closed or open run the error share and
- * throughput; per server its cost against the references (CPU per request at the fixed cost
- * rate, relayed median latency at the first step over the direct backend's); per case the
- * relayed latency floor and what the backend received against what the case relayed.
- */
-/**
  * A closed case wrk sent (lab/run/wrk.mjs), from wrk's report: its rate, errors (non-2xx answers
  * and socket errors over requests), p99, the service's CPU per request over wrk's window, and what
  * the backend must have received: every 2xx (each document asked to be relayed), at most that
@@ -94,6 +86,15 @@ export function wrkFigures(c, w, cpuSeries) {
   };
 }
 
+/**
+ * judge(plan, {summary, cpu, wrk}): `cpu` is {service: [[epochMs, cpuS], ...]} from the run's
+ * sampler; k6's setup() returned the epoch time at which the scenarios' clock starts. Per ramp
+ * the breakpoint and its first step, held in full; per closed or open run the error share and
+ * throughput; per server its cost against the references (CPU per request at the fixed cost
+ * rate, relayed median latency at the first step over the direct backend's); per case the
+ * relayed latency floor and what the backend received against what the case relayed; `wrk`:
+ * the wrk stage's figures by case id, for the cases wrk sent (wrkFigures).
+ */
 export function judge(plan, { summary, cpu = {}, wrk = null }) {
   const metrics = summary?.metrics || {};
   const t0 = summary?.setup_data?.t0;

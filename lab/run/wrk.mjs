@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseWrk } from '../bench/tools.mjs';
+import { parseWrk, wrkArgs } from '../bench/tools.mjs';
 import { runName } from './k6.mjs';
 import { sentBy } from '../../thresholds/generator.js';
 
@@ -22,7 +22,7 @@ async function backendPaths(url) {
 }
 
 /** wrk once, in its own process group (tracked like k6: Ctrl-C and a dying stack stop it). */
-function runOne(args, { env, logFile, setChild, say }) {
+function runOne(args, { env, logFile, setChild }) {
   return new Promise((resolve, reject) => {
     const fd = openSync(logFile, 'a');
     const child = spawn('wrk', args, { env, stdio: ['ignore', 'pipe', fd], detached: true });
@@ -35,7 +35,6 @@ function runOne(args, { env, logFile, setChild, say }) {
       writeFileSync(logFile, out, { flag: 'a' });
       if (code === 0) resolve(out);
       else reject(new Error(`wrk ${args.at(-1)} ended with ${signal || `code ${code}`}${out ? `: ${out.trim().split('\n').at(-1)}` : ''}`));
-      say?.(`  wrk ${args.at(-1)}: ${code === 0 ? 'done' : 'failed'}`);
     });
   });
 }
@@ -57,8 +56,8 @@ export async function runWrk({ root, env, plan, dir, logDir, tmp, stack, setChil
       say(`${plan.experiment}: ${c.id}: wrk -t ${c.threads} -c ${c.vus} -d ${c.seconds}s against ${c.service}`);
       const before = await backendPaths(accounting);
       const fromMs = Date.now();
-      const args = ['-t', String(c.threads), '-c', String(c.vus), '-d', `${c.seconds}s`, '--timeout', `${c.timeoutS}s`, '--latency', '-s', join(root, plan.wrk.script), url];
-      const out = await runOne(args, { env: { ...env, LAB_BODY: body }, logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`), setChild, say: null });
+      const args = wrkArgs(url, c.vus, c.seconds, { threads: c.threads, timeoutS: c.timeoutS, script: join(root, plan.wrk.script), latency: true });
+      const out = await runOne(args, { env: { ...env, LAB_BODY: body }, logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`), setChild });
       const toMs = Date.now();
       // Whatever was still in flight when wrk stopped reaches the backend within its timeout.
       await new Promise((r) => setTimeout(r, c.settleMs));

@@ -34,7 +34,7 @@ export default async function benchCdn(root, request, { say = console.log } = {}
         const cpu = () => Object.fromEntries(stack.procs.filter((x) => x.cgroup).map((x) => [x.name, x.cgroup.stats().cpuS]));
         const before = cpu();
         // wrk's default 2 s timeout, as the seed ran it (its timeouts are in the seed's tables).
-        const w = wrk(env, `${stack.baseUrls['cdn-lb']}/`, c.vus, seconds, { threads: 4, timeout: [] });
+        const w = wrk(env, `${stack.baseUrls['cdn-lb']}/`, c.vus, seconds, { threads: 4, timeoutS: null });
         const after = cpu();
         const model = costs && c.level.cpu ? predictCapped({ costs, caps: Object.fromEntries(services.map((s) => [s, c.level.cpu / 100])) }) : null;
         if (!c.level.cpu && !c.level.mem) costs = Object.fromEntries(services.map((s) => [s, (after[s] - before[s]) / w.requests]));

@@ -78,8 +78,6 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   // ramp's stragglers) to settle, and followed by the backend's timeout and a second, after
   // which the backend has had every request in flight when wrk stopped.
   const settleMs = policy.backend_timeout_ms + 1000;
-  const wrkMs = {};
-  for (const c of specs.filter(sentBy('wrk'))) wrkMs[c.phase] = (wrkMs[c.phase] || 0) + CAPACITY.pauseMs + c.seconds * 1000 + settleMs;
   const cases = specs.map((c, i) => {
     if (!sentByK6(c)) return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, against: againstRefs(c), throughputFloors });
     if (!(c.phase in phaseMs)) t = leadInMs;
@@ -135,10 +133,11 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // kind, and every saturating run, is followed by a pause as well.
     const next = specs.slice(i + 1).find(sentByK6);
     const settled = c.kind === 'open' && (next?.phase !== c.phase || next.kind === 'open');
-    phaseMs[c.phase] = t + durationMs + out.graceS * 1000 + (wrkMs[c.phase] || 0);
+    phaseMs[c.phase] = t + durationMs + out.graceS * 1000;
     t += durationMs + out.graceS * 1000 + (settled ? 0 : CAPACITY.pauseMs);
     return out;
   });
+  for (const c of cases.filter(sentBy('wrk'))) phaseMs[c.phase] += c.pauseMs + c.durationMs + c.settleMs;
   // A case is judged against references measured beside it, in its own phase.
   for (const c of cases) {
     for (const ref of [c.expected.overheadMs, c.expected.efficiency, c.expected.throughput].flatMap((x) => Object.values(x || {}))) {
@@ -188,7 +187,6 @@ function wrkCase({ exp, c, target, settleMs, against, throughputFloors }) {
     name: `${exp.name}/${c.id}`,
     service: target.service,
     path: `${target.path}/${c.id}`,
-    relaysAll: true, // wrk posts one document, which asks to be relayed
     metric: metricName(c.id),
     seed: exp.seedFigures[c.beside ?? c.id] || null,
     threads: CAPACITY.wrkThreads,
