@@ -16,7 +16,7 @@ import { admitsEvery, shownRanges, withTeeth, KEEP_ONLY } from '../thresholds/ki
 import { okMetric, limitedMetric } from '../thresholds/kinds/limiter.js';
 import { kindFor } from '../lab/kinds/index.mjs';
 import { rowStatus } from '../lab/judge/judged-rows.mjs';
-import { SHOWN } from '../lab/judge/table.mjs';
+import { SHOWN, failedLines } from '../lab/judge/table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -125,4 +125,18 @@ test('a range is narrowed to the model\'s own count only where the tolerance lea
   assert.deepEqual(withTeeth({ min: 3, max: 3, lo: 1, hi: 5 }, possible), { min: 3, max: 3, lo: 3, hi: 3 });
   assert.deepEqual(withTeeth({ min: 2, max: 3, lo: 0, hi: 5 }, possible), { min: 2, max: 3, lo: 0, hi: 5 }, 'not exact: left as it is, and shown');
   assert.deepEqual(withTeeth({ min: 3, max: 3, lo: 2, hi: 5 }, possible), { min: 3, max: 3, lo: 2, hi: 5 }, 'it can fail already');
+});
+
+test('a run ends by naming each failed figure: case, measure, what was measured and the bound it missed', () => {
+  const outcomes = [
+    { case: 'json-filter/node-cost', pass: false, figures: [{ measure: 'efficiency vs nginx', lo: 0.268, hi: null, measured: 0.2091234, pass: false }, { measure: 'p99 ms', lo: null, hi: 1000, measured: 40, pass: true }] },
+    { case: 'json-filter/node-base', pass: true, figures: [{ measure: 'requests', lo: 1900, hi: 2000, measured: 2000, pass: true }] },
+    { case: 'burst/b0-3rps', pass: false, figures: [{ measure: 'ok', lo: 170, hi: 190, measured: 240, pass: false }] },
+    { case: 'cdn/uncapped-load', pass: false, checks: { oom: false, errors: true } },
+  ];
+  assert.deepEqual(failedLines(outcomes), [
+    '  json-filter/node-cost: efficiency vs nginx 0.2091, expected >= 0.268',
+    '  burst/b0-3rps: ok 240, expected >= 170 and <= 190',
+    '  cdn/uncapped-load: failed (oom)',
+  ]);
 });

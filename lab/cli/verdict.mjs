@@ -9,7 +9,7 @@ import { parseRunArgs } from './args.mjs';
 import { labEnv, plansFor, openRun } from '../run/suite.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { verdict as judge } from '../judge/verdict.mjs';
-import { formatTable } from '../judge/table.mjs';
+import { formatTable, failedLines } from '../judge/table.mjs';
 import { checkTestid } from '../results/runs.mjs';
 
 export default async function verdict(words, { root, say, topology }) {
@@ -39,6 +39,7 @@ export default async function verdict(words, { root, say, topology }) {
   writeFileSync(join(check.dir, 'outcomes.json'), JSON.stringify(judged.outcomes, null, 1));
   say(`\nverdict of ${testid}, from Prometheus:\n${formatTable(judged.rows)}`);
   const passed = judged.outcomes.filter((o) => o.pass).length;
+  if (passed < judged.outcomes.length) say(`failed:\n${failedLines(judged.outcomes).join('\n')}`);
   say(`cases: ${passed} passed, ${judged.outcomes.length - passed} failed`);
   return passed === judged.outcomes.length && passed > 0 ? 0 : 1;
 }

@@ -39,3 +39,16 @@ export function formatTable(rows, head = CASE_HEAD) {
 export function caseRows(name, rows) {
   return rows.map((r, i) => [i ? '' : name, ...r.slice(0, -1), mark(r[r.length - 1])]);
 }
+
+/**
+ * The judged figures that failed, one line each, for the end of a run's output (the part a CI
+ * log keeps): case, measure, what was measured and the bounds it missed.
+ */
+export function failedLines(outcomes) {
+  const num = (x) => (typeof x === 'number' ? String(Number(x.toPrecision(4))) : String(x));
+  return outcomes.filter((o) => !o.pass).flatMap((o) => {
+    const figs = (o.figures || []).filter((f) => f.pass === false);
+    if (!figs.length) return [`  ${o.case}: failed (${Object.entries(o.checks || {}).filter(([, v]) => v === false).map(([k]) => k).join(', ') || 'no figure recorded'})`];
+    return figs.map((f) => `  ${o.case}: ${f.measure} ${num(f.measured)}, expected ${f.lo == null ? '' : `>= ${num(f.lo)}`}${f.lo != null && f.hi != null ? ' and ' : ''}${f.hi == null ? '' : `<= ${num(f.hi)}`}`);
+  });
+}

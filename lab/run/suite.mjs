@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadTopology, stackServices } from '../stack/topology.mjs';
 import { requireTools } from '../stack/procs.mjs';
-import { formatTable } from '../judge/table.mjs';
+import { formatTable, failedLines } from '../judge/table.mjs';
 import { COUNTS_HEAD } from '../judge/nothing-lost.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
@@ -172,6 +172,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   if (explained.length) say(`\nwhat the failed cases measured fits, by the model (one knob at a time; the plan's values are in its plan.json):\n${explained.map((o) => `  ${o.case}: ${o.explanation}`).join('\n')}`);
   for (const p of problems) say(`\nERROR: ${p}`);
   const passed = outcomes.filter((o) => o.pass).length;
+  if (passed < outcomes.length) say(`\nfailed:\n${failedLines(outcomes).join('\n')}`);
   say(`\nresults: ${dir}; pages: ${siteIndex(root)}`);
   say(`cases: ${passed} passed, ${outcomes.length - passed} failed`);
   if (interrupted) return 130;
