@@ -55,6 +55,10 @@ test('breakpoint plan: one phase per server, each case judged against the refere
   assert.ok(c['direct-cost-beside-node'].warmS > 0, 'a cost reference is counted as a cost case is');
   assert.deepEqual(Object.keys(c['erlang-cost'].expected.efficiency), ['nginx', 'direct']);
   assert.equal(c['erlang-cost'].expected.efficiency.nginx.case, 'nginx-cost-beside-erlang');
+  assert.equal(c['erlang-cost'].expected.efficiency.nginx.lo, null, "a filter's cost at 2000 r/s is measured beside and shown");
+  assert.equal(c['nginx-cost'].expected.efficiency.direct.lo, null, "nginx's against the backend is shown too");
+  assert.equal(closed.expected.efficiency.nginx.case, 'nginx-closed-beside-node', 'under the closed load, against the same reference as its throughput');
+  assert.ok(closed.expected.efficiency.nginx.lo > 0);
   assert.equal(q['erlang-cost'].durationMs, 4000, 'CPU needs real seconds: not compressed');
   assert.equal(c['erlang-base'].expected.overheadMs.direct.case, 'direct-base-beside-erlang');
   assert.equal(c['direct-cost-beside-erlang'].expected.efficiency, undefined, 'a reference is judged against nothing');
@@ -122,6 +126,10 @@ function healthyRun(p, tweak = {}) {
       const requests = rps[c.target] * c.seconds;
       const fromMs = T0 + 100_000;
       wrk[c.id] = { rps: rps[c.target], requests, non2xx: 0, socketErrors: 0, latencyMs: { 99: 400 }, fromMs, toMs: fromMs + c.durationMs, backendReceived: requests + 100, ...tweak[c.id] };
+      // Saturated, each server spends its cost per request over wrk's window (closedUs, else costUs).
+      const series = (cpu[c.service] ||= [[T0, 0]]);
+      const before = series.at(-1)[1];
+      series.push([fromMs, before], [fromMs + c.durationMs, before + ((tweak.closedUs?.[c.target] ?? costUs[c.target]) * requests) / 1e6]);
       continue;
     }
     const relayed = 1000;
@@ -157,20 +165,23 @@ const judge = (p, tweak = {}, edit = (r) => r) => phaseIds(p).flatMap((id) => {
 });
 const failing = (p, tweak, edit) => judge(p, tweak, edit).filter((o) => !o.pass).map((o) => o.case);
 
-test('judging a breakpoint run: CPU per request against the references, latency over the direct backend', () => {
+test('judging a breakpoint run: CPU per request against the references (judged under the closed load, shown at 2000 r/s), latency over the direct backend', () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
   assert.deepEqual(failing(p), []);
   const erlang = judge(p).find((o) => o.case === 'json-filter/erlang-cost');
   assert.ok(Math.abs(erlang.measured.costUs - 120) < 1e-6, 'cost per request from the CPU samples of its window');
-  // The best efficiency measured on this machine kind passes; twice that cost fails against both references.
-  const best = 43 / jsonFilter.measuredSpread.efficiency.erlang.nginx[1];
-  assert.deepEqual(failing(p, { costUs: { erlang: best, direct: 43 } }), []);
-  const slow = judge(p, { costUs: { erlang: best * 2, direct: 43 } }).find((o) => o.case === 'json-filter/erlang-cost');
-  assert.deepEqual([slow.pass, slow.checks.efficiency_nginx, slow.checks.efficiency_direct], [false, false, false]);
+  // At 2000 r/s a filter's efficiency is shown: twice its cost there fails nothing by itself.
+  assert.deepEqual(failing(p, { costUs: { erlang: 240 }, closedUs: { erlang: 120 } }), []);
+  // Under the closed load the best efficiency measured on this machine kind passes; twice that cost fails.
+  const best = 43 / jsonFilter.measuredSpread.closedEfficiency.erlang.nginx[1];
+  assert.deepEqual(failing(p, { closedUs: { erlang: best } }), []);
+  const slow = judge(p, { closedUs: { erlang: best * 2 } }).find((o) => o.case === 'json-filter/erlang-closed');
+  assert.deepEqual([slow.pass, slow.checks.efficiency_nginx, slow.checks.throughput_nginx], [false, false, true]);
   // 5 ms more per request at 500 r/s: over the ceiling.
   assert.deepEqual(failing(p, { addedMs: { node: 5 } }), ['json-filter/node-base']);
   // No CPU samples: no cost, no pass.
-  assert.ok(failing(p, {}, (r) => ({ ...r, cpu: {} })).includes('json-filter/node-cost'));
+  const blind = failing(p, {}, (r) => ({ ...r, cpu: {} }));
+  assert.ok(blind.includes('json-filter/node-closed') && !blind.includes('json-filter/node-cost'), blind.join(', '));
 });
 
 test('judged phase by phase, as the runner runs it: each case against its references measured beside it', async () => {
@@ -182,9 +193,10 @@ test('judged phase by phase, as the runner runs it: each case against its refere
   assert.ok(Math.abs(erlang.measured.efficiency.nginx - 43 / 120) < 1e-6, "nginx's cost beside erlang's over erlang's");
   // A reference that measured nothing (no CPU samples of nginx in erlang's phase) fails the case judged against it.
   const blind = await walkPhases(whole, (p, kind) => kind.judge(p, p.phase === 'erlang' ? { ...healthyRun(p), cpu: { ...healthyRun(p).cpu, 'json-filter-nginx': [] } } : healthyRun(p)), { say: () => {} });
-  const e = blind[2].outcomes.find((o) => o.case === 'json-filter/erlang-cost');
-  assert.deepEqual([e.checks.efficiency_nginx, e.checks.efficiency_direct], [false, true]);
-  assert.equal(blind[0].outcomes.find((o) => o.case === 'json-filter/node-cost').pass, true, "another phase's nginx is not erlang's reference");
+  const e = blind[2].outcomes.find((o) => o.case === 'json-filter/erlang-closed');
+  assert.deepEqual([e.pass, e.checks.efficiency_nginx, e.checks.throughput_nginx], [false, false, true]);
+  assert.equal(blind[2].outcomes.find((o) => o.case === 'json-filter/erlang-cost').pass, true, 'shown there, not judged');
+  assert.equal(blind[0].outcomes.find((o) => o.case === 'json-filter/node-closed').pass, true, "another phase's nginx is not erlang's reference");
 });
 
 test('the backend must receive what each case relayed; only requests whose fate k6 cannot know are forgiven, one by one', () => {
@@ -253,6 +265,12 @@ test("the measured spread the bounds come from covers every recorded breakpoint 
         for (const x of xs) assert.ok(x >= min && x <= max, `${key} ${server}/${ref}: recorded ${x} outside the stated ${min}..${max}`);
         assert.equal(xs.length, runs.length, `${key} ${server}/${ref}: one figure per recorded run`);
       }
+    }
+  }
+  // And every judged spread has its figures in the recorded runs (a null one is shown, not judged).
+  for (const key of ['efficiency', 'closedEfficiency', 'throughput']) {
+    for (const [server, refs] of Object.entries(spread[key])) {
+      for (const [ref, s] of Object.entries(refs)) if (s !== null) assert.equal(values[key]?.[server]?.[ref]?.length, runs.length, `${key} ${server}/${ref}: no recorded figure`);
     }
   }
 });

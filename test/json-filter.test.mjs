@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { spawnSync } from 'node:child_process';
 import { freePort, startListening } from './lib/listening.mjs';
 import http from 'node:http';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -478,5 +479,31 @@ test('backend pool: a waiting caller gets 503 when its deadline passes, and is n
     assert.equal(guardBackendServer.received[path], 1, 'the expired caller reached the backend');
   } finally {
     pool.close();
+  }
+});
+
+test('node filter broken to order (--fault): relay-all relays a filtered document, error-every-20 answers 500 to the 20th, an unknown fault is refused', async () => {
+  const bport = await freePort();
+  const backend = await startProcess(['node', 'servers/node/no-content.js', '--port', String(bport), '--delay-ms', '1'], bport);
+  const started = [backend];
+  try {
+    const start = async (fault) => {
+      const port = await freePort();
+      started.push(await startProcess(['node', 'servers/node/json-filter.js', '--port', String(port), '--backend', `127.0.0.1:${bport}`, '--fault', fault], port));
+      return port;
+    };
+    const relayAll = await start('relay-all');
+    const before = (await getJson(bport, '/stats')).received;
+    assert.equal((await exchange(relayAll, FILTERED)).responses[0]?.status, 204);
+    assert.equal((await getJson(bport, '/stats')).received, before + 1, 'a document asking not to be relayed reached the backend');
+    const failing = await start('error-every-20');
+    const statuses = (await exchange(failing, Array(20).fill(FILTERED), { expect: 20 })).responses.map((r) => r.status);
+    assert.deepEqual(statuses, [...Array(19).fill(204), 500]);
+    assert.equal((await getJson(failing, '/stats')).faults, 1);
+    const refused = spawnSync('node', ['servers/node/json-filter.js', '--port', '1', '--backend', '127.0.0.1:2', '--fault', 'sometimes'], { cwd: root, encoding: 'utf8' });
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /--fault is one of none, relay-all, error-every-20, got 'sometimes'/);
+  } finally {
+    for (const c of started) await stop(c);
   }
 });

@@ -133,10 +133,12 @@ test('a run ends by naming each failed figure: case, measure, what was measured 
     { case: 'json-filter/node-base', pass: true, figures: [{ measure: 'requests', lo: 1900, hi: 2000, measured: 2000, pass: true }] },
     { case: 'burst/b0-3rps', pass: false, figures: [{ measure: 'ok', lo: 170, hi: 190, measured: 240, pass: false }] },
     { case: 'cdn/uncapped-load', pass: false, checks: { oom: false, errors: true } },
+    { case: 'json-filter/node-smoke', pass: false, figures: [{ measure: 'backend received', lo: 10, hi: 10, measured: 20, pass: false }] },
   ];
   assert.deepEqual(failedLines(outcomes), [
     '  json-filter/node-cost: efficiency vs nginx 0.2091, expected >= 0.268',
     '  burst/b0-3rps: ok 240, expected >= 170 and <= 190',
     '  cdn/uncapped-load: failed (oom)',
+    '  json-filter/node-smoke: backend received 20, expected 10',
   ]);
 });

@@ -59,3 +59,24 @@ test('every plan kind has a perturbed run with a control', async () => {
     assert.ok(perturbed.some((p) => p.kind === k && p.control), `no control run of a ${k} plan`);
   }
 });
+
+// A judged figure named per instance (edge 1 share, edge 2 share) is one measure.
+const measureOf = (m) => m.replace(/\b\d+\b/g, 'N');
+
+// Judged measures no real perturbation here can fail, each with why; the judge's unit tests cover them.
+const NO_FIXTURE = {
+  'capped: error rate': "cdn's balancer retries another edge when one dies (proxy_next_upstream), the edges and origins are redundant, and k6 waits 60 s for an answer: no cap, knob or death the lab can make turns a level's answers into errors; a memory cap that kills the edges stops the level before k6 runs (the 4 MiB fixture)",
+};
+
+test('every judged measure of each plan kind, as its control runs judge it, fails in some perturbed run', async () => {
+  const missing = [];
+  for (const kind of [...new Set(perturbed.map((p) => p.kind))]) {
+    const judged = new Set();
+    for (const control of new Set(perturbed.filter((p) => p.kind === kind && p.control).map((p) => p.control))) {
+      for (const o of (await judgedAgain(control)).outcomes) for (const f of o.figures) judged.add(measureOf(f.measure));
+    }
+    const caught = new Set(perturbed.filter((p) => p.kind === kind).flatMap((p) => p.fails.map(([, m]) => measureOf(m))));
+    for (const m of judged) if (!caught.has(m) && !NO_FIXTURE[`${kind}: ${m}`]) missing.push(`${kind}: ${m}`);
+  }
+  assert.deepEqual(missing, [], 'judged measures no perturbed run fails (add one: test/fixtures/perturbed/README.md)');
+});

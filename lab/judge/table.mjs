@@ -49,6 +49,8 @@ export function failedLines(outcomes) {
   return outcomes.filter((o) => !o.pass).flatMap((o) => {
     const figs = (o.figures || []).filter((f) => f.pass === false);
     if (!figs.length) return [`  ${o.case}: failed (${Object.entries(o.checks || {}).filter(([, v]) => v === false).map(([k]) => k).join(', ') || 'no figure recorded'})`];
-    return figs.map((f) => `  ${o.case}: ${f.measure} ${num(f.measured)}, expected ${f.lo == null ? '' : `>= ${num(f.lo)}`}${f.lo != null && f.hi != null ? ' and ' : ''}${f.hi == null ? '' : `<= ${num(f.hi)}`}`);
+    const bounds = (f) => (f.lo != null && f.lo === f.hi ? `${num(f.lo)}`
+      : [f.lo == null ? null : `>= ${num(f.lo)}`, f.hi == null ? null : `<= ${num(f.hi)}`].filter(Boolean).join(' and '));
+    return figs.map((f) => `  ${o.case}: ${f.measure} ${num(f.measured)}, expected ${bounds(f)}`);
   });
 }

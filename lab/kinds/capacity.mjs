@@ -131,6 +131,7 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
         checks[`throughput_${ref}`] = ratio !== null && ratio >= bound.lo;
         row(`r/s: its / ${ref}'s`, `>= ${bound.lo.toFixed(2)}`, ratio === null ? '-' : `${ratio.toFixed(2)} (${fixed(theirs, 0)} r/s)`, checks[`throughput_${ref}`]);
       }
+      efficiencyRows(e.efficiency, measured, (id) => reference(id, (x) => wrkFigures(x, wrk?.[x.id], cpu[x.service]).costUs), checks, row);
       const b = measured.backend;
       checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
       row('backend received', `${b.lo}..${b.hi}`, b.received ?? '-', checks.backend);
@@ -173,13 +174,7 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
           measured.costUs = costUs(c);
           row('CPU per request', '(measured)', `${fixed(measured.costUs)} us`, null);
         }
-        for (const [ref, b] of Object.entries(e.efficiency || {})) {
-          const theirs = reference(b.case, costUs);
-          const eff = measured.costUs && theirs ? theirs / measured.costUs : null;
-          measured.efficiency = { ...measured.efficiency, [ref]: eff };
-          checks[`efficiency_${ref}`] = eff !== null && eff >= b.lo;
-          row(`CPU/req: ${ref}'s / its`, `>= ${b.lo.toFixed(2)}`, eff === null ? '-' : `${eff.toFixed(2)} (${fixed(theirs)} us)`, checks[`efficiency_${ref}`]);
-        }
+        efficiencyRows(e.efficiency, measured, (id) => reference(id, costUs), checks, row);
         for (const [ref, b] of Object.entries(e.overheadMs || {})) {
           const mine = relayP50(c);
           const theirs = reference(b.case, relayP50);
@@ -202,6 +197,21 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
   return { outcomes, rows };
 }
 
+/**
+ * Against each reference beside the case: its efficiency, the reference's CPU per request over
+ * the case's (`theirCost(caseId)`), judged at or above the floor, or shown where the floor is null.
+ */
+function efficiencyRows(bounds, measured, theirCost, checks, row) {
+  for (const [ref, b] of Object.entries(bounds || {})) {
+    const theirs = theirCost(b.case);
+    const eff = measured.costUs && theirs ? theirs / measured.costUs : null;
+    measured.efficiency = { ...measured.efficiency, [ref]: eff };
+    const judged = b.lo !== null;
+    if (judged) checks[`efficiency_${ref}`] = eff !== null && eff >= b.lo;
+    row(`CPU/req: ${ref}'s / its`, judged ? `>= ${b.lo.toFixed(2)}` : '(measured)', eff === null ? '-' : `${eff.toFixed(2)} (${fixed(theirs)} us)`, judged ? checks[`efficiency_${ref}`] : null);
+  }
+}
+
 /** Its judged figures: errors, requests, p99, CPU per request and latency against the references, relayed min, what the backend received. */
 function figures(o) {
   const { expected: e, measured: m, checks } = o;
@@ -214,7 +224,9 @@ function figures(o) {
     out.push(figure('first step error rate', { hi: CAPACITY.errorRate }, m.firstStep.errorRate, checks.firstErrors));
     out.push(figure('first step p99 ms', { hi: CAPACITY.p99Ms }, m.firstStep.p99Ms, checks.firstP99));
   }
-  for (const [ref, b] of Object.entries(e.efficiency || {})) out.push(figure(`efficiency vs ${ref}`, { lo: b.lo }, m.efficiency?.[ref], checks[`efficiency_${ref}`]));
+  // Under the closed load (wrk) or at the fixed cost rate (k6); a shown one is no figure.
+  const effName = o.params?.kind === 'closed' ? 'closed efficiency' : 'efficiency';
+  for (const [ref, b] of Object.entries(e.efficiency || {})) if (b.lo !== null) out.push(figure(`${effName} vs ${ref}`, { lo: b.lo }, m.efficiency?.[ref], checks[`efficiency_${ref}`]));
   for (const [ref, b] of Object.entries(e.throughput || {})) out.push(figure(`throughput vs ${ref}`, { lo: b.lo }, m.throughputRatio?.[ref], checks[`throughput_${ref}`]));
   for (const [ref, b] of Object.entries(e.overheadMs || {})) out.push(figure(`overhead ms vs ${ref}`, { hi: b.hi }, m.overheadMs?.[ref], checks[`overhead_${ref}`]));
   if ('relayMin' in checks) out.push(figure('relayed min ms', { lo: e.relayMinMs.lo }, m.relayMinMs, checks.relayMin));

@@ -8,15 +8,16 @@ import { CASE_HEAD } from '../judge/table.mjs';
 
 /**
  * What the judge is given, from the folder: the cgroups' samples are rebuilt from the resources
- * table (two samples per service, at the edges of the loaded window), which gives back the
- * same table.
+ * table (two samples per service, at the edges of the loaded window, or of the case's length
+ * from 0 when k6 never loaded it), which gives back the same table.
  */
 export function measuredFromFolder(phase) {
-  const t0 = phase.summary?.setup_data?.t0;
+  // A phase k6 never loaded (no summary) kept its resources over all it sampled: from 0.
+  const t0 = phase.summary?.setup_data?.t0 ?? 0;
   const c = phase.plan?.cases?.[0];
   const cgroupSamples = {};
   const caps = {};
-  if (phase.resources && t0 !== undefined && c?.durationMs) {
+  if (phase.resources && c?.durationMs) {
     for (const r of phase.resources) {
       const common = { memBytes: r.memBytes, memMaxBytes: r.memMaxBytes, pids: r.pids };
       cgroupSamples[r.service] = [[t0, { ...common, cpuS: 0, throttledS: 0, oomKills: 0 }], [t0 + c.durationMs, { ...common, cpuS: r.cpuS ?? 0, throttledS: r.throttledS ?? 0, oomKills: r.oomKills }]];

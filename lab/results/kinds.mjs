@@ -155,8 +155,8 @@ function bottleneckChart(run, exp, phase, c) {
 }
 
 /**
- * A capacity cost case: its CPU per request against its references', and the most it may use by
- * each reference's floor. A reference's cost is derived from this case's own outcome (its
+ * A capacity case compared by CPU per request (at the fixed cost rate, or under wrk's closed
+ * load): its own against its references', and the most it may use by each reference's floor. A reference's cost is derived from this case's own outcome (its
  * efficiency against it is theirs over its own).
  */
 function costChart(run, exp, phase, c) {
@@ -169,7 +169,8 @@ function costChart(run, exp, phase, c) {
     id: chartId('cost', c.id), title: `${c.name}: CPU per request against the references`, unit: 'µs', x: 'runs', xLabels: [c.id, ...refs.map((e) => e.case)], xLabel: 'case',
     series: [
       { label: 'CPU per request (µs)', points: [mine, ...refs.map((e) => e.costUs)].map((v, i) => [i, v]), color: GREEN, line: false, dots: true, size: 9 },
-      ...refs.map((e, i) => ({ label: `most ${c.id} may use by ${e.case}'s floor (x${e.lo})`, points: [[0, e.costUs / e.lo]], color: PALETTE[(i + 1) % PALETTE.length], line: false, dots: true, size: 7 })),
+      // A reference only shown beside it (no floor) sets no most.
+      ...refs.flatMap((e, i) => (e.lo == null ? [] : [{ label: `most ${c.id} may use by ${e.case}'s floor (x${e.lo})`, points: [[0, e.costUs / e.lo]], color: PALETTE[(i + 1) % PALETTE.length], line: false, dots: true, size: 7 }])),
     ],
     note: "CPU seconds of each server's processes over its window, per request answered. A reference's floor is the least efficiency (its CPU per request over this one's) the lab accepts.",
   });

@@ -112,7 +112,13 @@ async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, s
     const t = setTimeout(() => procs.forEach(({ k6 }) => k6.exitCode === null && k6.kill('SIGKILL')), 10_000);
     await all;
     clearTimeout(t);
-    return { problem: `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}); last lines of ${p.logFile}:\n${logTail(p.logFile)}` };
+    // In a cgroup of its own, the kernel says whether its OOM killer did it.
+    let oom = 0;
+    try {
+      oom = p.cgroup?.stats().oomKills ?? 0;
+    } catch { /* the cgroup is gone */ }
+    const cause = oom ? `, the OOM killer of its cgroup ended ${oom} process${oom > 1 ? 'es' : ''} (memory cap ${p.caps})` : '';
+    return { problem: `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}${cause}); last lines of ${p.logFile}:\n${logTail(p.logFile)}` };
   }
   for (const [i, { code, signal }] of first.k6.entries()) {
     // 99: thresholds failed, which the table shows case by case (with segments, each process

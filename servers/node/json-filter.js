@@ -27,13 +27,16 @@ import { serverMetrics, gatherForWorkers } from './lib/metrics.js';
  *                  [--max-head 8192] [--header-timeout-ms 5000] [--idle-timeout-ms 60000]
  *                  [--backend-timeout-ms 1000] [--pool-size 512] [--pool-queue 8192]
  *                  [--pool-wait-ms 5000] [--max-pipeline 16] [--max-connections 8192]
- *                  [--send-timeout-ms 60000] [--burn-us 0]
+ *                  [--send-timeout-ms 60000] [--burn-us 0] [--fault none]
  * --name labels the metrics (and lets process-exporter find the processes by their command line).
  * --max-connections is per process (each cluster worker has its own): 8192 is above the lab's
  * largest closed run (5000 connections) and, with the pool, within its 20000 open files.
  * --pool-wait-ms plus --backend-timeout-ms stays under the 10 s a k6 client waits.
  * --burn-us: CPU every POSTed document burns on purpose, spinning on the process's own CPU
  * clock: a slowdown made to order, which the breakpoint suite's efficiency floors must catch.
+ * --fault: a filter broken to order, which the suites' counts must catch: `relay-all` relays
+ * every document, whatever its rule says; `error-every-20` answers 500 to every 20th document
+ * (counted per process). `none` by default.
  */
 const { values: o } = parseArgs({
   options: {
@@ -53,6 +56,7 @@ const { values: o } = parseArgs({
     'max-connections': { type: 'string', default: '8192' },
     'send-timeout-ms': { type: 'string', default: '60000' },
     'burn-us': { type: 'string', default: '0' },
+    fault: { type: 'string', default: 'none' },
     name: { type: 'string', default: 'json-filter' },
   },
 });
@@ -83,6 +87,12 @@ if (burnUs > 1_000_000) {
   console.error(`json-filter: --burn-us is at most 1000000 (a second of CPU per document), got '${o['burn-us']}'`);
   process.exit(2);
 }
+const FAULTS = ['none', 'relay-all', 'error-every-20'];
+if (!FAULTS.includes(o.fault)) {
+  console.error(`json-filter: --fault is one of ${FAULTS.join(', ')}, got '${o.fault}'`);
+  process.exit(2);
+}
+let documents = 0; // POSTed documents parsed by this process, for --fault error-every-20
 const cpuUs = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
@@ -119,9 +129,9 @@ function serve() {
     host: bhost, port: Number(bport), max: num('pool-size', 1), timeoutMs: num('backend-timeout-ms', 1),
     maxWaiting: num('pool-queue', 0), waitTimeoutMs: num('pool-wait-ms', 1),
   });
-  const stats = { requests: 0, relayed: 0, filtered: 0, rejected: 0, backendErrors: 0, connections: 0, refused: 0 };
+  const stats = { requests: 0, relayed: 0, filtered: 0, rejected: 0, backendErrors: 0, faults: 0, connections: 0, refused: 0 };
   const metrics = serverMetrics();
-  const outcomes = metrics.counter('json_filter_requests_total', 'Requests by outcome: relayed, filtered, rejected, backend_error, served (GET)', ['outcome']);
+  const outcomes = metrics.counter('json_filter_requests_total', 'Requests by outcome: relayed, filtered, rejected, backend_error, fault (--fault), served (GET)', ['outcome']);
   const connections = metrics.counter('json_filter_connections_total', 'Client connections accepted');
   const refusedConnections = metrics.counter('json_filter_connections_refused_total', 'Client connections refused (503) over --max-connections');
   // Both counts, the worker's own JSON and the server's Prometheus counters, move together.
@@ -156,7 +166,12 @@ function serve() {
       return { bytes: response(400, { body: 'invalid JSON\n' }) };
     }
     if (burnUs) burn();
-    if (!shouldRelay(doc)) {
+    documents += 1;
+    if (o.fault === 'error-every-20' && documents % 20 === 0) {
+      count('faults', 'fault');
+      return { bytes: response(500, { body: 'failed on purpose (--fault error-every-20)\n' }) };
+    }
+    if (o.fault !== 'relay-all' && !shouldRelay(doc)) {
       count('filtered', 'filtered');
       return { bytes: response(204) };
     }

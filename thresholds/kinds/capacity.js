@@ -18,11 +18,13 @@ export const FIRST_STEP = 500;
 const metricName = (id) => id.replace(/[^a-zA-Z0-9]/g, '_');
 
 /**
- * Against the references, in the same run: CPU per request at a fixed 2000 r/s (the server's
- * process group, from /proc) as an efficiency, the reference's cost over the server's, at or
- * above a floor; and relayed median latency at 500 r/s at most a ceiling above the direct
- * backend's. Floors and ceilings come from the spread measured on this machine kind (the
- * experiment's `measuredSpread`).
+ * Against the references, in the same run: CPU per request (the server's process group, from
+ * /proc) as an efficiency, the reference's cost over the server's, at or above a floor: under
+ * the seed's closed load (wrk, the server saturated) and at a fixed 2000 r/s; requests per second
+ * under the closed load, over the reference's, at or above a floor; and relayed median latency at
+ * 500 r/s at most a ceiling above the direct backend's. Floors and ceilings come from the spread
+ * measured on this machine kind (the experiment's `measuredSpread`); a comparison whose spread is
+ * null is measured beside the case and shown, not judged.
  *
  * Bounds from a measured spread. Efficiency: the measured runs went from `min` to `max`;
  * a server twice as costly as in the best run would score max / 2. The floor sits half-way between
@@ -38,7 +40,12 @@ export function comparisonBounds(spread, perturbMs) {
     const out = {};
     for (const [server, refs] of Object.entries(ratios)) {
       out[server] = {};
-      for (const [ref, [min, max]] of Object.entries(refs)) {
+      for (const [ref, spreadOf] of Object.entries(refs)) {
+        if (spreadOf === null) {
+          out[server][ref] = null; // measured beside, shown
+          continue;
+        }
+        const [min, max] = spreadOf;
         if (!(max < 2 * min)) throw new Error(`json-filter ${server}/${ref}: measured ${what} ${min}..${max} spans 2x; no floor can tell a 2x slowdown`);
         out[server][ref] = Math.round(Math.sqrt((min * max) / 2) * 1000) / 1000;
       }
@@ -47,24 +54,31 @@ export function comparisonBounds(spread, perturbMs) {
   };
   const floors = floorsOf(spread.efficiency, 'efficiency');
   const throughputFloors = floorsOf(spread.throughput || {}, 'throughput');
+  const closedFloors = floorsOf(spread.closedEfficiency || {}, 'efficiency under the closed load');
   const ceilings = {};
   for (const [server, [min, max]] of Object.entries(spread.overheadMs)) {
     if (!(min + perturbMs > max)) throw new Error(`json-filter ${server}: measured overhead ${min}..${max} ms hides a ${perturbMs} ms slowdown`);
     ceilings[server] = Math.round(((max + min + perturbMs) / 2) * 10) / 10;
   }
-  return { floors, ceilings, throughputFloors };
+  return { floors, ceilings, throughputFloors, closedFloors };
 }
 
 function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   const targets = exp.targets(policy);
-  const { floors, ceilings, throughputFloors } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
+  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
   // One phase per server (a stack and a k6 process of its own, lab/kinds/capacity.mjs): a slowed
   // server's queue dies with its stack, and cannot take the next server's CPU or k6's time. Its
   // cases run one after another from the phase's lead-in, in the order the suite lists them,
   // each judged against references followed right after it by the same load on each reference,
   // in the same phase: measured minutes apart in phases of their own, a reference's CPU per
   // request moved 1.6x between runs and took the comparisons with it (docs/runs/, 24 November).
-  const refsOf = (c) => Object.keys({ latency: ceilings[c.target] !== undefined ? { direct: true } : {}, cost: floors[c.target], throughput: throughputFloors[c.target] }[c.judge] || {});
+  const refsOf = (c) => Object.keys({
+    latency: ceilings[c.target] !== undefined ? { direct: true } : {},
+    cost: floors[c.target],
+    throughput: { ...throughputFloors[c.target], ...closedFloors[c.target] },
+  }[c.judge] || {});
+  // Bounds per reference ({ref: {lo}}, lo null where shown), for a case's expected values.
+  const lows = (byRef) => Object.fromEntries(Object.entries(byRef || {}).map(([ref, lo]) => [ref, { lo }]));
   const all = exp.cases[suite](knobs, factor);
   const specs = targets.flatMap((x) => all.filter((c) => c.target === x.id)).flatMap((c) => [
     { ...c, phase: c.target },
@@ -79,7 +93,10 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   // which the backend has had every request in flight when wrk stopped.
   const settleMs = policy.backend_timeout_ms + 1000;
   const cases = specs.map((c, i) => {
-    if (!sentByK6(c)) return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, against: againstRefs(c), throughputFloors });
+    if (!sentByK6(c)) {
+      const against = againstRefs(c);
+      return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, throughput: against('throughput', lows(throughputFloors[c.target])), efficiency: against('throughput', lows(closedFloors[c.target])) });
+    }
     if (!(c.phase in phaseMs)) t = leadInMs;
     // A closed run's connections are opened first, all at once as the seed's wrk did, in a
     // window of their own (real time, not compressed): the surge of 2500 connects is not what
@@ -111,7 +128,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
           errorRate: { hi: CAPACITY.errorRate },
           p99Ms: { hi: CAPACITY.p99Ms },
           overheadMs: against('latency', ceilings[c.target] !== undefined ? { direct: { hi: ceilings[c.target] } } : null),
-          efficiency: against('cost', Object.fromEntries(Object.entries(floors[c.target] || {}).map(([ref, lo]) => [ref, { lo }]))),
+          efficiency: against('cost', lows(floors[c.target])),
         } : {}),
         ...(c.kind === 'closed' ? {
           errorRate: { hi: CAPACITY.errorRate },
@@ -153,7 +170,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     requestedFactor: requested,
     knobs,
     policy,
-    model: { capacity: CAPACITY, floors, ceilings, measuredSpread: exp.measuredSpread, perturbMs: exp.perturbMs },
+    model: { capacity: CAPACITY, floors, ceilings, closedFloors, measuredSpread: exp.measuredSpread, perturbMs: exp.perturbMs },
     leadInMs,
     relayPercent: knobs.relay_percent,
     // The backend counts what reached it per path; k6's setup() and teardown() read it, and
@@ -178,10 +195,11 @@ const againstRefs = (c) => (judge, bounds) => (c.judge === judge && bounds && Ob
 
 /**
  * A closed case wrk sends, as the seed measured (wrk -c 2500 -d 20; -t 2 on two cores): its
- * errors, what the backend received, and its throughput as a ratio to each reference's in the
- * same run (`judge: 'throughput'`), at or above a floor from the measured spread.
+ * errors, what the backend received, and against each reference's same load in the same run
+ * (`judge: 'throughput'`) its throughput and its efficiency (their CPU per request over its
+ * own), each at or above a floor from the measured spread.
  */
-function wrkCase({ exp, c, target, settleMs, against, throughputFloors }) {
+function wrkCase({ exp, c, target, settleMs, throughput, efficiency }) {
   return {
     ...c,
     name: `${exp.name}/${c.id}`,
@@ -200,7 +218,8 @@ function wrkCase({ exp, c, target, settleMs, against, throughputFloors }) {
     // 2500 sockets, not what a filter adds.
     expected: {
       errorRate: { hi: CAPACITY.errorRate },
-      throughput: against('throughput', Object.fromEntries(Object.entries(throughputFloors[c.target] || {}).map(([ref, lo]) => [ref, { lo }]))),
+      throughput,
+      efficiency,
       backend: { slack: 'the requests in flight when wrk stopped (one per connection) and its non-2xx answers, each counted' },
     },
   };
