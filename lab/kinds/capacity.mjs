@@ -111,6 +111,12 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
   const relayP50 = (c) => relayed(c, 'med');
   // A reference's figures, measured beside the case in the same phase.
   const reference = (id, own) => (byId[id] ? own(byId[id]) : null);
+  // A case wrk sent: its figures, worked out once (a reference's are read by every case beside it).
+  const wrkSeen = new Map();
+  const wrkOf = (x) => {
+    if (!wrkSeen.has(x.id)) wrkSeen.set(x.id, wrkFigures(x, wrk?.[x.id], cpu[x.service]));
+    return wrkSeen.get(x.id);
+  };
   const rows = [];
   const outcomes = plan.cases.map((c) => {
     const e = c.expected;
@@ -118,20 +124,20 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
     const mine = [];
     const row = (measure, expected, got, pass, seed = '-') => mine.push([measure, seed, expected, got, pass]);
     if (!sentByK6(c)) {
-      const measured = wrkFigures(c, wrk?.[c.id], cpu[c.service]);
+      const measured = { ...wrkOf(c) };
       checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
       row('wrk: errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`, checks.errors);
       // Shown (thresholds/kinds/capacity.js says why), beside the mean a closed loop must have.
       row('wrk: p99', '(measured)', `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`, null);
       row('wrk: throughput', '(measured)', `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`, null, c.seed ? `${c.seed.krps} k r/s (i3)` : '-');
       for (const [ref, bound] of Object.entries(e.throughput || {})) {
-        const theirs = reference(bound.case, (x) => wrkFigures(x, wrk?.[x.id], cpu[x.service]).rps);
+        const theirs = reference(bound.case, (x) => wrkOf(x).rps);
         const ratio = measured.rps && theirs ? measured.rps / theirs : null;
         measured.throughputRatio = { ...measured.throughputRatio, [ref]: ratio };
         checks[`throughput_${ref}`] = ratio !== null && ratio >= bound.lo;
         row(`r/s: its / ${ref}'s`, `>= ${bound.lo.toFixed(2)}`, ratio === null ? '-' : `${ratio.toFixed(2)} (${fixed(theirs, 0)} r/s)`, checks[`throughput_${ref}`]);
       }
-      efficiencyRows(e.efficiency, measured, (id) => reference(id, (x) => wrkFigures(x, wrk?.[x.id], cpu[x.service]).costUs), checks, row);
+      efficiencyRows(e.efficiency, measured, (id) => reference(id, (x) => wrkOf(x).costUs), checks, row);
       const b = measured.backend;
       checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
       row('backend received', `${b.lo}..${b.hi}`, b.received ?? '-', checks.backend);

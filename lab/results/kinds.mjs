@@ -156,8 +156,9 @@ function bottleneckChart(run, exp, phase, c) {
 
 /**
  * A capacity case compared by CPU per request (at the fixed cost rate, or under wrk's closed
- * load): its own against its references', and the most it may use by each reference's floor. A reference's cost is derived from this case's own outcome (its
- * efficiency against it is theirs over its own).
+ * load): its own against its references', and the most it may use by each reference's floor.
+ * A reference's cost is derived from this case's own outcome (its efficiency against it is
+ * theirs over its own).
  */
 function costChart(run, exp, phase, c) {
   const o = outcomeOf(exp, c);

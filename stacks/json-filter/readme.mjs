@@ -45,6 +45,7 @@ function jsonFilterBounds() {
   const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(spread, exp.perturbMs);
   const { runs, values } = recordedSpread();
   const range = (xs, d) => (xs?.length ? `${Math.min(...xs).toFixed(d)}..${Math.max(...xs).toFixed(d)}` : '-');
+  const floorsOf = { efficiency: floors, throughput: throughputFloors, closedEfficiency: closedFloors };
   const rows = [];
   for (const [, key, label] of MEASURES) {
     for (const [server, refs] of Object.entries(spread[key] || {})) {
@@ -57,8 +58,7 @@ function jsonFilterBounds() {
           continue;
         }
         const [min, max] = spreadOf;
-        const floorOf = { efficiency: floors, throughput: throughputFloors, closedEfficiency: closedFloors }[key];
-        const bound = key === 'overheadMs' ? `<= ${ceilings[server]}` : `>= ${floorOf[server][ref].toFixed(3)}`;
+        const bound = key === 'overheadMs' ? `<= ${ceilings[server]}` : `>= ${floorsOf[key][server][ref].toFixed(3)}`;
         const d = key === 'overheadMs' ? 2 : 3;
         rows.push([server, label(ref), range(values[key]?.[server]?.[ref], d), `${min}..${max}`, bound]);
       }
