@@ -134,56 +134,59 @@ function serve() {
   const outcomes = metrics.counter('json_filter_requests_total', 'Requests by outcome: relayed, filtered, rejected, backend_error, fault (--fault), served (GET)', ['outcome']);
   const connections = metrics.counter('json_filter_connections_total', 'Client connections accepted');
   const refusedConnections = metrics.counter('json_filter_connections_refused_total', 'Client connections refused (503) over --max-connections');
-  // Both counts, the worker's own JSON and the server's Prometheus counters, move together.
-  const count = (key, outcome) => {
-    stats[key] += 1;
-    outcomes.inc({ outcome });
-  };
+  // Both counts, the worker's own JSON and the server's Prometheus counters, move together. The
+  // counter's child per outcome is looked up once (inc with a labels object hashed it per request).
+  const STATS_KEY = { rejected: 'rejected', filtered: 'filtered', relayed: 'relayed', backend_error: 'backendErrors', fault: 'faults' };
+  const counted = Object.fromEntries(Object.entries(STATS_KEY).map(([outcome, key]) => {
+    const child = outcomes.labels(outcome);
+    return [outcome, () => { stats[key] += 1; child.inc(); }];
+  }));
 
   /**
-   * One request -> a Promise of the response bytes (and whether to close after it). GET /healthz
-   * answers 200; GET /stats answers the worker's counters as JSON; GET /metrics the whole
-   * server's (every worker's) in Prometheus text format.
+   * One request: `reply(slot, bytes, close)` gets its answer, at once or when the backend
+   * answers (no Promise per request: the hot path is callbacks). GET /healthz answers 200;
+   * GET /stats answers the worker's counters as JSON; GET /metrics the whole server's (every
+   * worker's) in Prometheus text format.
    */
-  async function handle(msg) {
+  function handle(msg, slot, reply) {
     stats.requests += 1;
-    if (msg.method === 'GET' && msg.target === '/healthz') return { bytes: response(200, { body: 'ok\n' }) };
+    if (msg.method === 'GET' && msg.target === '/healthz') return reply(slot, response(200, { body: 'ok\n' }));
     if (msg.method === 'GET' && msg.target === '/metrics') {
-      return { bytes: response(200, { body: await metrics.text(), headers: { 'content-type': metrics.contentType } }) };
+      return metrics.text().then((text) => reply(slot, response(200, { body: text, headers: { 'content-type': metrics.contentType } })));
     }
     if (msg.method === 'GET' && msg.target === '/stats') {
-      return { bytes: response(200, { body: JSON.stringify({ pid: process.pid, pool: pool.open, ...stats }), headers: { 'content-type': 'application/json' } }) };
+      return reply(slot, response(200, { body: JSON.stringify({ pid: process.pid, pool: pool.open, ...stats }), headers: { 'content-type': 'application/json' } }));
     }
     if (msg.method !== 'POST') {
-      count('rejected', 'rejected');
-      return { bytes: response(405, { body: 'POST a JSON document\n', headers: { allow: 'POST' } }) };
+      counted.rejected();
+      return reply(slot, response(405, { body: 'POST a JSON document\n', headers: { allow: 'POST' } }));
     }
     let doc;
     try {
       doc = JSON.parse(msg.body.toString('utf8'));
     } catch {
-      count('rejected', 'rejected');
-      return { bytes: response(400, { body: 'invalid JSON\n' }) };
+      counted.rejected();
+      return reply(slot, response(400, { body: 'invalid JSON\n' }));
     }
     if (burnUs) burn();
     documents += 1;
     if (o.fault === 'error-every-20' && documents % 20 === 0) {
-      count('faults', 'fault');
-      return { bytes: response(500, { body: 'failed on purpose (--fault error-every-20)\n' }) };
+      counted.fault();
+      return reply(slot, response(500, { body: 'failed on purpose (--fault error-every-20)\n' }));
     }
     if (o.fault !== 'relay-all' && !shouldRelay(doc)) {
-      count('filtered', 'filtered');
-      return { bytes: response(204) };
+      counted.filtered();
+      return reply(slot, response(204));
     }
-    try {
-      const r = await pool.request('POST', msg.target, msg.body);
-      count('relayed', 'relayed');
+    return pool.send('POST', msg.target, msg.body, (e, r) => {
+      if (e) {
+        counted.backend_error();
+        return reply(slot, response(e.status || 502, { body: `${e.message}\n` }));
+      }
+      counted.relayed();
       const headers = r.headers['content-type'] ? { 'content-type': r.headers['content-type'] } : undefined;
-      return { bytes: response(r.status, { body: r.body, headers }) };
-    } catch (e) {
-      count('backendErrors', 'backend_error');
-      return { bytes: response(e.status || 502, { body: `${e.message}\n` }) };
-    }
+      return reply(slot, response(r.status, { body: r.body, headers }));
+    });
   }
 
   // Over the connection cap, before any request is read: the answer, and the connection closed.
@@ -229,21 +232,35 @@ function serve() {
     const queue = []; // pending answers, in request order: {bytes, close} once ready
     let done = false; // no more requests are taken (the last one asked to close, or an error)
     let blocked = false; // the write buffer is full: wait for 'drain'
+    let pumping = false; // taking requests: answers made meanwhile are written when it ends
     let headerTimer = null;
     let sendTimer = null;
 
-    // Writes the answers that are ready, in order, then takes more requests if there is room.
-    const flush = () => {
+    // Writes the answers that are ready, in order (several in one write); false once the
+    // connection is finished (an answer that closes it went out).
+    const writeReady = () => {
+      const several = queue.length > 1 && queue[1].ready;
+      if (several) socket.cork();
+      let open = true;
       while (queue.length && queue[0].ready) {
         const a = queue.shift();
         const written = socket.write(a.bytes);
         if (a.close) {
-          finish();
-          return;
+          open = false;
+          break;
         }
         if (!written) block();
       }
-      pump();
+      if (several) socket.uncork();
+      if (!open) finish();
+      return open;
+    };
+    // An answer is ready: written now unless requests are being taken (then when that ends).
+    const reply = (slot, bytes, close) => {
+      slot.bytes = bytes;
+      slot.ready = true;
+      if (close) slot.close = true;
+      if (!pumping && !socket.destroyed && queue[0] === slot && writeReady()) pump();
     };
     // The last answer is written: close our side; read and drop what the client still sends,
     // but not for longer than a second.
@@ -273,36 +290,40 @@ function serve() {
       clearTimeout(sendTimer);
       headerTimer = null;
     };
-    const enqueue = (promise, close) => {
-      const slot = { ready: false };
+    const slotFor = (close) => {
+      const slot = { ready: false, bytes: null, close };
       queue.push(slot);
-      promise.then((a) => {
-        Object.assign(slot, a, { ready: true, close: close || a.close });
-        if (!socket.destroyed) flush();
-      });
+      return slot;
     };
     // A request the parser refuses: its error answer (after the answers before it), then close.
     const refuseRequest = (e) => {
-      count('rejected', 'rejected');
+      counted.rejected();
       done = true;
-      enqueue(Promise.resolve({ bytes: response(e.status, { body: `${e.message}\n`, close: true }) }), true);
+      reply(slotFor(true), response(e.status, { body: `${e.message}\n`, close: true }));
     };
-    // Takes the requests already received while there is room, then reads from the client only
-    // if more may be taken (otherwise its bytes wait in the kernel, and the client's writes stall).
+    // Takes the requests already received while there is room, writes the answers made at once,
+    // and again; then reads from the client only if more may be taken (otherwise its bytes wait
+    // in the kernel, and the client's writes stall).
     const pump = () => {
-      if (socket.destroyed) return;
-      while (!done && !blocked && queue.length < maxPipeline) {
-        let msg;
-        try {
-          msg = parser.next();
-        } catch (e) {
-          if (!(e instanceof HttpError)) throw e;
-          refuseRequest(e);
-          break;
+      for (;;) {
+        if (socket.destroyed) return;
+        pumping = true;
+        while (!done && !blocked && queue.length < maxPipeline) {
+          let msg;
+          try {
+            msg = parser.next();
+          } catch (e) {
+            if (!(e instanceof HttpError)) throw e;
+            refuseRequest(e);
+            break;
+          }
+          if (!msg) break;
+          if (!msg.keepAlive) done = true; // RFC 9112 9.6: nothing after a request that closes
+          handle(msg, slotFor(!msg.keepAlive), reply);
         }
-        if (!msg) break;
-        if (!msg.keepAlive) done = true; // RFC 9112 9.6: nothing after a request that closes
-        enqueue(handle(msg), !msg.keepAlive);
+        pumping = false;
+        if (!(queue.length && queue[0].ready)) break;
+        if (!writeReady()) return;
       }
       const room = !done && !blocked && queue.length < maxPipeline;
       if (done || room) socket.resume(); // after the last request: read and drop

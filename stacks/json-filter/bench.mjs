@@ -69,7 +69,18 @@ async function perCpu(env, stack, body, say) {
         spread(mine.map((p) => p.perCpuS / 1000)), name === 'nginx' ? '-' : spread(ratios)]);
     }
   }
-  return { points, table: formatTable(rows, ['connections', 'server', 'k r/s (median)', 'errors', 'k relayed / CPU-s: median (min-max)', '/ nginx: median (min-max)']) };
+  // Issue 19's goals, on the medians of the ratios to nginx at each load.
+  const ratioAt = (name, connections) => median(points.filter((p) => p.connections === connections && p.name === name)
+    .map((p) => p.perCpuS / points.find((q) => q.connections === connections && q.name === 'nginx' && q.rep === p.rep).perCpuS));
+  const goals = LOADS.flatMap((c) => {
+    const r = Object.fromEntries(['node', 'node-cluster', 'erlang'].map((n) => [n, ratioAt(n, c)]));
+    return [
+      [`c${c}: Node single >= 0.6 x nginx per CPU-second`, r.node >= 0.6, r.node.toFixed(2)],
+      [`c${c}: Erlang >= 0.6 x nginx and >= Node single`, r.erlang >= 0.6 && r.erlang >= r.node, `${r.erlang.toFixed(2)}, ${(r.erlang / r.node).toFixed(2)} x node`],
+      [`c${c}: the cluster within 10 % of the single process`, r['node-cluster'] >= 0.9 * r.node, `${(r['node-cluster'] / r.node).toFixed(2)} x node`],
+    ];
+  });
+  return { points, goals, table: formatTable(rows, ['connections', 'server', 'k r/s (median)', 'errors', 'k relayed / CPU-s: median (min-max)', '/ nginx: median (min-max)']) };
 }
 
 export default async function benchJsonFilter(root, request, { say = console.log } = {}) {
@@ -114,11 +125,7 @@ export default async function benchJsonFilter(root, request, { say = console.log
   ]);
   const head = ['server', 'wrk k r/s', 'wrk errors', 'k6 k r/s', 'k6 failed', '/ nginx', '/ direct'];
   const table = formatTable(rows, head);
-  const goals = [
-    ['Node single >= 0.8 x nginx', by.node >= 0.8 * by.nginx, ratio(by.node, by.nginx)],
-    ['Erlang >= Node single', by.erlang >= by.node, ratio(by.erlang, by.node)],
-    ...['node', 'node-cluster', 'erlang'].map((n) => [`${n} costs <= 20 % against direct`, by[n] >= 0.8 * by.direct, ratio(by[n], by.direct)]),
-  ];
+  const { goals } = efficiency;
   writeFileSync(join(dir, 'bench.json'), JSON.stringify({ connections, seconds, machine: machine(), perCpu: efficiency.points, results: withoutRaw(results), goals }, null, 1));
   say(`\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`);
   say(`\n${connections} connections, ${seconds} s each, every document relayed\n\n${table}\n`);

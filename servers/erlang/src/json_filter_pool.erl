@@ -44,8 +44,8 @@ request(Path, Body) ->
     end.
 
 fresh(Path, Body) ->
-    {ok, Host} = application:get_env(json_filter, backend_host),
-    {ok, Port} = application:get_env(json_filter, backend_port),
+    Host = json_filter_config:get(backend_host),
+    Port = json_filter_config:get(backend_port),
     Addr = case inet:parse_address(Host) of {ok, IP} -> IP; _ -> Host end,
     case gen_tcp:connect(Addr, Port, [binary, {active, false}, {packet, raw}, {nodelay, true}], timeout()) of
         {ok, Sock} -> exchange(Sock, Path, Body);
@@ -91,7 +91,7 @@ fields(Buf, Status, Len, Keep) ->
                 N when is_integer(N), N >= 0 -> fields(Rest, Status, N, Keep);
                 _ -> error
             end;
-        {ok, {http_header, _, 'Connection', _, V}, Rest} -> fields(Rest, Status, Len, string:lowercase(V) =/= <<"close">>);
+        {ok, {http_header, _, 'Connection', _, V}, Rest} -> fields(Rest, Status, Len, json_filter_conn:lower(V) =/= <<"close">>);
         {ok, {http_header, _, _, _, _}, Rest} -> fields(Rest, Status, Len, Keep);
         {ok, http_eoh, Rest} ->
             BodyLen = case Status of 204 -> 0; 304 -> 0; _ -> Len end,
@@ -118,8 +118,7 @@ checkin(Sock) ->
     end.
 
 timeout() ->
-    {ok, T} = application:get_env(json_filter, backend_timeout_ms),
-    T.
+    json_filter_config:get(backend_timeout_ms).
 
 %% --- the pool process: a list of idle sockets ---
 init([]) -> {ok, []}.
@@ -132,7 +131,7 @@ handle_call(checkout, {Caller, _}, [Sock | Idle]) ->
 handle_call(checkout, _, []) -> {reply, none, []}.
 
 handle_cast({checkin, Sock}, Idle) ->
-    {ok, Max} = application:get_env(json_filter, pool_max_idle),
+    Max = json_filter_config:get(pool_max_idle),
     case length(Idle) >= Max of
         true -> gen_tcp:close(Sock), {noreply, Idle};
         false -> {noreply, [Sock | Idle]}

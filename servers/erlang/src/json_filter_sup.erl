@@ -8,6 +8,7 @@ start_link() ->
     supervisor:start_link({local, ?MODULE}, ?MODULE, []).
 
 init([]) ->
+    json_filter_config:load(),
     json_filter_stats:init(),
     Children = [#{id => pool, start => {json_filter_pool, start_link, []}},
                 #{id => listener, start => {json_filter_listener, start_link, []}, type => supervisor}],
