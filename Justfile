@@ -41,6 +41,10 @@ up experiment *args: setup
 bench experiment *args: setup
     node lab/cli/index.mjs bench "$@"
 
+# A flame graph (PNG, and the SVG beside it) from a `perf record -g` file: servers/README.md shows how the filters' were made.
+flamegraph perf_data png *args: setup
+    node lab/bench/flamegraph.mjs "$@"
+
 # Stop whatever `up` started (the metrics stores stay up).
 down: deps
     node lab/cli/index.mjs down

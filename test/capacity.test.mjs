@@ -67,7 +67,7 @@ test('breakpoint plan: one phase per server, each case judged against the refere
   assert.deepEqual(phaseIds(smoke), ['node', 'node-cluster', 'erlang', 'nginx', 'direct']);
 });
 
-test('bounds from a measured spread: the worst run passes, a 2x slowdown of the best fails, with the same room', () => {
+test('bounds from a measured spread: the worst run passes, a 2x (or the stated) slowdown of the best fails, with the same room', () => {
   const { floors, ceilings } = comparisonBounds({ efficiency: { x: { nginx: [0.6, 0.9] } }, overheadMs: { x: [0.2, 1.2] } }, 5);
   const floor = floors.x.nginx;
   assert.ok(floor <= 0.6 && floor > 0.9 / 2, `floor ${floor}`);
@@ -75,8 +75,13 @@ test('bounds from a measured spread: the worst run passes, a 2x slowdown of the 
   assert.ok(ceilings.x >= 1.2 && ceilings.x < 0.2 + 5, `ceiling ${ceilings.x}`);
   assert.throws(() => comparisonBounds({ efficiency: { x: { nginx: [0.4, 0.9] } }, overheadMs: {} }, 5), /spans 2x/);
   assert.throws(() => comparisonBounds({ efficiency: {}, overheadMs: { x: [0, 6] } }, 5), /hides a 5 ms slowdown/);
+  // A comparison that must catch less than 2x: its floor sits half-way to max / k, and a spread
+  // as wide as k is refused.
+  const k = comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: 1.5 }).closedFloors.x.nginx;
+  assert.ok(k <= 0.6 && k > 0.8 / 1.5, `floor ${k}`);
+  assert.throws(() => comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.5, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: 1.5 }), /spans 1.5x/);
   // The committed spread must allow bounds at all.
-  assert.doesNotThrow(() => comparisonBounds(jsonFilter.measuredSpread, jsonFilter.perturbMs));
+  assert.doesNotThrow(() => comparisonBounds(jsonFilter.measuredSpread, jsonFilter.perturbMs, jsonFilter.slowdowns));
 });
 
 test('knob values that would make a threshold vacuous are refused', () => {

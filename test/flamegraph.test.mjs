@@ -40,6 +40,7 @@ test('boxes are shares of all samples, children side by side inside their parent
   assert.ok(Math.abs(at('[libc.so.6]').x - 2 / 3) < 1e-9);
   assert.ok(Math.abs(at('tcp_ack [k]').width - 1 / 3) < 1e-9);
   assert.equal(layout(fold(SCRIPT), { minShare: 0.5 }).some((b) => b.name === 'tcp_ack [k]'), false);
+  assert.deepEqual(layout(fold(SCRIPT), { maxDepth: 2 }).map((b) => b.name), ['all', 'node', 'uv_run'], 'cut below the second frame');
 });
 
 test('the SVG holds one box per frame with its share, names escaped, the sample count in the title', () => {

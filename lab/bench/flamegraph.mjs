@@ -40,14 +40,15 @@ export function fold(text) {
 /**
  * Folded stacks -> boxes {name, depth, x, width, samples}, x and width as shares of all samples
  * (siblings sorted by name in code-point order, as flame graphs are: the x axis is not time). Boxes under
- * `minShare` are left out, with everything above them kept.
+ * `minShare` are left out, with everything above them kept; frames deeper than `maxDepth` are cut
+ * (a runtime without frame pointers in its JIT code can unwind into long chains of nonsense).
  */
-export function layout(folded, { minShare = 0 } = {}) {
+export function layout(folded, { minShare = 0, maxDepth = 64 } = {}) {
   const root = { name: 'all', samples: 0, children: new Map() };
   for (const [stack, n] of folded) {
     root.samples += n;
     let node = root;
-    for (const name of stack.split(';')) {
+    for (const name of stack.split(';').slice(0, maxDepth)) {
       if (!node.children.has(name)) node.children.set(name, { name, samples: 0, children: new Map() });
       node = node.children.get(name);
       node.samples += n;

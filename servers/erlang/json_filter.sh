@@ -6,8 +6,8 @@
 #                  [--max-connections N] [--send-timeout-ms N] [--schedulers N] [--name SERVICE]
 # --schedulers: the VM's scheduler threads, 1 by default, as nginx's one worker and the single
 # Node process: on the lab's 2 cores, shared with the load generator and the backend, a second
-# scheduler cost 15-20 % more CPU per relayed request (wake-ups and migration between the two)
-# for the same throughput at the seed's 2500 connections (servers/README.md).
+# scheduler cost 16-23 % more CPU per relayed request, for the same throughput at the
+# seed's 2500 connections (measured: servers/README.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ebin="$here/../../.lab/erlang/ebin"

@@ -42,7 +42,7 @@ export function recordedSpread(root = ROOT) {
 function jsonFilterBounds() {
   const exp = experiments['json-filter'];
   const spread = exp.measuredSpread;
-  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(spread, exp.perturbMs);
+  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(spread, exp.perturbMs, exp.slowdowns);
   const { runs, values } = recordedSpread();
   const range = (xs, d) => (xs?.length ? `${Math.min(...xs).toFixed(d)}..${Math.max(...xs).toFixed(d)}` : '-');
   const floorsOf = { efficiency: floors, throughput: throughputFloors, closedEfficiency: closedFloors };

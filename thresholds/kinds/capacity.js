@@ -27,16 +27,18 @@ const metricName = (id) => id.replace(/[^a-zA-Z0-9]/g, '_');
  * null is measured beside the case and shown, not judged.
  *
  * Bounds from a measured spread. Efficiency: the measured runs went from `min` to `max`;
- * a server twice as costly as in the best run would score max / 2. The floor sits half-way between
- * the two in ratio terms, sqrt(min x max / 2), so the worst run passes and a 2x slowdown of the
- * best fails with the same relative room. That needs max < 2 x min: refused otherwise.
+ * a server k times as costly as in the best run would score max / k, where k is the slowdown the
+ * comparison must catch (`slowdowns`, 2 unless the experiment says less). The floor sits half-way
+ * between the two in ratio terms, sqrt(min x max / k), so the worst run passes and a k-fold
+ * slowdown of the best fails with the same relative room. That needs max < k x min: refused
+ * otherwise.
  * Latency overhead (ms over the direct backend): the worst run measured `max`; a server adding
  * `perturbMs` per request would score at least min + perturbMs. The ceiling is half-way.
  */
-export function comparisonBounds(spread, perturbMs) {
+export function comparisonBounds(spread, perturbMs, slowdowns = {}) {
   // Throughput at the seed's closed load, as a ratio to a reference, takes floors the same way:
   // a server that halves its throughput halves the ratio.
-  const floorsOf = (ratios, what) => {
+  const floorsOf = (ratios, what, k = 2) => {
     const out = {};
     for (const [server, refs] of Object.entries(ratios)) {
       out[server] = {};
@@ -46,15 +48,15 @@ export function comparisonBounds(spread, perturbMs) {
           continue;
         }
         const [min, max] = spreadOf;
-        if (!(max < 2 * min)) throw new Error(`json-filter ${server}/${ref}: measured ${what} ${min}..${max} spans 2x; no floor can tell a 2x slowdown`);
-        out[server][ref] = Math.round(Math.sqrt((min * max) / 2) * 1000) / 1000;
+        if (!(max < k * min)) throw new Error(`json-filter ${server}/${ref}: measured ${what} ${min}..${max} spans ${k}x; no floor can tell a ${k}x slowdown`);
+        out[server][ref] = Math.round(Math.sqrt((min * max) / k) * 1000) / 1000;
       }
     }
     return out;
   };
-  const floors = floorsOf(spread.efficiency, 'efficiency');
-  const throughputFloors = floorsOf(spread.throughput || {}, 'throughput');
-  const closedFloors = floorsOf(spread.closedEfficiency || {}, 'efficiency under the closed load');
+  const floors = floorsOf(spread.efficiency, 'efficiency', slowdowns.efficiency);
+  const throughputFloors = floorsOf(spread.throughput || {}, 'throughput', slowdowns.throughput);
+  const closedFloors = floorsOf(spread.closedEfficiency || {}, 'efficiency under the closed load', slowdowns.closedEfficiency);
   const ceilings = {};
   for (const [server, [min, max]] of Object.entries(spread.overheadMs)) {
     if (!(min + perturbMs > max)) throw new Error(`json-filter ${server}: measured overhead ${min}..${max} ms hides a ${perturbMs} ms slowdown`);
@@ -65,7 +67,7 @@ export function comparisonBounds(spread, perturbMs) {
 
 function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   const targets = exp.targets(policy);
-  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(exp.measuredSpread, exp.perturbMs);
+  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(exp.measuredSpread, exp.perturbMs, exp.slowdowns);
   // One phase per server (a stack and a k6 process of its own, lab/kinds/capacity.mjs): a slowed
   // server's queue dies with its stack, and cannot take the next server's CPU or k6's time. Its
   // cases run one after another from the phase's lead-in, in the order the suite lists them,
