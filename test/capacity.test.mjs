@@ -279,3 +279,15 @@ test("the measured spread the bounds come from covers every recorded breakpoint 
     }
   }
 });
+
+test("the bench's per-CPU points summed up: per load and server, each repetition over nginx's in the same repetition", async () => {
+  const { perCpuSummary, spread } = await import('../stacks/json-filter/per-cpu.mjs');
+  const p = (connections, rep, name, perCpuS) => ({ connections, rep, name, rps: 2000, errors: name === 'node' ? 1 : 0, perCpuS });
+  const points = [p(64, 0, 'node', 10), p(64, 0, 'nginx', 40), p(64, 1, 'node', 12), p(64, 1, 'nginx', 30), p(400, 0, 'node', 20), p(400, 0, 'nginx', 50)];
+  const s = perCpuSummary(points);
+  assert.deepEqual(s.map((r) => [r.connections, r.name]), [[64, 'node'], [64, 'nginx'], [400, 'node'], [400, 'nginx']]);
+  assert.deepEqual(s[0].ratios, [0.25, 0.4], 'against the same repetition, not the median nginx');
+  assert.equal(s[0].errors, 2);
+  assert.equal(s[1].ratios, null, 'nginx is the reference');
+  assert.equal(spread(s[0].ratios), '0.40 (0.25-0.40)');
+});

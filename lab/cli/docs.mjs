@@ -64,11 +64,14 @@ function quickChanges() {
 
 /**
  * The generated blocks per file: a stack's README gets the blocks its stacks/<experiment>/readme.mjs
- * makes (default export {block name: () => markdown}), for every experiment that has one.
+ * makes (default export {block name: () => markdown}), for every experiment that has one; other
+ * files get the blocks its `files` export names ({file: {block name: () => markdown}}).
  */
 const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) => {
   const file = join(root, 'stacks', name, 'readme.mjs');
-  return existsSync(file) ? [[`stacks/${name}/README.md`, (await import(pathToFileURL(file).href)).default]] : [];
+  if (!existsSync(file)) return [];
+  const mod = await import(pathToFileURL(file).href);
+  return [[`stacks/${name}/README.md`, mod.default], ...Object.entries(mod.files || {})];
 }));
 
 export const BLOCKS = {

@@ -32,7 +32,7 @@ async function runPlan(plan, ctx) {
 }
 
 /** The commit a run was made from, and whether the tree had changes. */
-function gitState(root) {
+export function gitState(root) {
   const git = (...args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
   const head = git('rev-parse', '--short=12', 'HEAD');
   if (head.status !== 0) return null;

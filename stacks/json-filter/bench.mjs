@@ -15,9 +15,10 @@ import { loadTopology } from '../../lab/stack/topology.mjs';
 import { startStack, stopStack } from '../../lab/stack/start-stop.mjs';
 import { requireTools } from '../../lab/stack/procs.mjs';
 import { formatTable } from '../../lab/judge/table.mjs';
-import { labEnv, openRun } from '../../lab/run/suite.mjs';
+import { labEnv, openRun, gitState } from '../../lab/run/suite.mjs';
 import { wrk, k6, withoutRaw, machine } from '../../lab/bench/tools.mjs';
 import { groupTicks, TICKS_PER_S } from '../../lab/stack/cpu.mjs';
+import { perCpuSummary, median, spread } from './per-cpu.mjs';
 
 const SERVERS = [
   ['node', 'json-filter-node'],
@@ -44,9 +45,6 @@ function perCpuPoint(env, stack, service, connections, body) {
   return { rps: w.rps, relayed, errors: w.non2xx + w.socketErrors, cpuS, perCpuS: cpuS > 0 ? relayed / cpuS : null };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const spread = (xs) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`;
-
 /** Per load, per server: relayed requests per CPU-second over the repeats, and over nginx's in the same repeat. */
 async function perCpu(env, stack, body, say) {
   const points = [];
@@ -59,19 +57,11 @@ async function perCpu(env, stack, body, say) {
       }
     }
   }
-  const rows = [];
-  for (const connections of LOADS) {
-    const at = points.filter((p) => p.connections === connections);
-    for (const [name] of SERVERS) {
-      const mine = at.filter((p) => p.name === name);
-      const ratios = mine.map((p) => p.perCpuS / at.find((q) => q.name === 'nginx' && q.rep === p.rep).perCpuS);
-      rows.push([String(connections), name, median(mine.map((p) => p.rps / 1000)).toFixed(2), String(mine.reduce((a, p) => a + p.errors, 0)),
-        spread(mine.map((p) => p.perCpuS / 1000)), name === 'nginx' ? '-' : spread(ratios)]);
-    }
-  }
+  const summary = perCpuSummary(points);
+  const rows = summary.map((r) => [String(r.connections), r.name, median(r.rps.map((x) => x / 1000)).toFixed(2), String(r.errors),
+    spread(r.perCpuS.map((x) => x / 1000)), r.ratios ? spread(r.ratios) : '-']);
   // Issue 19's goals, on the medians of the ratios to nginx at each load.
-  const ratioAt = (name, connections) => median(points.filter((p) => p.connections === connections && p.name === name)
-    .map((p) => p.perCpuS / points.find((q) => q.connections === connections && q.name === 'nginx' && q.rep === p.rep).perCpuS));
+  const ratioAt = (name, connections) => median(summary.find((r) => r.connections === connections && r.name === name).ratios);
   const goals = LOADS.flatMap((c) => {
     const r = Object.fromEntries(['node', 'node-cluster', 'erlang'].map((n) => [n, ratioAt(n, c)]));
     return [
@@ -126,7 +116,7 @@ export default async function benchJsonFilter(root, request, { say = console.log
   const head = ['server', 'wrk k r/s', 'wrk errors', 'k6 k r/s', 'k6 failed', '/ nginx', '/ direct'];
   const table = formatTable(rows, head);
   const { goals } = efficiency;
-  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ connections, seconds, machine: machine(), perCpu: efficiency.points, results: withoutRaw(results), goals }, null, 1));
+  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ experiment: 'json-filter', source: gitState(root), connections, seconds, machine: machine(), perCpu: efficiency.points, results: withoutRaw(results), goals }, null, 1));
   say(`\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`);
   say(`\n${connections} connections, ${seconds} s each, every document relayed\n\n${table}\n`);
   for (const [g, met, r] of goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);

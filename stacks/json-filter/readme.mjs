@@ -6,7 +6,8 @@
 import { experiments } from '../../thresholds/plan.js';
 import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
 import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
-import { recordedRuns, recordedLine } from '../../lab/cli/recorded.mjs';
+import { recordedRuns, recordedLine, recordedBenches } from '../../lab/cli/recorded.mjs';
+import { perCpuSummary, spread } from './per-cpu.mjs';
 import { table } from '../../lab/cli/markdown.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,4 +69,25 @@ function jsonFilterBounds() {
     + `Recorded runs (testids): ${runs.map((r) => r.testid).join(', ')}.\n\nmeasuredSpread: ${spread.runs}.`;
 }
 
+/**
+ * The recorded per-CPU benches (`./labw bench json-filter`, docs/runs/<testid>/bench.json): per
+ * load and server, relayed requests per CPU-second over nginx's in the same repetition, median
+ * (min-max) over the repetitions, one column per recorded bench; nginx's own figure below.
+ */
+export function perCpuRecorded(root = ROOT) {
+  const benches = recordedBenches(root, (b) => Array.isArray(b.perCpu));
+  if (benches.length === 0) return 'No recorded bench in docs/runs/.';
+  const sums = benches.map((r) => perCpuSummary(r.bench.perCpu));
+  const rows = sums[0].map(({ connections, name }) => [`${name}, c${connections}`, ...sums.map((s) => {
+    const r = s.find((x) => x.connections === connections && x.name === name);
+    if (!r) return '-';
+    return r.ratios ? spread(r.ratios) : `${spread(r.perCpuS.map((x) => x / 1000))} k/CPU-s`;
+  })]);
+  const head = ['server, wrk -t1 connections', ...benches.map((r) => `${r.testid}${r.bench.source ? ` (${r.bench.source.commit}${r.bench.source.dirty ? '+' : ''})` : ''}`)];
+  return `${benches.length} recorded runs of \`./labw bench json-filter\` (docs/runs/ keeps their bench.json); per server and load, relayed requests per CPU-second over nginx's in the same repetition, median (min-max) of the repetitions; nginx's own in thousands per CPU-second. Shown: the bench judges nothing.\n\n${table(head, rows)}`;
+}
+
 export default { 'json-filter-bounds': jsonFilterBounds, 'json-filter-judged': () => judgedRowsTable('json-filter') };
+
+// Blocks this experiment generates in other files.
+export const files = { 'servers/README.md': { 'json-filter-per-cpu': perCpuRecorded } };
