@@ -7,19 +7,17 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TESTID } from '../run/open.mjs';
 
+/** The recorded runs that hold `file`, oldest first, each as its testid and a reader of its files. */
 const recorded = (root, file) => {
   const dir = join(root, 'docs', 'runs');
-  return readdirSync(dir).filter((id) => TESTID.test(id) && existsSync(join(dir, id, file))).sort();
+  return readdirSync(dir).filter((id) => TESTID.test(id) && existsSync(join(dir, id, file))).sort()
+    .map((testid) => ({ testid, read: (name) => JSON.parse(readFileSync(join(dir, testid, name), 'utf8')) }));
 };
 
 /** The recorded runs whose run.json `pick` accepts, oldest first: [{testid, info, outcomes}]. */
 export function recordedRuns(root, pick = () => true) {
-  const dir = join(root, 'docs', 'runs');
-  return recorded(root, 'run.json').map((testid) => ({
-    testid,
-    info: JSON.parse(readFileSync(join(dir, testid, 'run.json'), 'utf8')),
-    outcomes: JSON.parse(readFileSync(join(dir, testid, 'outcomes.json'), 'utf8')),
-  })).filter((r) => pick(r.info));
+  return recorded(root, 'run.json').map(({ testid, read }) => ({ testid, info: read('run.json'), outcomes: read('outcomes.json') }))
+    .filter((r) => pick(r.info));
 }
 
 /** The line a generated table of recorded runs starts with: what ran, when, which testids. */
@@ -27,6 +25,5 @@ export const recordedLine = (runs, command) => `${runs.length} runs of \`${comma
 
 /** The recorded bench runs (docs/runs/<testid>/bench.json, as `bench` wrote it) whose bench.json `pick` accepts, oldest first: [{testid, bench}]. */
 export function recordedBenches(root, pick = () => true) {
-  return recorded(root, 'bench.json').map((testid) => ({ testid, bench: JSON.parse(readFileSync(join(root, 'docs', 'runs', testid, 'bench.json'), 'utf8')) }))
-    .filter((r) => pick(r.bench));
+  return recorded(root, 'bench.json').map(({ testid, read }) => ({ testid, bench: read('bench.json') })).filter((r) => pick(r.bench));
 }

@@ -11,7 +11,7 @@
 %% the blocking send is also the write backpressure: nothing more is read meanwhile), and over
 %% max_connections open connections a new one gets 503 and is closed.
 -module(json_filter_conn).
--export([start/1, init/1, lower/1]).
+-export([start/1, init/1]).
 
 -record(cfg, {max_body, max_head, header_timeout, idle_timeout}).
 
@@ -196,7 +196,7 @@ send(Sock, Status, Body, Keep) ->
                         Len, Conn, <<"\r\n">>, case Status of 204 -> <<>>; _ -> Body end]).
 
 keep_alive(#{version := Version, headers := H}) ->
-    Conn = lower(maps:get(<<"connection">>, H, <<>>)),
+    Conn = json_filter_ascii:lower(maps:get(<<"connection">>, H, <<>>)),
     case Version >= {1, 1} of
         true -> binary:match(Conn, <<"close">>) =:= nomatch;
         false -> binary:match(Conn, <<"keep-alive">>) =/= nomatch
@@ -279,12 +279,8 @@ key('Content-Type') -> <<"content-type">>;
 key('Connection') -> <<"connection">>;
 key('User-Agent') -> <<"user-agent">>;
 key('Accept') -> <<"accept">>;
-key(Name) when is_atom(Name) -> lower(atom_to_binary(Name));
-key(Name) -> lower(Name).
-
-%% ASCII lowercase: header names are tokens and the values compared here are ASCII
-%% (string:lowercase walks Unicode grapheme clusters: 8 % of the filter's time in the profile).
-lower(B) -> << <<(case C >= $A andalso C =< $Z of true -> C + 32; false -> C end)>> || <<C>> <= B >>.
+key(Name) when is_atom(Name) -> json_filter_ascii:lower(atom_to_binary(Name));
+key(Name) -> json_filter_ascii:lower(Name).
 
 reason(200) -> <<"OK">>; reason(204) -> <<"No Content">>; reason(400) -> <<"Bad Request">>;
 reason(405) -> <<"Method Not Allowed">>; reason(411) -> <<"Length Required">>;

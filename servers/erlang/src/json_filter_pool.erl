@@ -91,7 +91,7 @@ fields(Buf, Status, Len, Keep) ->
                 N when is_integer(N), N >= 0 -> fields(Rest, Status, N, Keep);
                 _ -> error
             end;
-        {ok, {http_header, _, 'Connection', _, V}, Rest} -> fields(Rest, Status, Len, json_filter_conn:lower(V) =/= <<"close">>);
+        {ok, {http_header, _, 'Connection', _, V}, Rest} -> fields(Rest, Status, Len, json_filter_ascii:lower(V) =/= <<"close">>);
         {ok, {http_header, _, _, _, _}, Rest} -> fields(Rest, Status, Len, Keep);
         {ok, http_eoh, Rest} ->
             BodyLen = case Status of 204 -> 0; 304 -> 0; _ -> Len end,
