@@ -47,7 +47,7 @@ test('breakpoint plan: one phase per server, each case judged against the refere
   assert.equal(c['nginx-closed'].expected.throughput, undefined, 'the reference is judged against nothing');
   const q = byId(quick);
   assert.deepEqual(q['node-ramp'].steps, ramp.steps, 'same rates');
-  assert.equal(q['node-closed'].durationMs, 4000);
+  assert.equal(q['node-closed'].durationMs, 8000, 'a closed case keeps 8 real seconds: its window also opens the connections');
   assert.equal(ramp.expected.relayMinMs.lo, 29, 'backend delay less nginx clock ms');
   assert.equal(ramp.path, '/filter/node-ramp', 'each case its own path, counted by the backend');
   assert.equal(c['nginx-cost-beside-node'].path, '/filter/nginx-cost-beside-node');
