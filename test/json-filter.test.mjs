@@ -365,9 +365,13 @@ for (const impl of filterImplementations(root)) {
 
   // A client that pipelines requests with big answers and never reads: the filter must stop
   // reading and dispatching while its writes are pending, or it buffers every answer. The
-  // filter's peak RSS (all its processes) is measured against its RSS before.
+  // filter's peak RSS (all its processes) is measured against its RSS before. The peak also
+  // holds answers already dead that the garbage collector has not freed yet: for the Node filter
+  // 0 to 12 MiB with the same 63 answers relayed, as V8's young generation was sized or the
+  // parser made less garbage (servers/README.md). So the load is one whose buffering would be
+  // ten times the bound, and the answers dispatched are counted too.
   implTest(`a client that never reads: the filter's memory stays bounded`, async (t) => {
-    const n = 500; // 500 x 64 KiB = 32 MiB of answers
+    const n = 4000; // 4000 x 64 KiB = 250 MiB of answers
     const count = () => guardBackendServer.received['/big'] || 0;
     // Warmed up by clients that read the same answers (one per process: the cluster hands
     // connections to its workers in turn): the heap and allocator have grown to the work itself,
@@ -387,7 +391,10 @@ for (const impl of filterImplementations(root)) {
     const growthMb = (memoryKb(pids, 'VmHWM') - rssBefore) / 1024;
     s.destroy();
     t.diagnostic(`${impl.name}: ${relayed} of ${n} answers of ${BIG_BYTES >> 10} KiB relayed; RSS ${(rssBefore / 1024).toFixed(1)} MiB before, peak +${growthMb.toFixed(1)} MiB`);
-    assert.ok(growthMb < 8, `the filter grew by ${growthMb.toFixed(1)} MiB for a client that reads nothing (${relayed} answers relayed)`);
+    assert.ok(growthMb < 25, `the filter grew by ${growthMb.toFixed(1)} MiB for a client that reads nothing (${relayed} answers relayed)`);
+    // The socket buffers on both sides hold a few MiB (about 63 answers here); the rest of the
+    // requests must wait unread.
+    assert.ok(relayed <= 200, `${relayed} of ${n} requests dispatched to the backend for a client that reads nothing`);
   });
 
   // The same client is cut off once no byte could be written for GUARD.sendTimeoutMs: its

@@ -4,14 +4,66 @@
  * seed's idea (no `http` module on the hot path), with the limits a proxy needs.
  */
 const CRLF2 = Buffer.from('\r\n\r\n');
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// RFC 9112: method SP request-target SP HTTP-version, single spaces; the target visible ASCII.
-const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) ([\x21-\x7e]+) HTTP\/(\d)\.(\d)$/;
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
-// A field value: no control characters but HTAB (NUL, CR and LF are the dangerous ones).
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const CR = 13;
+const LF = 10;
+const SP = 32;
+/** A table by byte: `1` for the bytes `chars` holds (a string of single-byte characters). */
+const table = (chars) => {
+  const t = new Uint8Array(256);
+  for (const c of chars) t[c.charCodeAt(0)] = 1;
+  return t;
+};
+const range = (lo, hi) => String.fromCharCode(...Array.from({ length: hi - lo + 1 }, (_, k) => lo + k));
+// tchar (RFC 9110 5.6.2): a method and a field name are made of them.
+const TCHAR = table("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+// A request-target: visible ASCII. A field value: no control characters but HTAB (NUL, CR and LF
+// are the dangerous ones). A reason phrase: anything but CR and LF.
+const VCHAR = table(range(0x21, 0x7e));
+const FIELD_CHAR = table(`\t${range(0x20, 0x7e)}${range(0x80, 0xff)}`);
+const REASON_CHAR = table(range(0, 0xff).replace(/[\r\n]/g, ''));
 // What a Host value may hold: uri-host [":" port], from RFC 3986's characters.
 const AUTHORITY = /^[A-Za-z0-9\-._~!$&'()*+,;=%:[\]]*$/;
+const DIGIT = (c) => c >= 48 && c <= 57;
+
+/**
+ * The header fields a message keeps, as named properties: the ones framing and the filter read.
+ * Every other field is checked as strictly, and dropped. An absent field is undefined.
+ */
+class Fields {
+  constructor() {
+    this.host = undefined;
+    this['content-length'] = undefined;
+    this['content-type'] = undefined;
+    this.connection = undefined;
+    this['transfer-encoding'] = undefined;
+  }
+}
+const KEPT = Object.keys(new Fields()).map((name) => Buffer.from(name, 'latin1'));
+/** The kept field whose name the bytes b[from, to) spell, in any case (they are tchars), or null. */
+function keptName(b, from, to) {
+  for (const name of KEPT) {
+    if (name.length !== to - from) continue;
+    let k = 0;
+    // A tchar ORed with 0x20 is a lower-case letter only if it was that letter in either case.
+    while (k < name.length && (b[from + k] | 0x20) === name[k]) k += 1;
+    if (k === name.length) return name.toString('latin1');
+  }
+  return null;
+}
+
+/** A parsed message: its start line's parts, the kept fields, its framing, its body. */
+class Message {
+  constructor() {
+    this.method = undefined;
+    this.target = undefined;
+    this.minor = 0;
+    this.status = 0;
+    this.headers = new Fields();
+    this.contentLength = 0;
+    this.keepAlive = false;
+    this.body = null;
+  }
+}
 
 export class HttpError extends Error {
   constructor(status, message) {
@@ -66,7 +118,7 @@ export class Http1Parser {
         return null;
       }
       if (end + 4 > this.maxHeadBytes) throw new HttpError(431, 'request header fields too large');
-      this.head = this.parseHead(this.buf.toString('latin1', 0, end));
+      this.head = this.parseHead(this.buf, end);
       this.buf = this.buf.subarray(end + 4);
     }
     const need = this.head.contentLength;
@@ -83,51 +135,96 @@ export class Http1Parser {
     return this.head !== null || this.buf.length > 0;
   }
 
-  parseHead(text) {
-    const lines = text.split('\r\n');
-    const first = lines.shift();
-    const msg = { headers: {}, contentLength: 0 };
-    if (this.kind === 'request') {
-      const m = REQUEST_LINE.exec(first);
-      if (!m) throw new HttpError(400, 'malformed request line');
-      [, msg.method, msg.target] = m;
-      if (m[3] !== '1') throw new HttpError(505, 'HTTP version not supported: use HTTP/1.1');
-      msg.minor = Number(m[4]); // a higher minor version is read as 1.1 (RFC 9110, 2.5)
-    } else {
-      const m = STATUS_LINE.exec(first);
-      if (!m) throw new HttpError(502, 'malformed status line from backend');
-      msg.minor = Number(m[1]);
-      msg.status = Number(m[2]);
+  /**
+   * The head in b[0, end), walked byte by byte where it lies (no string made of it but the
+   * fields kept: servers/README.md has what the string-and-regex parser cost).
+   */
+  parseHead(b, end) {
+    const request = this.kind === 'request';
+    const bad = request ? 400 : 502;
+    const msg = new Message();
+    let i = request ? this.requestLine(b, end, msg) : this.statusLine(b, end, msg);
+    const h = msg.headers;
+    // The header lines: name ":" OWS value OWS, the name tchars, the value FIELD_CHARs.
+    while (i < end) {
+      const from = i;
+      while (i < end && TCHAR[b[i]] === 1) i += 1;
+      if (i === from || i === end || b[i] !== 58 /* : */) throw new HttpError(bad, 'malformed header line');
+      const to = i;
+      i += 1;
+      while (i < end && FIELD_CHAR[b[i]] === 1) i += 1;
+      if (i < end && !(b[i] === CR && b[i + 1] === LF)) throw new HttpError(bad, 'malformed header value');
+      const name = keptName(b, from, to);
+      if (name !== null) {
+        let v0 = to + 1;
+        let v1 = i;
+        while (v0 < v1 && (b[v0] === SP || b[v0] === 9)) v0 += 1;
+        while (v1 > v0 && (b[v1 - 1] === SP || b[v1 - 1] === 9)) v1 -= 1;
+        const value = b.latin1Slice(v0, v1);
+        // A repeated field is joined with commas, as RFC 9110 combines them: a second
+        // Content-Length or Host then fails its own check below.
+        h[name] = h[name] === undefined ? value : `${h[name]}, ${value}`;
+      }
+      i += 2;
     }
-    for (const line of lines) {
-      const colon = line.indexOf(':');
-      const name = colon > 0 ? line.slice(0, colon) : '';
-      if (!TOKEN.test(name)) throw new HttpError(this.kind === 'request' ? 400 : 502, 'malformed header line');
-      const key = name.toLowerCase();
-      const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '');
-      if (!FIELD_VALUE.test(value)) throw new HttpError(this.kind === 'request' ? 400 : 502, 'malformed header value');
-      // A repeated field is joined with commas, as RFC 9110 combines them: a second
-      // Content-Length or Host then fails its own check below.
-      msg.headers[key] = key in msg.headers ? `${msg.headers[key]}, ${value}` : value;
-    }
-    if (this.kind === 'request' && (msg.minor >= 1 || 'host' in msg.headers)) {
+    if (request && (msg.minor >= 1 || h.host !== undefined)) {
       // HTTP/1.1 needs exactly one Host, whose value can be an authority.
-      if (!('host' in msg.headers)) throw new HttpError(400, 'Host is required in HTTP/1.1');
-      if (!AUTHORITY.test(msg.headers.host)) throw new HttpError(400, 'bad Host');
+      if (h.host === undefined) throw new HttpError(400, 'Host is required in HTTP/1.1');
+      if (!AUTHORITY.test(h.host)) throw new HttpError(400, 'bad Host');
     }
-    if ('transfer-encoding' in msg.headers) {
-      throw new HttpError(this.kind === 'request' ? 411 : 502, 'chunked bodies are not accepted: send Content-Length');
+    if (h['transfer-encoding'] !== undefined) {
+      throw new HttpError(request ? 411 : 502, 'chunked bodies are not accepted: send Content-Length');
     }
-    if ('content-length' in msg.headers) {
-      const v = msg.headers['content-length'];
-      if (!/^\d{1,15}$/.test(v)) throw new HttpError(400, 'bad Content-Length');
-      msg.contentLength = Number(v);
+    const length = h['content-length'];
+    if (length !== undefined) {
+      if (!/^\d{1,15}$/.test(length)) throw new HttpError(400, 'bad Content-Length');
+      msg.contentLength = Number(length);
       if (msg.contentLength > this.maxBodyBytes) throw new HttpError(413, 'body too large');
     }
-    if (this.kind === 'response' && (msg.status === 204 || msg.status === 304 || msg.status < 200)) msg.contentLength = 0;
-    const conn = (msg.headers.connection || '').toLowerCase();
+    if (!request && (msg.status === 204 || msg.status === 304 || msg.status < 200)) msg.contentLength = 0;
+    const conn = h.connection === undefined ? '' : h.connection.toLowerCase();
     msg.keepAlive = msg.minor === 1 ? !conn.includes('close') : conn.includes('keep-alive');
     return msg;
+  }
+
+  /**
+   * RFC 9112: method SP request-target SP HTTP-version CRLF, single spaces, the method tchars,
+   * the target visible ASCII. Where the header lines start.
+   */
+  requestLine(b, end, msg) {
+    let i = 0;
+    while (i < end && TCHAR[b[i]] === 1) i += 1;
+    const m = i;
+    if (m === 0 || b[i] !== SP) throw new HttpError(400, 'malformed request line');
+    i += 1;
+    while (i < end && VCHAR[b[i]] === 1) i += 1;
+    const t = i;
+    if (t === m + 1 || b[i] !== SP) throw new HttpError(400, 'malformed request line');
+    i += 1;
+    // HTTP/d.d
+    if (!(i + 8 <= end && b[i] === 72 && b[i + 1] === 84 && b[i + 2] === 84 && b[i + 3] === 80 && b[i + 4] === 47
+      && DIGIT(b[i + 5]) && b[i + 6] === 46 && DIGIT(b[i + 7]) && b[i + 8] === CR && b[i + 9] === LF)) {
+      throw new HttpError(400, 'malformed request line');
+    }
+    if (b[i + 5] !== 49 /* 1 */) throw new HttpError(505, 'HTTP version not supported: use HTTP/1.1');
+    msg.minor = b[i + 7] - 48; // a higher minor version is read as 1.1 (RFC 9110, 2.5)
+    msg.method = m === 4 && b[0] === 80 && b[1] === 79 && b[2] === 83 && b[3] === 84 ? 'POST' : b.latin1Slice(0, m);
+    msg.target = b.latin1Slice(m + 1, t);
+    return i + 10;
+  }
+
+  /** HTTP/1.x SP status-code [SP reason-phrase] CRLF; where the header lines start. */
+  statusLine(b, end, msg) {
+    if (!(end >= 12 && b[0] === 72 && b[1] === 84 && b[2] === 84 && b[3] === 80 && b[4] === 47 && b[5] === 49
+      && b[6] === 46 && (b[7] === 48 || b[7] === 49) && b[8] === SP && DIGIT(b[9]) && DIGIT(b[10]) && DIGIT(b[11]))) {
+      throw new HttpError(502, 'malformed status line from backend');
+    }
+    let i = 12;
+    if (b[i] === SP) while (i < end && REASON_CHAR[b[i]] === 1) i += 1;
+    if (!(b[i] === CR && b[i + 1] === LF)) throw new HttpError(502, 'malformed status line from backend');
+    msg.minor = b[7] - 48;
+    msg.status = (b[9] - 48) * 100 + (b[10] - 48) * 10 + (b[11] - 48);
+    return i + 2;
   }
 }
 
