@@ -9,6 +9,8 @@ import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capa
 import jsonFilter from '../thresholds/experiments/json-filter.js';
 import { walkPhases } from '../lab/run/phases.mjs';
 import { parseWrk } from '../lab/bench/tools.mjs';
+import { wrkGroups, mergeSlices } from '../lab/run/wrk.mjs';
+import { wrkFigures } from '../lab/kinds/capacity.mjs';
 import { recordedSpread } from '../stacks/json-filter/readme.mjs';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
@@ -47,7 +49,8 @@ test('breakpoint plan: one phase per server, each case judged against the refere
   assert.equal(c['nginx-closed'].expected.throughput, undefined, 'the reference is judged against nothing');
   const q = byId(quick);
   assert.deepEqual(q['node-ramp'].steps, ramp.steps, 'same rates');
-  assert.equal(q['node-closed'].durationMs, 8000, 'a closed case keeps 8 real seconds: its window also opens the connections');
+  assert.equal(q['node-closed'].durationMs, 16_000, 'a closed case keeps 4 slices of 4 real seconds: each opens the connections before its steady part');
+  assert.deepEqual([q['node-closed'].sliceS, q['node-closed'].steady], [4, { fromS: 1.5, toS: 3.7 }]);
   assert.equal(ramp.expected.relayMinMs.lo, 29, 'backend delay less nginx clock ms');
   assert.equal(ramp.path, '/filter/node-ramp', 'each case its own path, counted by the backend');
   assert.equal(c['nginx-cost-beside-node'].path, '/filter/nginx-cost-beside-node');
@@ -258,6 +261,35 @@ Requests/sec:   1812.86
 `);
   assert.deepEqual([w.rps, w.requests, w.non2xx, w.socketErrors, w.socket.timeout], [1812.86, 7332, 7, 15, 12]);
   assert.deepEqual(w.latencyMs, { 50: 155.87, 75: 297.28, 90: 0.7116, 99: 1450 });
+});
+
+test('a closed case and the references beside it take turns in slices: figures summed, CPU over every window', () => {
+  const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
+  const groups = wrkGroups(p).map((g) => g.map((c) => c.id));
+  assert.deepEqual(groups, [['node-closed', 'nginx-closed-beside-node'], ['node-cluster-closed', 'nginx-closed-beside-node-cluster'], ['erlang-closed', 'nginx-closed-beside-erlang'], ['nginx-closed']]);
+  const [lead, ref] = wrkGroups(p)[0];
+  assert.equal(lead.slices, 4);
+  assert.deepEqual([ref.pauseMs, ref.settleMs], [0, 0], "the reference runs within its case's pause and settling");
+  const slice = (fromMs, rps, requests, p99, extra = {}) => ({ rps, requests, non2xx: 1, socket: { connect: 0, read: 1, write: 0, timeout: 2 }, socketErrors: 3, latencyMs: { 50: 10, 99: p99 }, fromMs, toMs: fromMs + 2000, ...extra });
+  const w = mergeSlices([slice(0, 1000, 2000, 300), slice(5000, 500, 1000, 900)]);
+  assert.deepEqual([w.requests, w.non2xx, w.socketErrors, w.socket.timeout], [3000, 2, 6, 4]);
+  assert.equal(w.rps, 3000 / 4, "the rate over wrk's own running time (2 s + 2 s)");
+  assert.deepEqual(w.latencyMs, { 50: 10, 99: 900 }, "each percentile the worst slice's (shown only)");
+  assert.deepEqual(w.windows, [[0, 2000], [5000, 7000]]);
+  // CPU: 1 s per second inside the windows, 10 s per second between them (another case's slice).
+  const cpu = [[0, 0], [2000, 2], [5000, 32], [7000, 34]];
+  const f = wrkFigures({ vus: 100 }, { ...w, backendReceived: 2998 }, cpu);
+  assert.equal(f.costUs, (4 * 1e6) / 3000, 'only the windows count');
+  assert.deepEqual([f.backend.lo, f.backend.hi], [2998, 2998 + 2 + 100 * 2], 'one request in flight per connection at each of the 2 stops');
+  // With steady parts: the rate and CPU per request are theirs (the backend's count in them).
+  const ws = mergeSlices([slice(0, 1000, 2000, 300, { steady: { fromMs: 500, toMs: 1500, received: 900 } }), slice(5000, 500, 1000, 900, { steady: { fromMs: 5500, toMs: 6500, received: 600 } })]);
+  assert.deepEqual(ws.steady, { received: 1500, windows: [[500, 1500], [5500, 6500]] });
+  const fs = wrkFigures({ vus: 100 }, ws, cpu);
+  assert.equal(fs.rps, 1500 / 2, 'received over the steady seconds');
+  assert.equal(fs.wrkRps, 750);
+  assert.equal(fs.costUs, (2 * 1e6) / 1500, "the steady windows' CPU over what the backend received in them");
+  const single = wrkFigures({ vus: 100 }, { ...w, windows: undefined, fromMs: 0, toMs: 2000 }, cpu);
+  assert.equal(single.costUs, (2 * 1e6) / 3000, 'a run recorded before slices: its one window');
 });
 
 test("the measured spread the bounds come from covers every recorded breakpoint run's figures (docs/runs/)", () => {

@@ -66,23 +66,36 @@ export function backendBounds(c, metrics) {
 }
 
 /**
- * A closed case wrk sent (lab/run/wrk.mjs), from wrk's report: its rate, errors (non-2xx answers
- * and socket errors over requests), p99, the service's CPU per request over wrk's window, and what
- * the backend must have received: every 2xx (each document asked to be relayed), at most that
- * plus the non-2xx answers and one request in flight per connection when wrk stopped.
+ * A closed case wrk sent (lab/run/wrk.mjs), from wrk's report: its rate and CPU per request
+ * (the service's CPU over the requests), errors (non-2xx answers and socket errors over
+ * requests), p99, and what the backend must have received: every 2xx (each document asked to be
+ * relayed), at most that plus the non-2xx answers and one request in flight per connection each
+ * time wrk stopped. The rate and CPU per request are the steady parts' of its slices where they
+ * were measured (requests: what the backend received in them; every document is relayed), else
+ * wrk's whole window's (a run recorded before slices).
  */
 export function wrkFigures(c, w, cpuSeries) {
   if (!w) return { rps: null, errorRate: null, p99Ms: null, costUs: null, backend: { lo: 0, hi: 0, unknown: 0, received: null } };
   const errors = w.non2xx + w.socketErrors;
-  const cpuS = cpuBetween(cpuSeries, w.fromMs, w.toMs);
+  const cpuOver = (windows) => {
+    const parts = windows.map(([from, to]) => cpuBetween(cpuSeries, from, to));
+    return parts.includes(null) ? null : parts.reduce((a, b) => a + b, 0);
+  };
+  const steadyS = w.steady ? w.steady.windows.reduce((a, [from, to]) => a + (to - from) / 1000, 0) : 0;
+  const [rps, cpuS, counted] = w.steady
+    ? [steadyS > 0 ? w.steady.received / steadyS : null, cpuOver(w.steady.windows), w.steady.received]
+    : [w.rps, cpuOver(w.windows ?? [[w.fromMs, w.toMs]]), w.requests];
   const ok = w.requests - w.non2xx;
+  const stops = w.windows?.length ?? 1;
   return {
-    rps: w.rps,
+    rps,
+    wrkRps: w.rps,
     requests: w.requests,
     errorRate: w.requests ? errors / w.requests : 1,
     p99Ms: w.latencyMs?.['99'] ?? null,
-    costUs: cpuS === null || !w.requests ? null : (cpuS * 1e6) / w.requests,
-    backend: { lo: ok, hi: ok + w.non2xx + c.vus, unknown: w.non2xx + c.vus, received: w.backendReceived ?? null },
+    costUs: cpuS === null || !counted ? null : (cpuS * 1e6) / counted,
+    // One request in flight per connection each time wrk stopped: once per slice.
+    backend: { lo: ok, hi: ok + w.non2xx + c.vus * stops, unknown: w.non2xx + c.vus * stops, received: w.backendReceived ?? null },
   };
 }
 
@@ -129,7 +142,7 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
       row('wrk: errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`, checks.errors);
       // Shown (thresholds/kinds/capacity.js says why), beside the mean a closed loop must have.
       row('wrk: p99', '(measured)', `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`, null);
-      row('wrk: throughput', '(measured)', `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`, null, c.seed ? `${c.seed.krps} k r/s (i3)` : '-');
+      row('wrk: throughput', '(measured)', `${fixed(measured.rps, 0)} r/s${measured.rps === measured.wrkRps ? '' : ` steady (wrk: ${fixed(measured.wrkRps, 0)})`}, ${fixed(measured.costUs)} us CPU/req`, null, c.seed ? `${c.seed.krps} k r/s (i3)` : '-');
       for (const [ref, bound] of Object.entries(e.throughput || {})) {
         const theirs = reference(bound.case, (x) => wrkOf(x).rps);
         const ratio = measured.rps && theirs ? measured.rps / theirs : null;

@@ -1,9 +1,14 @@
 /*
  * The wrk stage of a phase, after k6 (whose cases warmed the server): each case the plan gives
- * to wrk (`generator: 'wrk'`, a closed load as the seed measured it), one after another, each
- * after a pause for what came before to settle, with the backend's count per path read before
- * and after and the wall-clock window kept for the CPU samples. Its figures go to
- * <run>.wrk.json beside k6's summary; the kind's judge reads them from there.
+ * to wrk (`generator: 'wrk'`, a closed load as the seed measured it) with the references beside
+ * it, as one group: after a pause for what came before to settle, the group's members take
+ * turns in `slices` slices each (case, references; then references, case; and so on), so that a
+ * slow spell of the machine falls on all of them alike. The backend's count per path is read
+ * before the group and after it, and twice in each slice, where its connections are open and
+ * wrk has not stopped (`steady`): the rate and the CPU per request are the steady parts', not the
+ * opening of 2500 connections per slice. Each window is kept for the CPU samples.
+ * The figures, summed over the slices, go to <run>.wrk.json beside k6's summary; the kind's judge
+ * reads them from there.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
@@ -39,6 +44,42 @@ function runOne(args, { env, logFile, setChild }) {
   });
 }
 
+/** The wrk cases as groups that take turns: each case that is beside none, then the ones beside it. */
+export function wrkGroups(plan) {
+  const cases = wrkCases(plan);
+  return cases.filter((c) => !c.beside).map((c) => [c, ...cases.filter((x) => x.beside === c.id)]);
+}
+
+/**
+ * One case's figures from its slices' wrk reports ({...parseWrk(out), fromMs, toMs, steady} each):
+ * the counts summed, the rate over wrk's own running time, each latency percentile the worst
+ * slice's (slices' percentiles cannot be merged: shown, not judged), every window, and the
+ * steady parts' (`steady`: {fromMs, toMs, received}, the backend's count between them).
+ */
+export function mergeSlices(slices) {
+  const sum = (f) => slices.reduce((a, x) => a + f(x), 0);
+  const requests = sum((x) => x.requests);
+  const seconds = sum((x) => (x.rps > 0 ? x.requests / x.rps : 0));
+  const socket = {};
+  for (const x of slices) for (const [k, v] of Object.entries(x.socket || {})) socket[k] = (socket[k] || 0) + v;
+  const latencyMs = {};
+  for (const x of slices) for (const [p, v] of Object.entries(x.latencyMs || {})) latencyMs[p] = Math.max(latencyMs[p] ?? 0, v);
+  return {
+    rps: seconds > 0 ? requests / seconds : 0,
+    requests,
+    non2xx: sum((x) => x.non2xx),
+    socket,
+    socketErrors: sum((x) => x.socketErrors),
+    latencyMs,
+    fromMs: slices[0].fromMs,
+    toMs: slices.at(-1).toMs,
+    windows: slices.map((x) => [x.fromMs, x.toMs]),
+    slices: slices.map((x) => ({ rps: x.rps, requests: x.requests, fromMs: x.fromMs, toMs: x.toMs, steady: x.steady })),
+    // The steady parts: what the backend received in them, and their windows.
+    ...(slices.every((x) => x.steady) ? { steady: { received: sum((x) => x.steady.received), windows: slices.map((x) => [x.steady.fromMs, x.steady.toMs]) } } : {}),
+  };
+}
+
 /**
  * Runs the plan's wrk cases; resolves to {figures} (by case id) or {problem}. `plan.wrk`: the
  * Lua script (relative to the root), the document it posts and the fields set in it.
@@ -48,21 +89,41 @@ export async function runWrk({ root, env, plan, dir, logDir, tmp, stack, setChil
   const body = join(tmp, `${runName(plan)}.wrk-body.json`);
   writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, plan.wrk.body), 'utf8')), ...plan.wrk.set }));
   const accounting = `${stack.baseUrls[plan.accounting.service]}${plan.accounting.path}`;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   try {
-    for (const c of wrkCases(plan)) {
-      if (isInterrupted()) return { problem: 'interrupted during wrk', figures };
-      const url = stack.baseUrls[c.service] + c.path;
-      await new Promise((r) => setTimeout(r, c.pauseMs));
-      say(`${plan.experiment}: ${c.id}: wrk -t ${c.threads} -c ${c.vus} -d ${c.seconds}s against ${c.service}`);
+    for (const group of wrkGroups(plan)) {
+      const [lead] = group;
+      await sleep(lead.pauseMs);
+      const { slices = 1, sliceS = lead.seconds, steady = null } = lead;
+      say(`${plan.experiment}: ${group.map((c) => `${c.id} (${c.service})`).join(', ')}: wrk -t ${lead.threads} -c ${lead.vus}, ${slices} slice(s) of ${sliceS} s each, taking turns`);
       const before = await backendPaths(accounting);
-      const fromMs = Date.now();
-      const args = wrkArgs(url, c.vus, c.seconds, { threads: c.threads, timeoutS: c.timeoutS, script: join(root, plan.wrk.script), latency: true });
-      const out = await runOne(args, { env: { ...env, LAB_BODY: body }, logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`), setChild });
-      const toMs = Date.now();
+      const reports = new Map(group.map((c) => [c.id, []]));
+      for (let i = 0; i < slices; i += 1) {
+        for (const c of i % 2 ? [...group].reverse() : group) {
+          if (isInterrupted()) return { problem: 'interrupted during wrk', figures };
+          const args = wrkArgs(stack.baseUrls[c.service] + c.path, c.vus, sliceS, { threads: c.threads, timeoutS: c.timeoutS, script: join(root, plan.wrk.script), latency: true });
+          const fromMs = Date.now();
+          // The backend's count for the case, read twice while wrk runs: the steady part of the
+          // slice, once its connections are open and before wrk stops.
+          const count = async (atS) => {
+            await sleep(fromMs + atS * 1000 - Date.now());
+            const t0 = Date.now();
+            const paths = await backendPaths(accounting);
+            return { atMs: (t0 + Date.now()) / 2, n: paths[c.path] || 0 };
+          };
+          const marks = steady ? Promise.all([count(steady.fromS), count(steady.toS)]).catch((e) => e) : null;
+          const out = await runOne(args, { env: { ...env, LAB_BODY: body }, logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`), setChild });
+          const toMs = Date.now();
+          const seen = marks ? await marks : null;
+          if (seen instanceof Error) throw seen;
+          const [a, b] = seen || [];
+          reports.get(c.id).push({ ...parseWrk(out), fromMs, toMs, ...(marks ? { steady: { fromMs: a.atMs, toMs: b.atMs, received: b.n - a.n } } : {}) });
+        }
+      }
       // Whatever was still in flight when wrk stopped reaches the backend within its timeout.
-      await new Promise((r) => setTimeout(r, c.settleMs));
+      await sleep(Math.max(...group.map((c) => c.settleMs)));
       const after = await backendPaths(accounting);
-      figures[c.id] = { ...parseWrk(out), fromMs, toMs, backendReceived: (after[c.path] || 0) - (before[c.path] || 0) };
+      for (const c of group) figures[c.id] = { ...mergeSlices(reports.get(c.id)), backendReceived: (after[c.path] || 0) - (before[c.path] || 0) };
     }
     return { figures };
   } catch (e) {

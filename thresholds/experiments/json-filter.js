@@ -80,14 +80,13 @@ export default {
     // wrk as the seed did (a cold Node filter answered a third of its warm rate). The cases
     // judged against the references keep 4 real seconds under --quick: compressed, too few
     // requests dilute a transient in a relayed median (measured: stacks/json-filter/README.md).
-    // The closed cases keep 8 at least: each window also opens the seed's 2500 connections (in
-    // the cluster the primary hands each one to a worker), which 4 s left weighing on the
-    // efficiency judged there (stacks/json-filter/README.md).
+    // The closed cases take turns with nginx beside them in slices of 4 s at least, each measured
+    // once its 2500 connections are open (thresholds/kinds/capacity.js, WRK_SLICES).
     breakpoint: (k, f) => measured.flatMap((s) => [
       { id: `${s}-base`, target: s, kind: 'open', rate: FIRST_STEP, seconds: 4, judge: 'latency' },
       { id: `${s}-cost`, target: s, kind: 'open', rate: COST_RATE, seconds: 4, judge: 'cost' },
       { id: `${s}-ramp`, target: s, kind: 'ramp', steps: STEPS, rampS: 1 / f, holdS: 4 / f },
-      { id: `${s}-closed`, target: s, kind: 'closed', generator: 'wrk', vus: k.connections, seconds: Math.max(8, 20 / f), judge: 'throughput' },
+      { id: `${s}-closed`, target: s, kind: 'closed', generator: 'wrk', vus: k.connections, seconds: 20 / f, judge: 'throughput' },
     ]),
   },
   suites: { smoke: true, breakpoint: true },
