@@ -83,6 +83,10 @@ test('bounds from a measured spread: the worst run passes, a 2x (or the stated) 
   const k = comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: 1.5 }).closedFloors.x.nginx;
   assert.ok(k <= 0.6 && k > 0.8 / 1.5, `floor ${k}`);
   assert.throws(() => comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.5, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: 1.5 }), /spans 1.5x/);
+  // A slowdown per server: the one named takes its own, the others 2.
+  const per = comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.6, 0.8] }, y: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: { x: 1.5 } }).closedFloors;
+  assert.deepEqual([per.x.nginx, per.y.nginx], [k, comparisonBounds({ efficiency: {}, closedEfficiency: { y: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5).closedFloors.y.nginx]);
+  assert.ok(per.y.nginx < per.x.nginx);
   // The committed spread must allow bounds at all.
   assert.doesNotThrow(() => comparisonBounds(jsonFilter.measuredSpread, jsonFilter.perturbMs, jsonFilter.slowdowns));
 });
@@ -126,7 +130,7 @@ function healthyRun(p, tweak = {}) {
   const metrics = {};
   const cpu = {};
   const costUs = { node: 60, 'node-cluster': 100, erlang: 120, nginx: 43, direct: 34, ...tweak.costUs };
-  const rps = { node: 6000, 'node-cluster': 7500, erlang: 7800, nginx: 15000, direct: 27000, ...tweak.rps };
+  const rps = { node: 9000, 'node-cluster': 7500, erlang: 7800, nginx: 15000, direct: 27000, ...tweak.rps };
   const wrk = {};
   for (const c of p.cases) {
     if (c.generator === 'wrk') {
@@ -221,7 +225,7 @@ test('the backend must receive what each case relayed; only requests whose fate 
   assert.equal(judgeAcct({ backend_received: undefined }).checks.backend, false, 'no count from the backend fails');
   // wrk's closed run (every document relayed): at least its 2xx answers, at most one more per connection.
   const closed = (w) => judge(p, { 'node-closed': w }).find((o) => o.case === 'json-filter/node-closed');
-  const n = 6000 * p.cases.find((c) => c.id === 'node-closed').seconds;
+  const n = 9000 * p.cases.find((c) => c.id === 'node-closed').seconds;
   assert.equal(closed({ backendReceived: n }).checks.backend, true);
   assert.equal(closed({ backendReceived: n + 2500 }).checks.backend, true, 'each connection had one in flight');
   assert.equal(closed({ backendReceived: n + 2501 }).checks.backend, false);

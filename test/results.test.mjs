@@ -320,7 +320,7 @@ test("a capacity run's pages build: its phases, the cases wrk sent and the refer
   const tmp = mkdtempSync(join(tmpdir(), 'lab-results-'));
   try {
     const dir = join(tmp, 'results');
-    const ids = ['20261124-093113-451-31556-breakpoint-quick5', '20261124-095830-336-2430-breakpoint-quick5'];
+    const ids = ['20261124-142845-921-17693-breakpoint-quick5', '20261124-144133-545-20052-breakpoint-quick5'];
     for (const id of ids) cpSync(join(root, 'test', 'fixtures', 'perturbed', id), join(dir, id), { recursive: true });
     const { site } = buildSite(root, { results: dir });
     const page = read(site, 'runs', ids[1], 'json-filter.html');

@@ -35,7 +35,8 @@ const metricName = (id) => id.replace(/[^a-zA-Z0-9]/g, '_');
  *
  * Bounds from a measured spread. Efficiency: the measured runs went from `min` to `max`;
  * a server k times as costly as in the best run would score max / k, where k is the slowdown the
- * comparison must catch (`slowdowns`, 2 unless the experiment says less). The floor sits half-way
+ * comparison must catch (`slowdowns`: per comparison a number, or one per server; 2 unless the
+ * experiment says otherwise). The floor sits half-way
  * between the two in ratio terms, sqrt(min x max / k), so the worst run passes and a k-fold
  * slowdown of the best fails with the same relative room. That needs max < k x min: refused
  * otherwise.
@@ -45,9 +46,10 @@ const metricName = (id) => id.replace(/[^a-zA-Z0-9]/g, '_');
 export function comparisonBounds(spread, perturbMs, slowdowns = {}) {
   // Throughput at the seed's closed load, as a ratio to a reference, takes floors the same way:
   // a server that halves its throughput halves the ratio.
-  const floorsOf = (ratios, what, k = 2) => {
+  const floorsOf = (ratios, what, slowdown = 2) => {
     const out = {};
     for (const [server, refs] of Object.entries(ratios)) {
+      const k = typeof slowdown === 'number' ? slowdown : slowdown[server] ?? 2;
       out[server] = {};
       for (const [ref, spreadOf] of Object.entries(refs)) {
         if (spreadOf === null) {

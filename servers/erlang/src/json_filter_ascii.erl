@@ -1,6 +1,6 @@
 %% ASCII case folding, for what HTTP compares without regard to case: header names (tokens) and
 %% the values the filter looks into (Connection). string:lowercase walks Unicode grapheme
-%% clusters, and took 8 % of the filter's time in the profile (servers/README.md).
+%% clusters, which the profile showed costly (servers/README.md has its share).
 -module(json_filter_ascii).
 -export([lower/1]).
 

@@ -40,11 +40,11 @@ function requests(buf, client, backend) {
 
 net.createServer({ noDelay: true }, (client) => {
   const backend = net.connect({ port: backendPort, host: '127.0.0.1', noDelay: true });
-  let left = Buffer.alloc(0);
   if (mode === 'relay') {
     client.on('data', (d) => backend.write(d));
     backend.on('data', (d) => client.write(d));
   } else {
+    let left = Buffer.alloc(0);
     client.on('data', (d) => { left = requests(left.length ? Buffer.concat([left, d]) : d, client, backend); });
     backend.on('data', (d) => client.write(d.latin1Slice(9, 12) === '204' ? NO_CONTENT : d));
   }
