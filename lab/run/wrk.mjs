@@ -11,6 +11,7 @@
  * reads them from there.
  */
 import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseWrk, wrkArgs } from '../bench/tools.mjs';
@@ -89,7 +90,6 @@ export async function runWrk({ root, env, plan, dir, logDir, tmp, stack, setChil
   const body = join(tmp, `${runName(plan)}.wrk-body.json`);
   writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, plan.wrk.body), 'utf8')), ...plan.wrk.set }));
   const accounting = `${stack.baseUrls[plan.accounting.service]}${plan.accounting.path}`;
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   try {
     for (const group of wrkGroups(plan)) {
       const [lead] = group;
@@ -106,7 +106,7 @@ export async function runWrk({ root, env, plan, dir, logDir, tmp, stack, setChil
           // The backend's count for the case, read twice while wrk runs: the steady part of the
           // slice, once its connections are open and before wrk stops.
           const count = async (atS) => {
-            await sleep(fromMs + atS * 1000 - Date.now());
+            await sleep(Math.max(0, fromMs + atS * 1000 - Date.now()));
             const t0 = Date.now();
             const paths = await backendPaths(accounting);
             return { atMs: (t0 + Date.now()) / 2, n: paths[c.path] || 0 };

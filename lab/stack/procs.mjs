@@ -6,12 +6,12 @@
  * was recorded (sameProcess: same start ticks), never one the kernel gave out again.
  */
 import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openSync, closeSync, readFileSync, writeFileSync, renameSync, linkSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync, accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { removeWhenEmpty } from './cgroups.mjs';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Start time of a pid in clock ticks since boot (field 22 of /proc/PID/stat), or null. */
 export function startTicks(pid) {

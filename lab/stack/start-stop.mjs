@@ -4,6 +4,7 @@
  * runner starts every service as the user `lab` (privilege.mjs), after its cgroup join.
  */
 import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { stackServices, portsByService, scrapeTargets } from './topology.mjs';
@@ -12,7 +13,6 @@ import { spawnLogged, stopProcess, assertPortsFree, logTail, requireTools } from
 import { createCgroup, parseCaps, removeWhenEmpty } from './cgroups.mjs';
 import { stackUser, serviceLaunch, giveDir, giveTree, reachHint } from './privilege.mjs';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** What the metrics services' templates need from the topology: scrape targets, process groups. */
 export const topologyView = (topology) => ({

@@ -38,15 +38,16 @@ class Fields {
     this['transfer-encoding'] = undefined;
   }
 }
-const KEPT = Object.keys(new Fields()).map((name) => Buffer.from(name, 'latin1'));
+// Each as its name and its bytes: the name a match returns is this string, made once.
+const KEPT = Object.keys(new Fields()).map((name) => ({ name, bytes: Buffer.from(name, 'latin1') }));
 /** The kept field whose name the bytes b[from, to) spell, in any case (they are tchars), or null. */
 function keptName(b, from, to) {
-  for (const name of KEPT) {
-    if (name.length !== to - from) continue;
+  for (const { name, bytes } of KEPT) {
+    if (bytes.length !== to - from) continue;
     let k = 0;
     // A tchar ORed with 0x20 is a lower-case letter only if it was that letter in either case.
-    while (k < name.length && (b[from + k] | 0x20) === name[k]) k += 1;
-    if (k === name.length) return name.toString('latin1');
+    while (k < bytes.length && (b[from + k] | 0x20) === bytes[k]) k += 1;
+    if (k === bytes.length) return name;
   }
   return null;
 }
