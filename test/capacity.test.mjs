@@ -279,7 +279,7 @@ test('a closed case and the references beside it take turns in slices: figures s
   assert.deepEqual([w.requests, w.non2xx, w.socketErrors, w.socket.timeout], [3000, 2, 6, 4]);
   assert.equal(w.rps, 3000 / 4, "the rate over wrk's own running time (2 s + 2 s)");
   assert.deepEqual(w.latencyMs, { 50: 10, 99: 900 }, "each percentile the worst slice's (shown only)");
-  assert.deepEqual(w.windows, [[0, 2000], [5000, 7000]]);
+  assert.deepEqual(w.slices.map((x) => [x.fromMs, x.toMs]), [[0, 2000], [5000, 7000]]);
   // CPU: 1 s per second inside the windows, 10 s per second between them (another case's slice).
   const cpu = [[0, 0], [2000, 2], [5000, 32], [7000, 34]];
   const f = wrkFigures({ vus: 100 }, { ...w, backendReceived: 2998 }, cpu);
@@ -287,12 +287,11 @@ test('a closed case and the references beside it take turns in slices: figures s
   assert.deepEqual([f.backend.lo, f.backend.hi], [2998, 2998 + 2 + 100 * 2], 'one request in flight per connection at each of the 2 stops');
   // With steady parts: the rate and CPU per request are theirs (the backend's count in them).
   const ws = mergeSlices([slice(0, 1000, 2000, 300, { steady: { fromMs: 500, toMs: 1500, received: 900 } }), slice(5000, 500, 1000, 900, { steady: { fromMs: 5500, toMs: 6500, received: 600 } })]);
-  assert.deepEqual(ws.steady, { received: 1500, windows: [[500, 1500], [5500, 6500]] });
   const fs = wrkFigures({ vus: 100 }, ws, cpu);
   assert.equal(fs.rps, 1500 / 2, 'received over the steady seconds');
   assert.equal(fs.wrkRps, 750);
   assert.equal(fs.costUs, (2 * 1e6) / 1500, "the steady windows' CPU over what the backend received in them");
-  const single = wrkFigures({ vus: 100 }, { ...w, windows: undefined, fromMs: 0, toMs: 2000 }, cpu);
+  const single = wrkFigures({ vus: 100 }, { ...w, slices: undefined, fromMs: 0, toMs: 2000 }, cpu);
   assert.equal(single.costUs, (2 * 1e6) / 3000, 'a run recorded before slices: its one window');
 });
 

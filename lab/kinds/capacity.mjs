@@ -81,12 +81,16 @@ export function wrkFigures(c, w, cpuSeries) {
     const parts = windows.map(([from, to]) => cpuBetween(cpuSeries, from, to));
     return parts.includes(null) ? null : parts.reduce((a, b) => a + b, 0);
   };
-  const steadyS = w.steady ? w.steady.windows.reduce((a, [from, to]) => a + (to - from) / 1000, 0) : 0;
-  const [rps, cpuS, counted] = w.steady
-    ? [steadyS > 0 ? w.steady.received / steadyS : null, cpuOver(w.steady.windows), w.steady.received]
-    : [w.rps, cpuOver(w.windows ?? [[w.fromMs, w.toMs]]), w.requests];
+  const slices = w.slices ?? [w]; // a run recorded before slices: its one window
+  const steady = slices.every((x) => x.steady) ? slices.map((x) => x.steady) : null;
+  const seconds = (parts) => parts.reduce((a, x) => a + (x.toMs - x.fromMs) / 1000, 0);
+  const windows = (parts) => parts.map((x) => [x.fromMs, x.toMs]);
+  const received = steady && steady.reduce((a, x) => a + x.received, 0);
+  const [rps, cpuS, counted] = steady
+    ? [seconds(steady) > 0 ? received / seconds(steady) : null, cpuOver(windows(steady)), received]
+    : [w.rps, cpuOver(windows(slices)), w.requests];
   const ok = w.requests - w.non2xx;
-  const stops = w.windows?.length ?? 1;
+  const stops = slices.length;
   return {
     rps,
     wrkRps: w.rps,
