@@ -291,6 +291,25 @@ for (const impl of filterImplementations(root)) {
     }
   });
 
+  // A backend connection that carried many relays for one client still serves the next: the
+  // Erlang filter's backend sockets deliver their answers as messages, 100 before they must be
+  // re-armed (its ?ACTIVE), and one handed back to the pool unarmed after exactly 100 would leave
+  // the next client waiting for its answer until the backend timeout (504).
+  implTest(`a backend connection reused after 100 relays still serves the next client`, async () => {
+    const fast = await setup(0);
+    const port = await freePort();
+    const filter = await startProcess(impl.command({ port, backend: `127.0.0.1:${fast.bport}`, ...LIMITS }), port);
+    try {
+      const first = await exchange(port, Array(100).fill(RELAY), { expect: 100, timeoutMs: 10000 });
+      assert.deepEqual([...new Set(first.responses.map((r) => r.status))], [204], `${first.responses.length} answers`);
+      assert.equal(first.responses.length, 100);
+      await new Promise((r) => setTimeout(r, 300)); // the first client's backend connection back in the pool
+      for (let i = 0; i < 3; i += 1) assert.equal((await exchange(port, RELAY)).responses[0]?.status, 204, `next client ${i + 1}`);
+    } finally {
+      for (const c of [filter, fast.backend]) await stop(c);
+    }
+  });
+
   // The guard limits, on a filter of their own (GUARD) in front of the in-process backend.
   const guard = {};
   before(async () => {
