@@ -86,8 +86,9 @@ export function wrkFigures(c, w, cpuSeries) {
   const seconds = (parts) => parts.reduce((a, x) => a + (x.toMs - x.fromMs) / 1000, 0);
   const windows = (parts) => parts.map((x) => [x.fromMs, x.toMs]);
   const received = steady && steady.reduce((a, x) => a + x.received, 0);
+  const steadyS = steady && seconds(steady);
   const [rps, cpuS, counted] = steady
-    ? [seconds(steady) > 0 ? received / seconds(steady) : null, cpuOver(windows(steady)), received]
+    ? [steadyS > 0 ? received / steadyS : null, cpuOver(windows(steady)), received]
     : [w.rps, cpuOver(windows(slices)), w.requests];
   const ok = w.requests - w.non2xx;
   const stops = slices.length;

@@ -45,17 +45,7 @@ setting(K) -> json_filter_config:get(K).
 
 %% The next chunk from the client within Timeout ms: {ok, Data} | {error, closed | timeout | Why}.
 recv(Sock, Timeout) ->
-    receive
-        {tcp, Sock, Data} -> {ok, Data};
-        {tcp_passive, Sock} ->
-            case inet:setopts(Sock, [{active, ?ACTIVE}]) of
-                ok -> recv(Sock, Timeout);
-                Error -> Error
-            end;
-        {tcp_closed, Sock} -> {error, closed};
-        {tcp_error, Sock, Why} -> {error, Why}
-    after Timeout -> {error, timeout}
-    end.
+    json_filter_sock:recv(Sock, ?ACTIVE, Timeout).
 
 %% Buf: bytes received and not used yet (a pipelined request may already be in it).
 next_request(Sock, Cfg, <<>>) ->

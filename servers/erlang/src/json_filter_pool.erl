@@ -5,8 +5,7 @@
 %%
 %% A backend socket stays in the VM's poll set ({active, N}: its answers arrive as messages),
 %% not a passive recv per relay: each recv first read nothing (the answer comes 30 ms later) and
-%% armed and disarmed the poll. Loaded at the same time as the filter before it, this one cost
-%% 0.94 of its CPU per relayed request (servers/README.md). The backend only ever sends answers
+%% armed and disarmed the poll (what it saved: servers/README.md). The backend only ever sends answers
 %% to what it was asked, so its messages are bounded. An idle socket the pool holds that sends
 %% anything (its close, or bytes out of step) is closed and dropped from the pool.
 %%
@@ -74,7 +73,7 @@ exchange(Sock, Path, Body) ->
 %% When this process waited for its turn past the deadline, what has arrived is still taken
 %% (the mailbox is read before the timeout counts), so only a silent backend times out.
 response(Sock, Buf, Deadline) ->
-    case recv(Sock, max(0, Deadline - erlang:monotonic_time(millisecond))) of
+    case json_filter_sock:recv(Sock, ?ACTIVE, max(0, Deadline - erlang:monotonic_time(millisecond))) of
         {ok, Data} ->
             All = <<Buf/binary, Data/binary>>,
             case parse_response(All) of
@@ -85,19 +84,6 @@ response(Sock, Buf, Deadline) ->
         {error, Why} -> close(Sock), {error, Why}
     end.
 
-%% The next bytes of the backend's answer within Timeout ms.
-recv(Sock, Timeout) ->
-    receive
-        {tcp, Sock, Data} -> {ok, Data};
-        {tcp_passive, Sock} ->
-            case inet:setopts(Sock, [{active, ?ACTIVE}]) of
-                ok -> recv(Sock, Timeout);
-                Error -> Error
-            end;
-        {tcp_closed, Sock} -> {error, closed};
-        {tcp_error, Sock, Why} -> {error, Why}
-    after Timeout -> {error, timeout}
-    end.
 
 %% Closes a backend socket and drops what it had delivered and was not read (a late answer).
 close(Sock) ->
