@@ -28,14 +28,22 @@ test('breakpoint plan: one phase per server, each case judged against the refere
     const part = k6Plan(slow, { PHASE: s });
     const k6 = part.cases.filter((c) => c.generator !== 'wrk');
     const wrk = part.cases.filter((c) => c.generator === 'wrk');
-    assert.equal(k6[0].startMs, slow.leadInMs, "k6's cases start after its own lead-in");
+    assert.equal(k6[0].startMs - k6[0].connectS * 1000, slow.leadInMs, "k6's cases (their connections first) start after its own lead-in");
     const last = k6.at(-1);
     assert.equal(part.durationS, (last.startMs + last.durationMs + last.graceS * 1000 + wrk.reduce((a, c) => a + c.pauseMs + c.durationMs + c.settleMs, 0)) / 1000);
-    assert.deepEqual(Object.keys(k6Options(part, Object.fromEntries(part.cases.map((c) => [c.service, 'http://127.0.0.1:1']))).scenarios), k6.map((c) => c.id), "k6 runs none of wrk's");
+    const sc = k6Options(part, Object.fromEntries(part.cases.map((c) => [c.service, 'http://127.0.0.1:1']))).scenarios;
+    assert.deepEqual(Object.keys(sc), k6.flatMap((c) => (c.connectS ? [`${c.id}-connect`, c.id] : [c.id])), "k6 runs none of wrk's");
+    // An open run's VUs open their connections in a window before it, so that the run's first
+    // second is not 1000 connects (k6 hands arrivals to every VU in turn).
+    for (const c of k6.filter((x) => x.kind === 'open')) {
+      assert.deepEqual([sc[`${c.id}-connect`].vus, sc[c.id].preAllocatedVUs, sc[c.id].maxVUs], [c.vus, c.vus, c.vus], c.id);
+      assert.equal(parseInt(sc[`${c.id}-connect`].startTime, 10), c.startMs - c.connectS * 1000, c.id);
+      assert.ok(parseInt(sc[`${c.id}-connect`].maxDuration, 10) < c.connectS * 1000, `${c.id}: its connections are open before it starts`);
+    }
     for (let i = 1; i < k6.length; i += 1) {
       const [a, b] = [k6[i - 1], k6[i]];
       const gap = a.kind === 'open' && b.kind === 'open' ? 0 : a.graceS * 1000;
-      assert.ok(b.startMs >= a.startMs + a.durationMs + gap, `${b.id} starts after ${a.id} has settled`);
+      assert.ok(b.startMs - b.connectS * 1000 >= a.startMs + a.durationMs + gap, `${b.id} (its connections first) starts after ${a.id} has settled`);
     }
   }
   assert.throws(() => k6Plan(slow, { SERVER: 'nope' }), /SERVER=nope: no such server in this plan; it has node, node-cluster, erlang, nginx/);

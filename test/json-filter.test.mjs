@@ -3,16 +3,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { spawnSync } from 'node:child_process';
+import { spawnSync, spawn } from 'node:child_process';
 import { freePort, startListening } from './lib/listening.mjs';
 import http from 'node:http';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Http1Parser, HttpError } from '../servers/node/lib/http1.js';
 import { BackendPool } from '../servers/node/lib/backend-pool.js';
 import { filterImplementations } from './filter-implementations.mjs';
-import { needs } from './lib/needs.mjs';
+import { needs, notRun } from './lib/needs.mjs';
 import { seededRandom } from '../thresholds/models/random.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -535,5 +536,58 @@ test('node filter broken to order (--fault): relay-all relays a filtered documen
     assert.match(refused.stderr, /--fault is one of none, relay-all, error-every-20, got 'sometimes'/);
   } finally {
     for (const c of started) await stop(c);
+  }
+});
+
+test('servers/profiles/ab.mjs refuses bad input before it loads anything, naming what is wrong', () => {
+  const ab = fileURLToPath(new URL('../servers/profiles/ab.mjs', import.meta.url));
+  const run = (args, env = { LAB_BODY: 'body.json' }) => spawnSync(process.execPath, [ab, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 10_000 });
+  const sleeper = spawn('sleep', ['30']); // in this process group, not one of its own
+  try {
+    const cases = [
+      [['3', '21001', '1'], 'five or six arguments'],
+      [['3', '21001', 'x', '21004', '1'], "'x' is not a whole number"],
+      [['3', '21001', '-1', '21004', '1'], "'-1' is not a whole number"],
+      [['3', '99999', '1', '21004', '1'], '99999 is not a port'],
+      [['3', '21001', String(sleeper.pid), '21004', String(sleeper.pid)], `process ${sleeper.pid} is in process group`],
+    ];
+    for (const [args, message] of cases) {
+      const r = run(args);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(message.replace(/[()]/g, '\\$&')));
+    }
+    assert.match(run(['3', '21001', '1', '21004', '1'], {}).stderr, /LAB_BODY names the document/);
+  } finally {
+    sleeper.kill();
+  }
+});
+
+test('two servers loaded at once (two-at-once.mjs): each one\'s CPU per relayed request over the same seconds, the order swapped every round', async (t) => {
+  if (needs(t, notRun('wrk', spawnSync('wrk', ['-v'])))) return; // wrk -v exits 1
+  const { twoAtOnce } = await import('../stacks/json-filter/two-at-once.mjs');
+  // Two servers answering 204, each leading a process group of its own, one burning CPU per request.
+  const code = (burnUs) => `require('http').createServer((q, s) => { q.resume(); q.on('end', () => { const e = process.hrtime.bigint() + ${BigInt(burnUs * 1000)}n; while (process.hrtime.bigint() < e); s.writeHead(204); s.end(); }); }).listen(+process.argv[1], '127.0.0.1', () => console.log('up'));`;
+  const ports = [await freePort(), await freePort()];
+  const servers = [200, 0].map((burn, i) => spawn(process.execPath, ['-e', code(burn), String(ports[i])], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] }));
+  try {
+    await Promise.all(servers.map((s) => new Promise((resolve, reject) => {
+      s.stdout.once('data', resolve);
+      s.once('exit', (code) => reject(new Error(`a test server exited (${code})`)));
+    })));
+    const dir = mkdtempSync(join(tmpdir(), 'two-at-once-'));
+    writeFileSync(join(dir, 'body.json'), '{"relay": true}');
+    const pair = ['slow', 'fast'].map((name, i) => ({ name, url: `http://127.0.0.1:${ports[i]}/`, group: servers[i].pid }));
+    const rows = await twoAtOnce(process.env, pair, { rounds: 2, connections: 4, seconds: 1, warmS: 1, body: join(dir, 'body.json') });
+    rmSync(dir, { recursive: true });
+    assert.deepEqual(rows.map((r) => r.first), ['slow', 'fast'], 'the order swapped every round');
+    for (const r of rows) {
+      assert.ok(r.relayed.every((n) => n > 0), `round ${r.round}: both answered`);
+      assert.equal(r.errors, 0);
+      assert.equal(r.ratio, r.costUs[0] / r.costUs[1]);
+      // 200 us burnt per request on top of what a request costs the other.
+      assert.ok(r.costUs[0] - r.costUs[1] > 150, `round ${r.round}: ${r.costUs.map((x) => x.toFixed(0)).join(' vs ')} us`);
+    }
+  } finally {
+    for (const s of servers) process.kill(-s.pid, 'SIGKILL');
   }
 });

@@ -18,6 +18,7 @@ import { judge as judgeLimiter } from '../lab/kinds/limiter.mjs';
 import { plan, experiments, stackTargets } from '../thresholds/plan.js';
 import { k6Options } from '../thresholds/k6-options.js';
 import { labEnv } from '../lab/run/suite.mjs';
+import { k6Priority, atPriority, K6_NICE } from '../lab/run/k6.mjs';
 import { needs, notRun } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,6 +50,20 @@ test('bad input is refused before anything starts, naming the valid choices', ()
   assert.throws(() => parseRunArgs(['spike', '--quick=1000000']), /whole factor 1..100/);
   assert.throws(() => parseRunArgs(['breakpoint', 'connections=1e9']), /not a whole number/);
   assert.throws(() => parseRunArgs(['breakpoint', 'connections=10000']), /over 5000: the open-files limit/);
+});
+
+test('k6 runs ahead of the stack when the runner is root, at its own priority otherwise', () => {
+  assert.equal(k6Priority(0), K6_NICE);
+  assert.ok(K6_NICE < 0);
+  assert.equal(k6Priority(1000), null);
+  assert.deepEqual(atPriority(null, ['k6', 'run']), ['k6', 'run']);
+  // The command as spawned: the process it execs has the niceness (field 19 of /proc/<pid>/stat),
+  // and every thread k6 starts later inherits it.
+  const nice = k6Priority();
+  const [cmd, ...argv] = atPriority(nice, ['sh', '-c', 'cut -d" " -f19 /proc/$$/stat']);
+  const out = spawnSync(cmd, argv, { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  assert.equal(Number(out.stdout.trim()), nice ?? Number(readFileSync('/proc/self/stat', 'utf8').split(' ')[18]));
 });
 
 test('knobs: bare names reach every experiment that has them, qualified ones only theirs', () => {

@@ -3,7 +3,7 @@
  * measured from /proc (its CPU and peak memory), and the machine a bench ran on, for its table.
  * A benchmark, not a test: a bench fails only when a run itself fails.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /** wrk's command line: `timeoutS` (none: wrk's own 2 s), `script` (a Lua file) and `latency` (its percentiles) are optional. */
@@ -12,12 +12,31 @@ export const wrkArgs = (url, connections, seconds, { threads = 2, timeoutS = 5, 
   ...(timeoutS ? ['--timeout', `${timeoutS}s`] : []), ...(latency ? ['--latency'] : []), ...(script ? ['-s', script] : []), url,
 ];
 
+const wrkCall = (env, url, connections, seconds, { script, body, threads = 2, timeoutS = 5 } = {}) => [
+  'wrk', wrkArgs(url, connections, seconds, { threads, timeoutS, script }), { env: { ...env, LAB_BODY: body || '' }, encoding: 'utf8' },
+];
+const wrkResult = (url, failed, stdout, stderr) => {
+  if (failed) throw new Error(`wrk ${url}: ${stderr || stdout}`);
+  return { ...parseWrk(stdout), raw: stdout };
+};
+
 /** wrk against url; `script` (a Lua file) and `body` (a file it posts, as LAB_BODY) are optional. */
-export function wrk(env, url, connections, seconds, { script, body, threads = 2, timeoutS = 5 } = {}) {
-  const r = spawnSync('wrk', wrkArgs(url, connections, seconds, { threads, timeoutS, script }),
-    { env: { ...env, LAB_BODY: body || '' }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`wrk ${url}: ${r.stderr || r.stdout}`);
-  return { ...parseWrk(r.stdout), raw: r.stdout };
+export function wrk(env, url, connections, seconds, opts = {}) {
+  const r = spawnSync(...wrkCall(env, url, connections, seconds, opts));
+  return wrkResult(url, r.status !== 0, r.stdout, r.stderr);
+}
+
+/** The same, without blocking: a promise of its figures (two loads at once). */
+export function wrkAsync(env, url, connections, seconds, opts = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(...wrkCall(env, url, connections, seconds, opts), (err, stdout, stderr) => {
+      try {
+        resolve(wrkResult(url, err, stdout, stderr || err?.message));
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
 }
 
 const UNIT_MS = { us: 1e-3, ms: 1, s: 1000, m: 60_000 };

@@ -3,6 +3,8 @@
  * - relayed requests per CPU-second of each server's own process group (from /proc), at a light
  *   and a heavy closed load (wrk -t1), each point repeated, as ratios to nginx relaying
  *   everything: what a filter costs for the same relay, the measure issue 19's goals are in;
+ * - each filter and nginx loaded at the same time (two-at-once.mjs), the ratio of their CPU per
+ *   request in each round: the same measure, which the host's slow spells move less;
  * - each server in turn (the filters, nginx, and the backend directly) under the seed's closed
  *   load, first by wrk (as the seed measured), then by k6 with the same number of connections.
  * Prints figures and the ratios the goals are stated in; judges nothing; writes
@@ -19,6 +21,7 @@ import { labEnv, openRun, gitState } from '../../lab/run/suite.mjs';
 import { wrk, k6, withoutRaw, machine } from '../../lab/bench/tools.mjs';
 import { groupTicks, TICKS_PER_S } from '../../lab/stack/cpu.mjs';
 import { perCpuSummary, median, spread } from './per-cpu.mjs';
+import { twoAtOnce, TWO_AT_ONCE } from './two-at-once.mjs';
 
 const SERVERS = [
   ['node', 'json-filter-node'],
@@ -32,6 +35,7 @@ const SERVERS = [
 // and more), every document relayed, 8 s each: at 10 ms per CPU tick that is a 0.3 % resolution
 // at half a core. Each point is repeated, servers taking turns, so a slow spell hits them all.
 const LOADS = [64, 400];
+const FILTERS = ['node', 'node-cluster', 'erlang'];
 const POINT_S = 8;
 const REPEATS = 3;
 
@@ -63,7 +67,7 @@ async function perCpu(env, stack, body, say) {
   // Issue 19's goals, on the medians of the ratios to nginx at each load.
   const ratioAt = (name, connections) => median(summary.find((r) => r.connections === connections && r.name === name).ratios);
   const goals = LOADS.flatMap((c) => {
-    const r = Object.fromEntries(['node', 'node-cluster', 'erlang'].map((n) => [n, ratioAt(n, c)]));
+    const r = Object.fromEntries(FILTERS.map((n) => [n, ratioAt(n, c)]));
     return [
       [`c${c}: Node single >= 0.6 x nginx per CPU-second`, r.node >= 0.6, r.node.toFixed(2)],
       [`c${c}: Erlang >= 0.6 x nginx and >= Node single`, r.erlang >= 0.6 && r.erlang >= r.node, `${r.erlang.toFixed(2)}, ${(r.erlang / r.node).toFixed(2)} x node`],
@@ -71,6 +75,23 @@ async function perCpu(env, stack, body, say) {
     ];
   });
   return { points, goals, table: formatTable(rows, ['connections', 'server', 'k r/s (median)', 'errors', 'k relayed / CPU-s: median (min-max)', '/ nginx: median (min-max)']) };
+}
+
+/** Each filter beside nginx, the two loaded at once: per round, nginx's CPU per request over the filter's. */
+async function besideNginx(env, stack, body, factor, say) {
+  const at = (name) => {
+    const [, service] = SERVERS.find(([n]) => n === name);
+    return { name, url: `${stack.baseUrls[service]}/filter`, group: stack.procs.find((p) => p.name === service).pid };
+  };
+  const opts = { ...TWO_AT_ONCE, rounds: factor > 1 ? 2 : TWO_AT_ONCE.rounds, body, say };
+  const rounds = {};
+  for (const name of FILTERS) rounds[name] = await twoAtOnce(env, [at(name), at('nginx')], opts);
+  const us = (xs) => `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)})`;
+  const rows = FILTERS.map((name) => {
+    const r = rounds[name].filter((x) => x.ratio !== null);
+    return [name, String(r.length), us(r.map((x) => x.costUs[0])), us(r.map((x) => x.costUs[1])), String(rounds[name].reduce((a, x) => a + x.errors, 0)), r.length ? spread(r.map((x) => 1 / x.ratio)) : '-'];
+  });
+  return { rounds, opts, table: formatTable(rows, ['filter', 'rounds', 'its us CPU/req', "nginx's us CPU/req", 'errors', "nginx's over its: median (min-max)"]) };
 }
 
 export default async function benchJsonFilter(root, request, { say = console.log } = {}) {
@@ -86,9 +107,11 @@ export default async function benchJsonFilter(root, request, { say = console.log
   let stack;
   const results = [];
   let efficiency = null;
+  let together = null;
   try {
     stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), profile: 'json-filter', policy: p.policy, targets: stackTargets('json-filter', p.knobs, p.policy), tmpDir: tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
     efficiency = await perCpu(env, stack, body, say);
+    together = await besideNginx(env, stack, body, request.factor, say);
     for (const [name, service] of SERVERS) {
       const url = `${stack.baseUrls[service]}/filter`;
       say(`${name}: wrk -c ${connections} for ${seconds} s, then k6 with ${connections} VUs`);
@@ -116,8 +139,9 @@ export default async function benchJsonFilter(root, request, { say = console.log
   const head = ['server', 'wrk k r/s', 'wrk errors', 'k6 k r/s', 'k6 failed', '/ nginx', '/ direct'];
   const table = formatTable(rows, head);
   const { goals } = efficiency;
-  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ experiment: 'json-filter', source: gitState(root), connections, seconds, machine: machine(), perCpu: efficiency.points, results: withoutRaw(results), goals }, null, 1));
+  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ experiment: 'json-filter', source: gitState(root), connections, seconds, machine: machine(), perCpu: efficiency.points, twoAtOnce: { connections: together.opts.connections, seconds: together.opts.seconds, warmS: together.opts.warmS, rounds: together.rounds }, results: withoutRaw(results), goals }, null, 1));
   say(`\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`);
+  say(`Each filter and nginx loaded at the same time, wrk -t1 -c ${together.opts.connections} on each, ${together.opts.seconds} s after ${together.opts.warmS} s, the order swapped every round\n\n${together.table}\n`);
   say(`\n${connections} connections, ${seconds} s each, every document relayed\n\n${table}\n`);
   for (const [g, met, r] of goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);
   say(`\nresults: ${dir}`);

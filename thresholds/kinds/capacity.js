@@ -17,7 +17,14 @@ import { sentBy, sentByK6 } from '../generator.js';
 // after a slice starts (its 2500 connections opened: in slices of 2 s measured whole, the opening
 // tripled the Erlang filter's CPU per request) to `tailS` before it ends.
 export const WRK_SLICES = { slices: 4, minS: 4, skipS: 1.5, tailS: 0.3 };
-export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000, warmS: 1, connectS: 3, wrkThreads: 2, wrkTimeoutS: 5 };
+export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000, warmS: 1, connectS: 3, openConnectS: 2, inFlightS: 0.5, wrkThreads: 2, wrkTimeoutS: 5 };
+
+/**
+ * An open run's VUs: 500 ms in flight per request (inFlightS), sixteen times the backend's 30 ms:
+ * relayed answers take far longer than the delay when another process takes a core (measured:
+ * stacks/json-filter/README.md).
+ */
+export const openVus = (rate) => Math.max(20, Math.ceil(rate * CAPACITY.inFlightS));
 
 // The lowest arrival rate of a ramp, which every server must sustain (see the suite's steps).
 export const FIRST_STEP = 500;
@@ -109,10 +116,13 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
       return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, throughput: against('throughput', lows(throughputFloors[c.target])), efficiency: against('throughput', lows(closedFloors[c.target])) });
     }
     if (!(c.phase in phaseMs)) t = leadInMs;
-    // A closed run's connections are opened first, all at once as the seed's wrk did, in a
-    // window of their own (real time, not compressed): the surge of 2500 connects is not what
-    // the closed run measures, and it disturbs whatever else runs then.
-    const connectS = c.kind === 'closed' ? CAPACITY.connectS : 0;
+    // A run's connections are opened first, in a window of their own (real time, not
+    // compressed): a closed run's all at once, as the seed's wrk did; an open run's one per VU,
+    // which k6 would otherwise open in the run's first half second (it hands arrivals to its VUs
+    // in turn, every one of them). Neither surge is what the run measures, and it disturbs
+    // whatever runs then: at 2000 r/s, 1000 connects took k6's VUs from the schedule on a slow
+    // machine, which dropped 10 % of the arrivals (a fresh-clone CI, node-cluster-cost).
+    const connectS = { closed: CAPACITY.connectS, open: CAPACITY.openConnectS }[c.kind] ?? 0;
     t += connectS * 1000;
     const target = targets.find((x) => x.id === c.target);
     const durationMs = c.kind === 'ramp' ? c.steps.length * (c.rampS + c.holdS) * 1000 : c.seconds * 1000;
@@ -120,6 +130,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     const against = againstRefs(c);
     const out = {
       ...c,
+      ...(c.kind === 'open' ? { vus: openVus(c.rate) } : {}),
       name: `${exp.name}/${c.id}`,
       service: target.service,
       path: `${target.path}/${c.id}`, // the backend counts what it receives per path, so per case
@@ -332,20 +343,17 @@ function scenarios(plan, baseUrls) {
   for (const c of plan.cases.filter(sentByK6)) {
     const env = { LAB_URL: baseUrls[c.service] + c.path, LAB_CASE: c.id, LAB_RELAYS_ALL: String(c.relaysAll) };
     const common = { exec: 'hit', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id }, env };
-    if (c.kind === 'closed') {
+    if (c.connectS) {
       // Every VU opens its connection (GET /healthz) in the window before the run.
       out[`${c.id}-connect`] = {
         executor: 'per-vu-iterations', vus: c.vus, iterations: 1, exec: 'warm', startTime: `${Math.round(c.startMs - c.connectS * 1000)}ms`,
         maxDuration: `${c.connectS * 1000 - 500}ms`, gracefulStop: '0s', tags: { case: `${c.id}-connect` }, env: { LAB_WARM_URLS: `${baseUrls[c.service]}/healthz` },
       };
+    }
+    if (c.kind === 'closed') {
       out[c.id] = { ...common, executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms` };
     } else if (c.kind === 'open') {
-      // 500 ms in flight per request, sixteen times the backend's 30 ms: relayed answers take far
-      // longer than the delay when another process takes a core (measured:
-      // stacks/json-filter/README.md). Each VU opens its connection within the first second,
-      // which nothing measures.
-      const vus = Math.max(20, Math.ceil(c.rate * 0.5));
-      out[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: vus, maxVUs: vus, stages: heldRateStages(c.rate, c.rate * c.seconds) };
+      out[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: c.vus, maxVUs: c.vus, stages: heldRateStages(c.rate, c.rate * c.seconds) };
     } else {
       out[c.id] = {
         ...common,
