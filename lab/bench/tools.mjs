@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync, execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { statFields, TICKS_PER_S } from '../stack/cpu.mjs';
 
 /** wrk's command line: `timeoutS` (none: wrk's own 2 s), `script` (a Lua file) and `latency` (its percentiles) are optional. */
 export const wrkArgs = (url, connections, seconds, { threads = 2, timeoutS = 5, script, latency = false } = {}) => [
@@ -81,9 +82,8 @@ export function runMeasured(env, args) {
     let rssKiB = 0;
     const poll = () => {
       try {
-        const stat = readFileSync(`/proc/${k6.pid}/stat`, 'utf8');
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        cpuS = (Number(f[11]) + Number(f[12])) / 100;
+        const s = statFields(k6.pid);
+        if (s) cpuS = s.ticks / TICKS_PER_S;
         rssKiB = Math.max(rssKiB, Number((/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${k6.pid}/status`, 'utf8')) || [])[1] || 0));
       } catch { /* exited */ }
     };

@@ -29,9 +29,9 @@ function skewProblem(plan, schedule, say) {
 /*
  * k6 runs ahead of what it loads: at nice K6_NICE when the runner may raise a priority (root),
  * else at the runner's own. On 2 cores shared with the stack, k6 needs most of a core at 2000 r/s;
- * beside two processes burning a core each it started its arrivals 0.4-1 s late (median) and
- * dropped up to 30 % of them, at nice -10 25 ms late and none dropped. A load generator on a
- * machine of its own keeps its schedule; this is the nearest one machine gets. The services' CPU
+ * beside two processes burning a core each it started its arrivals late and dropped some
+ * (README.md, the suites), and at nice -10 it kept its schedule: the nearest one machine gets to
+ * a load generator on a machine of its own. The services' CPU
  * per request is their own CPU time, which the priority does not move.
  */
 export const K6_NICE = -10;

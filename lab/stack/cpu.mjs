@@ -7,20 +7,28 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 export const TICKS_PER_S = 100; // USER_HZ on Linux
 
+/**
+ * A process's /proc/<pid>/stat as numbers, from its state on (the name in parentheses, which may
+ * hold spaces, cut off): `pgrp` its process group, `ticks` its utime + stime. Null once it is gone.
+ */
+export function statFields(pid) {
+  let stat;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pgrp: Number(f[2]), ticks: Number(f[11]) + Number(f[12]) };
+}
+
 /** utime + stime (ticks) per process group, for the groups asked. */
 export function groupTicks(groups) {
   const out = Object.fromEntries([...groups].map((g) => [g, 0]));
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pgrp = Number(f[2]);
-    if (pgrp in out) out[pgrp] += Number(f[11]) + Number(f[12]);
+    const s = statFields(pid); // null: gone meanwhile
+    if (s && s.pgrp in out) out[s.pgrp] += s.ticks;
   }
   return out;
 }

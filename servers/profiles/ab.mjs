@@ -6,10 +6,10 @@
  * Each PID must lead its own process group (start it with setsid): its group's CPU is what is
  * counted. Prints per round each one's CPU per relayed request and X's over the reference's.
  */
-import { readFileSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { twoAtOnce, TWO_AT_ONCE } from '../../stacks/json-filter/two-at-once.mjs';
+import { statFields } from '../../lab/stack/cpu.mjs';
 
 const USAGE = 'usage: LAB_BODY=<document> node servers/profiles/ab.mjs ROUNDS PORT_X PID_X PORT_REF PID_REF [CONNECTIONS]';
 const fail = (m) => {
@@ -23,13 +23,9 @@ const [rounds, portX, pidX, portRef, pidRef, connections = TWO_AT_ONCE.connectio
 for (const port of [portX, portRef]) if (port > 65535) fail(`${port} is not a port`);
 if (!process.env.LAB_BODY) fail('LAB_BODY names the document to post');
 const groupOf = (pid) => {
-  let stat;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    fail(`no process ${pid}`);
-  }
-  const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  const s = statFields(pid);
+  if (!s) fail(`no process ${pid}`);
+  const { pgrp } = s;
   if (pgrp !== pid) fail(`process ${pid} is in process group ${pgrp}, not one of its own: start it with setsid`);
   return pid;
 };

@@ -24,7 +24,7 @@ export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 
  * relayed answers take far longer than the delay when another process takes a core (measured:
  * stacks/json-filter/README.md).
  */
-export const openVus = (rate) => Math.max(20, Math.ceil(rate * CAPACITY.inFlightS));
+const openVus = (rate) => Math.max(20, Math.ceil(rate * CAPACITY.inFlightS));
 
 // The lowest arrival rate of a ramp, which every server must sustain (see the suite's steps).
 export const FIRST_STEP = 500;

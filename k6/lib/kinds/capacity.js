@@ -46,12 +46,13 @@ export default function capacity(plan, baseUrls) {
 
     hit() {
       const mine = perCase[__ENV.LAB_CASE];
-      const n = exec.scenario.iterationInTest;
+      // exec.scenario is built afresh on each read: read once per iteration.
+      const { iterationInTest: n, startTime } = exec.scenario;
       // Every (100 / relay_percent)-th document asks to be relayed, spread evenly.
       const relay = Math.floor(((n + 1) * plan.relayPercent) / 100) > Math.floor((n * plan.relayPercent) / 100);
       const toBackend = relay || __ENV.LAB_RELAYS_ALL === 'true';
       const started = Date.now();
-      const elapsed = started - exec.scenario.startTime;
+      const elapsed = started - startTime;
       let step = null;
       if (mine.steps) {
         const period = Number(__ENV.LAB_RAMP_MS) + Number(__ENV.LAB_HOLD_MS);
@@ -72,7 +73,7 @@ export default function capacity(plan, baseUrls) {
         if (res.status === 502 || res.status === 504) mine.relayGatewayError.add(1);
       }
       if (mine.steady) {
-        const ended = Date.now() - exec.scenario.startTime;
+        const ended = Date.now() - startTime;
         if (ended >= Number(__ENV.LAB_WARM_MS) && ended <= Number(__ENV.LAB_DURATION_MS)) mine.steady.add(1);
       }
       if (step) {
