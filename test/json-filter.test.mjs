@@ -562,6 +562,15 @@ test('servers/profiles/ab.mjs refuses bad input before it loads anything, naming
   }
 });
 
+test('servers/profiles/floors.mjs refuses a bad number of rounds before it starts anything', () => {
+  const floors = fileURLToPath(new URL('../servers/profiles/floors.mjs', import.meta.url));
+  for (const args of [['0'], ['x'], ['-3'], ['100'], ['3', '4'], ['3; ls']]) {
+    const r = spawnSync(process.execPath, [floors, ...args], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /ROUNDS is a whole number from 1 to 99/);
+  }
+});
+
 test('two servers loaded at once (two-at-once.mjs): each one\'s CPU per relayed request over the same seconds, the order swapped every round', async (t) => {
   if (needs(t, notRun('wrk', spawnSync('wrk', ['-v'])))) return; // wrk -v exits 1
   const { twoAtOnce } = await import('../stacks/json-filter/two-at-once.mjs');

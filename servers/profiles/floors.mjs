@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+/*
+ * How close each filter is to what its runtime cannot cost less than, for servers/README.md: the
+ * four measuring sticks of floor/ started on free ports, and each of them and each filter of
+ * the stack loaded at the same time as the stack's nginx (two-at-once.mjs), at a light and a
+ * heavy load. Prints nginx's CPU per relayed request over each one's. Needs `./labw up
+ * json-filter` (its backend, filters and nginx); starts and stops the floors itself.
+ *   node servers/profiles/floors.mjs [ROUNDS]
+ */
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { loadTopology, portsByService } from '../../lab/stack/topology.mjs';
+import { spawnLogged, stopProcess, freePort, portOwner, logTail } from '../../lab/stack/procs.mjs';
+import { statFields } from '../../lab/stack/cpu.mjs';
+import { formatTable } from '../../lab/judge/table.mjs';
+import { twoAtOnce, TWO_AT_ONCE } from '../../stacks/json-filter/two-at-once.mjs';
+import { spread } from '../../stacks/json-filter/per-cpu.mjs';
+
+const USAGE = 'usage: node servers/profiles/floors.mjs [ROUNDS], with ./labw up json-filter running';
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const arg = process.argv[2] ?? '3';
+if (process.argv.length > 3 || !/^[1-9][0-9]?$/.test(arg)) {
+  console.error(`floors.mjs: ROUNDS is a whole number from 1 to 99\n${USAGE}`);
+  process.exit(2);
+}
+const rounds = Number(arg);
+const LOADS = [64, 400]; // wrk -t1 connections on each of the two: the bench's light and heavy loads
+// The Erlang floors run on the VM flags json_filter.sh gives the filter: one scheduler, no spinning.
+const ERL = ['erl', '-noshell', '+K', 'true', '+S', '1', '+sbwt', 'none', '+sbwtdcpu', 'none', '+sbwtdio', 'none'];
+const FLOORS = [
+  { name: 'node-relay', argv: (ebin, port, backend) => [process.execPath, 'servers/profiles/floor/floor.js', 'relay', port, backend] },
+  { name: 'node-minimal', argv: (ebin, port, backend) => [process.execPath, 'servers/profiles/floor/floor.js', 'minimal', port, backend] },
+  { name: 'erlang-relay', argv: (ebin, port, backend) => [...ERL, '-pa', ebin, '-eval', `floor:start(relay, ${port}, ${backend})`] },
+  { name: 'erlang-minimal', argv: (ebin, port, backend) => [...ERL, '-pa', ebin, '-pa', '.lab/erlang/ebin', '-eval', `floor:start(minimal, ${port}, ${backend})`] },
+];
+const FILTERS = ['json-filter-node', 'json-filter-node-cluster', 'json-filter-erlang'];
+
+const ports = portsByService(loadTopology(join(root, 'docker-compose.yml')));
+/** The process group serving a port of the stack's, or an error saying to start the stack. */
+function served(service) {
+  const { http } = ports[service];
+  const who = portOwner(http);
+  const group = who?.pid ? statFields(who.pid)?.pgrp : null;
+  if (!group) {
+    console.error(`floors.mjs: nothing of ours listens on ${http} (${service})\n${USAGE}`);
+    process.exit(2);
+  }
+  return { name: service.replace(/^json-filter-/, ''), url: `http://127.0.0.1:${http}/filter`, group };
+}
+const nginx = served('json-filter-nginx');
+const filters = FILTERS.map(served);
+if (spawnSync('sh', ['-c', 'command -v erlc && command -v wrk'], { stdio: 'ignore' }).status !== 0) {
+  console.error('floors.mjs: erlc and wrk are needed (./labw setup)');
+  process.exit(2);
+}
+process.chdir(root); // the floors' and wrk's paths are the repository's
+
+const tmp = mkdtempSync(join(tmpdir(), 'lab-floors-'));
+const procs = [];
+const stopAll = async () => {
+  for (const p of procs) await stopProcess(p, 2000);
+  rmSync(tmp, { recursive: true, force: true });
+};
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => stopAll().then(() => process.exit(130)));
+
+/** A floor answering a posted document, or throws with its log. */
+async function ready(proc, url, body) {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
+    if (proc.exited) break;
+    try {
+      const res = await fetch(url, { method: 'POST', body, signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.status === 204) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${proc.name} did not answer ${url}; its log:\n${logTail(proc.logFile)}`);
+}
+
+let code = 0;
+try {
+  const body = join(tmp, 'relay.json');
+  writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync('k6/json-filter-sample.json', 'utf8')), relay: true }));
+  const erlc = spawnSync('erlc', ['-o', tmp, 'servers/profiles/floor/floor.erl'], { encoding: 'utf8' });
+  if (erlc.status !== 0) throw new Error(`erlc floor.erl: ${erlc.stderr}${erlc.stdout}`);
+  const floors = [];
+  for (const f of FLOORS) {
+    const port = await freePort();
+    const proc = spawnLogged(f.name, f.argv(tmp, String(port), String(ports['json-filter-backend'].http)), { cwd: root, env: process.env, logFile: join(tmp, `${f.name}.log`) });
+    procs.push(proc);
+    const url = `http://127.0.0.1:${port}/filter`;
+    await ready(proc, url, readFileSync(body));
+    floors.push({ name: f.name, url, group: proc.pid });
+  }
+  const rows = [];
+  for (const connections of LOADS) {
+    for (const x of [...floors, ...filters]) {
+      const say = (m) => console.error(`c${connections}: ${m}`);
+      const r = (await twoAtOnce(process.env, [x, nginx], { ...TWO_AT_ONCE, rounds, connections, body, say })).filter((y) => y.ratio !== null);
+      const errors = r.reduce((a, y) => a + y.errors, 0);
+      rows.push([String(connections), x.name, String(r.length), String(errors), r.length ? spread(r.map((y) => 1 / y.ratio)) : '-']);
+    }
+  }
+  console.log(`\nEach one and nginx loaded at the same time, wrk -t1 on each, ${TWO_AT_ONCE.seconds} s after ${TWO_AT_ONCE.warmS} s, the order swapped every round; every document relayed. Shown: this judges nothing.\n`);
+  console.log(formatTable(rows, ['connections (each)', 'server', 'rounds', 'errors', "nginx's CPU per request over its: median (min-max)"]));
+} catch (e) {
+  console.error(`floors.mjs: ${e.message}`);
+  code = 1;
+} finally {
+  await stopAll();
+}
+process.exit(code);
