@@ -7,7 +7,7 @@
  * json-filter` (its backend, filters and nginx); starts and stops the floors itself.
  *   node servers/profiles/floors.mjs [ROUNDS]
  */
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { loadTopology, portsByService } from '../../lab/stack/topology.mjs';
 import { spawnLogged, stopProcess, freePort, portOwner, logTail } from '../../lab/stack/procs.mjs';
 import { statFields } from '../../lab/stack/cpu.mjs';
+import { stackUser, serviceLaunch } from '../../lab/stack/privilege.mjs';
 import { formatTable } from '../../lab/judge/table.mjs';
 import { twoAtOnce, TWO_AT_ONCE } from '../../stacks/json-filter/two-at-once.mjs';
 import { spread } from '../../stacks/json-filter/per-cpu.mjs';
@@ -58,13 +59,22 @@ if (spawnSync('sh', ['-c', 'command -v erlc && command -v wrk'], { stdio: 'ignor
 }
 process.chdir(root); // the floors' and wrk's paths are the repository's
 
+// Run as root, the floors run as the stack's services do: as the lab's own user (privilege.mjs).
+const user = stackUser(root, (m) => console.error(`floors.mjs: ${m}`));
 const tmp = mkdtempSync(join(tmpdir(), 'lab-floors-'));
+chmodSync(tmp, 0o755); // the floors' user reads floor.beam here; only the runner writes
 const procs = [];
 const stopAll = async () => {
   for (const p of procs) await stopProcess(p, 2000);
   rmSync(tmp, { recursive: true, force: true });
 };
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => stopAll().then(() => process.exit(130)));
+let stopping = false; // interrupted: the loads that fail as their servers stop are not errors
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    stopping = true;
+    stopAll().then(() => process.exit(130));
+  });
+}
 
 /** A floor answering a posted document, or throws with its log. */
 async function ready(proc, url, body) {
@@ -89,7 +99,8 @@ try {
   const floors = [];
   for (const f of FLOORS) {
     const port = await freePort();
-    const proc = spawnLogged(f.name, f.argv(tmp, String(port), String(ports['json-filter-backend'].http)), { cwd: root, env: process.env, logFile: join(tmp, `${f.name}.log`) });
+    const launch = serviceLaunch({ argv: f.argv(tmp, String(port), String(ports['json-filter-backend'].http)), env: process.env, user, home: tmp });
+    const proc = spawnLogged(f.name, launch.argv, { cwd: root, env: launch.env, logFile: join(tmp, `${f.name}.log`) });
     procs.push(proc);
     const url = `http://127.0.0.1:${port}/filter`;
     await ready(proc, url, readFileSync(body));
@@ -107,7 +118,7 @@ try {
   console.log(`\nEach one and nginx loaded at the same time, wrk -t1 on each, ${TWO_AT_ONCE.seconds} s after ${TWO_AT_ONCE.warmS} s, the order swapped every round; every document relayed. Shown: this judges nothing.\n`);
   console.log(formatTable(rows, ['connections (each)', 'server', 'rounds', 'errors', "nginx's CPU per request over its: median (min-max)"]));
 } catch (e) {
-  console.error(`floors.mjs: ${e.message}`);
+  if (!stopping) console.error(`floors.mjs: ${e.message}`);
   code = 1;
 } finally {
   await stopAll();
