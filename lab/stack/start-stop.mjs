@@ -107,7 +107,8 @@ function validate(service, argv, cwd, env, shown = argv) {
   }
 }
 
-async function waitReady(proc, url, timeoutMs = 30_000) {
+/** Resolves once `url` answers 2xx; throws with the log's tail if the process exits or the time runs out. */
+export async function waitReady(proc, url, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.exited) {

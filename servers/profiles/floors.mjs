@@ -7,17 +7,18 @@
  * json-filter` (its backend, filters and nginx); starts and stops the floors itself.
  *   node servers/profiles/floors.mjs [ROUNDS]
  */
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadTopology, portsByService } from '../../lab/stack/topology.mjs';
-import { spawnLogged, stopProcess, freePort, portOwner, logTail } from '../../lab/stack/procs.mjs';
+import { spawnLogged, stopProcess, freePort, portOwner } from '../../lab/stack/procs.mjs';
+import { waitReady } from '../../lab/stack/start-stop.mjs';
 import { statFields } from '../../lab/stack/cpu.mjs';
 import { stackUser, serviceLaunch } from '../../lab/stack/privilege.mjs';
 import { formatTable } from '../../lab/judge/table.mjs';
-import { twoAtOnce, TWO_AT_ONCE } from '../../stacks/json-filter/two-at-once.mjs';
+import { twoAtOnce, TWO_AT_ONCE, relayDocument } from '../../stacks/json-filter/two-at-once.mjs';
 import { spread } from '../../stacks/json-filter/per-cpu.mjs';
 
 const USAGE = 'usage: node servers/profiles/floors.mjs [ROUNDS], with ./labw up json-filter running';
@@ -31,12 +32,12 @@ const rounds = Number(arg);
 const LOADS = [64, 400]; // wrk -t1 connections on each of the two: the bench's light and heavy loads
 // The Erlang floors run on the VM flags json_filter.sh gives the filter: one scheduler, no spinning.
 const ERL = ['erl', '-noshell', '+K', 'true', '+S', '1', '+sbwt', 'none', '+sbwtdcpu', 'none', '+sbwtdio', 'none'];
-const FLOORS = [
-  { name: 'node-relay', argv: (ebin, port, backend) => [process.execPath, 'servers/profiles/floor/floor.js', 'relay', port, backend] },
-  { name: 'node-minimal', argv: (ebin, port, backend) => [process.execPath, 'servers/profiles/floor/floor.js', 'minimal', port, backend] },
-  { name: 'erlang-relay', argv: (ebin, port, backend) => [...ERL, '-pa', ebin, '-eval', `floor:start(relay, ${port}, ${backend})`] },
-  { name: 'erlang-minimal', argv: (ebin, port, backend) => [...ERL, '-pa', ebin, '-pa', '.lab/erlang/ebin', '-eval', `floor:start(minimal, ${port}, ${backend})`] },
-];
+// Each runtime's floor program, run in a mode (relay, minimal); `ebin` holds floor.beam.
+const RUNTIMES = {
+  node: (mode, port, backend) => [process.execPath, 'servers/profiles/floor/floor.js', mode, port, backend],
+  erlang: (mode, port, backend, ebin) => [...ERL, '-pa', ebin, '-pa', '.lab/erlang/ebin', '-eval', `floor:start(${mode}, ${port}, ${backend})`],
+};
+const FLOORS = Object.keys(RUNTIMES).flatMap((runtime) => ['relay', 'minimal'].map((mode) => ({ name: `${runtime}-${mode}`, runtime, mode })));
 const FILTERS = ['json-filter-node', 'json-filter-node-cluster', 'json-filter-erlang'];
 
 const ports = portsByService(loadTopology(join(root, 'docker-compose.yml')));
@@ -76,34 +77,20 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-/** A floor answering a posted document, or throws with its log. */
-async function ready(proc, url, body) {
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
-    if (proc.exited) break;
-    try {
-      const res = await fetch(url, { method: 'POST', body, signal: AbortSignal.timeout(1000) });
-      await res.arrayBuffer();
-      if (res.status === 204) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${proc.name} did not answer ${url}; its log:\n${logTail(proc.logFile)}`);
-}
-
 let code = 0;
 try {
-  const body = join(tmp, 'relay.json');
-  writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync('k6/json-filter-sample.json', 'utf8')), relay: true }));
+  const body = relayDocument(root, tmp);
   const erlc = spawnSync('erlc', ['-o', tmp, 'servers/profiles/floor/floor.erl'], { encoding: 'utf8' });
   if (erlc.status !== 0) throw new Error(`erlc floor.erl: ${erlc.stderr}${erlc.stdout}`);
   const floors = [];
   for (const f of FLOORS) {
     const port = await freePort();
-    const launch = serviceLaunch({ argv: f.argv(tmp, String(port), String(ports['json-filter-backend'].http)), env: process.env, user, home: tmp });
+    const argv = RUNTIMES[f.runtime](f.mode, String(port), String(ports['json-filter-backend'].http), tmp);
+    const launch = serviceLaunch({ argv, env: process.env, user, home: tmp });
     const proc = spawnLogged(f.name, launch.argv, { cwd: root, env: launch.env, logFile: join(tmp, `${f.name}.log`) });
     procs.push(proc);
     const url = `http://127.0.0.1:${port}/filter`;
-    await ready(proc, url, readFileSync(body));
+    await waitReady(proc, url, 15_000);
     floors.push({ name: f.name, url, group: proc.pid });
   }
   const rows = [];

@@ -10,7 +10,7 @@
  * Prints figures and the ratios the goals are stated in; judges nothing; writes
  * results/<run-id>/bench.json.
  */
-import { writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plan as makePlan, stackTargets } from '../../thresholds/plan.js';
 import { loadTopology } from '../../lab/stack/topology.mjs';
@@ -21,7 +21,7 @@ import { labEnv, openRun, gitState } from '../../lab/run/suite.mjs';
 import { wrk, k6, withoutRaw, machine } from '../../lab/bench/tools.mjs';
 import { groupTicks, TICKS_PER_S } from '../../lab/stack/cpu.mjs';
 import { perCpuSummary, median, spread } from './per-cpu.mjs';
-import { twoAtOnce, TWO_AT_ONCE } from './two-at-once.mjs';
+import { twoAtOnce, TWO_AT_ONCE, relayDocument } from './two-at-once.mjs';
 
 const SERVERS = [
   ['node', 'json-filter-node'],
@@ -102,8 +102,7 @@ export default async function benchJsonFilter(root, request, { say = console.log
   const connections = p.knobs.connections;
   const run = await openRun(root, 'bench', { kind: 'bench', say });
   const { dir, tmp, state } = run;
-  const body = join(tmp, 'relay.json');
-  writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, 'k6', 'json-filter-sample.json'), 'utf8')), relay: true }));
+  const body = relayDocument(root, tmp);
   let stack;
   const results = [];
   let efficiency = null;

@@ -5,10 +5,19 @@
  * one after the other (servers/README.md). The one started first gained 2.5 % in a copy of the
  * Node filter against itself, so the order is swapped every round.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { wrkAsync } from '../../lab/bench/tools.mjs';
 import { groupTicks, TICKS_PER_S } from '../../lab/stack/cpu.mjs';
 
 export const TWO_AT_ONCE = { rounds: 6, connections: 200, seconds: 8, warmS: 2 };
+
+/** The document these loads post, written into `dir`: the k6 sample, asking to be relayed. Its path. */
+export function relayDocument(root, dir) {
+  const body = join(dir, 'relay.json');
+  writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, 'k6', 'json-filter-sample.json'), 'utf8')), relay: true }));
+  return body;
+}
 
 /**
  * `pair`: [{name, url, group}, {name, url, group}], `group` a process group to read the CPU of.
