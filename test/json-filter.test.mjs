@@ -575,7 +575,9 @@ test('two servers loaded at once (two-at-once.mjs): each one\'s CPU per relayed 
   if (needs(t, notRun('wrk', spawnSync('wrk', ['-v'])))) return; // wrk -v exits 1
   const { twoAtOnce } = await import('../stacks/json-filter/two-at-once.mjs');
   // Two servers answering 204, each leading a process group of its own, one burning CPU per request.
-  const code = (burnUs) => `require('http').createServer((q, s) => { q.resume(); q.on('end', () => { const e = process.hrtime.bigint() + ${BigInt(burnUs * 1000)}n; while (process.hrtime.bigint() < e); s.writeHead(204); s.end(); }); }).listen(+process.argv[1], '127.0.0.1', () => console.log('up'));`;
+  // The burn spins on the process's own CPU clock, as the filter's --burn-us does: on the wall
+  // clock, a server preempted mid-spin would burn less CPU than asked.
+  const code = (burnUs) => `const cpu = () => { const u = process.cpuUsage(); return u.user + u.system; }; require('http').createServer((q, s) => { q.resume(); q.on('end', () => { const e = cpu() + ${burnUs}; while (cpu() < e); s.writeHead(204); s.end(); }); }).listen(+process.argv[1], '127.0.0.1', () => console.log('up'));`;
   const ports = [await freePort(), await freePort()];
   const servers = [200, 0].map((burn, i) => spawn(process.execPath, ['-e', code(burn), String(ports[i])], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] }));
   try {
