@@ -20,6 +20,8 @@ const DEFAULTS = {
   summaryFromPrometheus: null,
   segments: false,
   appServed: false,
+  // Judged on the plan's ranges alone: no send times are read back.
+  replaysSends: false,
 };
 
 export const kinds = Object.fromEntries([limiter, closedLoop, capped, capacity].map((k) => {

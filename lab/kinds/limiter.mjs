@@ -4,11 +4,13 @@
  * longest wait (or p99 where nothing queues), and that k6 sent the schedule. The same judge
  * reads a summary rebuilt from Prometheus (summaryFromPrometheus), for `just verdict`.
  */
-import { sentMetric, okMetric, limitedMetric, latencyMetric, lateMetric, caseThresholds, possibleCounts } from '../../thresholds/kinds/limiter.js';
+import { sentMetric, okMetric, limitedMetric, latencyMetric, lateMetric, caseThresholds, possibleCounts, replayExpected } from '../../thresholds/kinds/limiter.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
 import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
+import { sendsOf, usableOffset } from '../run/sends.mjs';
+import { experimentNamed } from '../../thresholds/plan.js';
 
 /** The judged figure of k6's lateness, as outcomes.json names it (lab/cli/k6-lateness.mjs reads it). */
 export const LATE_MEASURE = 'k6 late spread ms';
@@ -19,8 +21,19 @@ function lateSpread(summary, c) {
   return lo === null || hi === null ? null : Math.round((hi - lo) * 10) / 10;
 }
 
-function judgeCase(plan, c, summary) {
-  const e = c.expected;
+/**
+ * The replay's expectation of a case, from the sends k6 made to it: null (the case is judged on
+ * the plan's ranges) when the run has no send times, or fewer than k6 counted (a sample lost on
+ * the way: a replay short of a request would judge another schedule), with why.
+ */
+function replayOf(plan, c, sent, sends) {
+  if (!sends) return { why: 'no send times in the run (--no-metrics, or a run made before the replay)' };
+  const mine = sends.cases[c.id] || [];
+  if (mine.length !== sent) return { why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted` };
+  return { expected: replayExpected(experimentNamed(plan.experiment), plan, c, mine, sends.offsetMs) };
+}
+
+function judgeCase(plan, c, summary, sends) {
   const value = (name, stat) => summaryValue(summary, name, stat, stat === 'count' ? 0 : null);
   const measured = {
     sent: value(sentMetric(c), 'count'),
@@ -32,39 +45,53 @@ function judgeCase(plan, c, summary) {
     dropped: value(`dropped_iterations{scenario:${c.id}}`, 'count'),
     lateSpreadMs: lateSpread(summary, c),
   };
+  const replay = replayOf(plan, c, measured.sent, sends);
+  // The ranges the case is judged on: the replay's where it has one, else the plan's.
+  const e = replay.expected ? { ...c.expected, ...replay.expected } : c.expected;
   // A count range that admits every count the case could give is shown (null), not judged.
   const shown = shownRanges(e, possibleCounts(c));
   const checks = {
     ok: judgedWithin(shown, 'ok', measured.ok, e),
     limited: judgedWithin(shown, 'limited', measured.limited, e),
     latency: e.maxMs ? within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
-    // Runs recorded before k6 measured its lateness (and plans made before) show nothing here.
-    timing: e.lateSpreadMs && measured.lateSpreadMs !== null ? measured.lateSpreadMs <= e.lateSpreadMs.hi : null,
+    // k6's lateness is the plan's assumption: judged where the plan judges the case, shown
+    // where the replay does (it replays the lateness itself). Runs recorded before k6 measured
+    // it (and plans made before) show nothing here.
+    timing: replay.expected || !e.lateSpreadMs || measured.lateSpreadMs === null ? null : measured.lateSpreadMs <= e.lateSpreadMs.hi,
     clean: measured.unexpected === 0 && measured.dropped === 0 && judgedWithin(shown, 'sent', measured.sent, e) !== false,
   };
   const params = { rate: c.rate, seconds: c.durationMs / 1000, startS: c.startMs / 1000, factor: plan.factor, policy: plan.policy };
-  return outcome({ plan, c, params, measured, checks, summary, thresholds: caseThresholds(c) });
+  // Judged on the replay, k6's own thresholds (the plan's a-priori ranges) are not the verdict:
+  // the lab's checks are (docs/model.md#the-verdict-and-k6s-exit-code).
+  const thresholds = replay.expected ? {} : caseThresholds(c);
+  const o = outcome({ plan, c, params, measured, checks, summary, thresholds });
+  return { ...o, expected: e, plan: c.expected, judgedOn: replay.expected ? 'replay' : 'plan', ...(replay.why ? { noReplay: replay.why } : {}) };
 }
 
-/** A case's rows: 200s, limited, the longest wait or p99, and what k6 failed to send. */
+/** A case's rows: 200s, limited, the longest wait or p99, how late k6 was, what it failed to send. */
 function tableRows(o, c) {
-  const { seed, expected: e, measured: m, checks } = o;
+  const { seed, expected: e, plan: p = e, measured: m, checks } = o;
+  const replayed = o.judgedOn === 'replay';
+  const both = (f) => [f(p), replayed ? f(e) : '-'];
+  const wait = (x) => (x.maxMs ? `${ms(x.maxMs.lo)}..${ms(x.maxMs.hi)}` : `< ${ms(x.p99Ms.hi)}`);
   const rows = [
-    ['200', seed?.ok ?? '-', range(e.ok), m.ok, checks.ok],
-    [String(c.limitedStatus), seed?.limited ?? '-', range(e.limited), m.limited, checks.limited],
-    e.maxMs
-      ? ['max wait', seed ? ms(seed.maxS * 1000) : '-', `${ms(e.maxMs.lo)}..${ms(e.maxMs.hi)}`, ms(m.maxMs), checks.latency]
-      : ['p99', seed ? `max ${ms(seed.maxS * 1000)}` : '-', `< ${ms(e.p99Ms.hi)}`, ms(m.p99Ms), checks.latency],
+    ['200', seed?.ok ?? '-', ...both((x) => range(x.ok)), m.ok, checks.ok],
+    [String(c.limitedStatus), seed?.limited ?? '-', ...both((x) => range(x.limited)), m.limited, checks.limited],
+    [e.maxMs ? 'max wait' : 'p99', seed ? `${e.maxMs ? '' : 'max '}${ms(seed.maxS * 1000)}` : '-', ...both(wait), ms(e.maxMs ? m.maxMs : m.p99Ms), checks.latency],
   ];
-  if (checks.timing !== null) rows.push(['k6 late, spread', '-', `<= ${ms(e.lateSpreadMs.hi)}`, ms(m.lateSpreadMs), checks.timing]);
-  if (!checks.clean) rows.push(['sent', '-', range(e.sent), `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`, false]);
+  if (m.lateSpreadMs !== null && p.lateSpreadMs) rows.push(['k6 late, spread', '-', `<= ${ms(p.lateSpreadMs.hi)}`, replayed ? 'replayed' : '-', ms(m.lateSpreadMs), checks.timing]);
+  if (!checks.clean) rows.push(['sent', '-', range(p.sent), '-', `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`, false]);
   return caseRows(o.case, rows);
 }
 
+/** The limiter's table head: the plan's range (a priori) and the replay's (from what k6 sent). */
+export const LIMITER_HEAD = ['case', 'measure', 'seed', 'expected (plan)', 'expected (replay)', 'measured', 'pass'];
+
 /** The plan's outcomes, in plan order, and their table rows. */
-export function judge(plan, { summary }) {
-  const outcomes = plan.cases.map((c) => judgeCase(plan, c, summary));
-  return { outcomes, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i])) };
+export function judge(plan, { summary, sends = null }) {
+  const record = sends && { cases: sendsOf(sends), offsetMs: usableOffset(sends.clock) };
+  const outcomes = plan.cases.map((c) => judgeCase(plan, c, summary, record));
+  return { outcomes, head: LIMITER_HEAD, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i])) };
 }
 
 /**
@@ -126,4 +153,6 @@ export default {
   figures,
   streams: ['influx', 'prometheus'],
   summaryFromPrometheus,
+  // Its cases are judged by replaying the sends k6 really made (lab/run/sends.mjs).
+  replaysSends: true,
 };

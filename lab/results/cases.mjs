@@ -24,7 +24,7 @@ export function measuredFromFolder(phase) {
       caps[r.service] = { cpu: r.capPct ? r.capPct / 100 : 0, memBytes: r.memLimitBytes };
     }
   }
-  return { summary: phase.summary, cpu: phase.cpu || {}, cgroupSamples, caps, wrk: phase.wrk ?? null };
+  return { summary: phase.summary, cpu: phase.cpu || {}, cgroupSamples, caps, wrk: phase.wrk ?? null, sends: phase.sends ?? null };
 }
 
 /** Table rows (from caseRows: the case's name on its first row) grouped by case name. */

@@ -108,6 +108,7 @@ function experimentFiles(dir, files, suite, name) {
       cpu: readJson(join(dir, `${base}.cpu.json`)),
       resources: readJson(join(dir, `${base}.resources.json`)),
       wrk: readJson(join(dir, `${base}.wrk.json`)),
+      sends: readJson(join(dir, `${base}.sends.json`)),
       report: files.includes(`${base}.report.html`) ? `${base}.report.html` : null,
       refusals: logsOf(dir, `k6.${base}`).flatMap(refusedWrites),
     };

@@ -12,6 +12,7 @@ import { runK6 } from './k6.mjs';
 import { runWrk, wrkCases, readWrk } from './wrk.mjs';
 import { stopSampling, readProxy, readSummary, countRows } from './collect.mjs';
 import { judgePhase } from './judge.mjs';
+import { clockOffsetMs, saveSends } from './sends.mjs';
 
 /** What a phase yields: outcomes, table rows (more tables in `more`), counts, problems. */
 export const nothingJudged = () => ({ outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] });
@@ -26,6 +27,8 @@ export async function runPhase(plan, kind, ctx) {
   let broken = false;
   try {
     started = await startPhase(plan, ctx);
+    const replays = kind.replaysSends && ctx.stores;
+    const clockBefore = replays ? clockOffsetMs() : null;
     let result;
     try {
       const outputs = ctx.stores && k6Outputs(ctx.stores.urls, { testid: ctx.run.id, plan, streams: kind.streams });
@@ -41,6 +44,11 @@ export async function runPhase(plan, kind, ctx) {
       measured = stopSampling(plan, started, ctx);
     }
     out.problems.push(...(result.problems || []));
+    if (replays && !result.problem) {
+      const sends = await saveSends(plan, clockBefore, ctx);
+      if (sends.problem) ctx.say(sends.problem);
+      measured.sends = sends.record ?? null;
+    }
     if (result.problem) {
       out.problems.push(result.problem);
       broken = true; // k6 or the stack failed: whatever the summary says, the cases fail
@@ -53,6 +61,7 @@ export async function runPhase(plan, kind, ctx) {
     if (started) await stopStack(started.stack);
   }
   measured.summary = readSummary(plan, ctx);
+  measured.sends ??= null;
   measured.wrk = readWrk(plan, ctx);
   const counts = await countRows(plan, kind, measured.summary, proxy, sinceMs, ctx);
   out.counts.push(...counts.rows);

@@ -5,7 +5,7 @@
  * many are limited, and how long the last one waits; k6 judges each as a threshold.
  */
 import { countRange } from '../count-range.js';
-import { simulate, simulateCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS } from '../models/limiter-replay.js';
+import { simulate, simulateCourse, replaySends, replayCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS, SEEN_BAND_MS, REPLAY_TRIALS } from '../models/limiter-replay.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
 import { withTeeth, shownRanges, KEEP_ONLY, KEEP_TREND } from './judged.js';
 import { heldRateStages } from '../held-rate.js';
@@ -34,6 +34,7 @@ export const TOLERANCE = {
 export const provenance = {
   measured: {
     SEGMENT_SKEW_MS: { value: SEGMENT_SKEW_MS, source: 'docs/beyond-one-machine.md' },
+    SEEN_BAND_MS: { value: SEEN_BAND_MS, source: 'docs/model.md#seen-lag' },
     JITTER_MS: { value: JITTER_MS, source: 'docs/model.md#k6-lateness' },
     'TOLERANCE.sentRel': { value: TOLERANCE.sentRel, source: 'docs/model.md' },
   },
@@ -158,7 +159,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     knobs,
     policy,
     segments,
-    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE, ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}) },
+    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE, replay: { trials: REPLAY_TRIALS, seenBandMs: SEEN_BAND_MS }, ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}) },
     leadInMs,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     cases,
@@ -233,15 +234,36 @@ export function caseThresholds(c) {
   return t;
 }
 
+/** A case's model policy: its target's, under the plan's (model's) knobs. */
+const policyOf = (exp, plan, c) => exp.targets(plan.policy).find((t) => t.id === c.target).policy;
+
+/**
+ * What the model predicts for one case from the sends k6 really made (replaySends), in the
+ * plan's terms: the counts as the replay's trials give them, with no tolerance (the only noise
+ * left is the band the replay gives the proxy's view of each send), and the longest wait with
+ * the plan's latency tolerance (the app and loopback add to it).
+ */
+export function replayExpected(exp, plan, c, sends, clockOffsetMs) {
+  const r = replaySends(policyOf(exp, plan, c), sends, { clockOffsetMs, seed: exp.name });
+  const count = ({ min, max }) => ({ min, max, lo: min, hi: max });
+  return { ok: count(r.ok), limited: count(r.limited), ...latencyExpectation(r.maxDelayMs), model: { maxDelayMs: r.maxDelayMs } };
+}
+
+/** The replay over time for one case (replayCourse) from startMs (wall clock), as `course` gives the plan's. */
+function replayedCourse(exp, plan, c, sends, clockOffsetMs, startMs) {
+  return replayCourse(policyOf(exp, plan, c), sends, startMs, { clockOffsetMs, seed: exp.name });
+}
+
 /** The model over time for one case of a plan: passed and limited so far, per second (simulateCourse). */
 function course(exp, plan, c) {
-  const target = exp.targets(plan.policy).find((t) => t.id === c.target);
-  return simulateCourse(target.policy, c, { seed: exp.name, segments: plan.segments ?? 1 });
+  return simulateCourse(policyOf(exp, plan, c), c, { seed: exp.name, segments: plan.segments ?? 1 });
 }
 
 export default {
   name: 'limiter',
   course,
+  replayExpected,
+  replayedCourse,
   plan,
   scenarios,
   thresholds: caseThresholds,

@@ -128,12 +128,17 @@ export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS,
 export function simulateCourse(policy, c, { stepMs = 1000, ...options } = {}) {
   const perTrial = [];
   simulate(policy, [c], { ...options, onTrial: ([answers]) => perTrial.push(answers) });
-  const lastMs = Math.max(...perTrial.flat().map(([t]) => t)) - c.startMs;
+  return courseOf(perTrial, c.startMs, stepMs);
+}
+
+/** Trials' answers ([[tMs, ok]] each) as counts of passed and limited by each step from startMs, {min, max} over the trials. */
+function courseOf(perTrial, startMs, stepMs) {
+  const lastMs = Math.max(...perTrial.flat().map(([t]) => t)) - startMs;
   const tMs = Array.from({ length: Math.floor(lastMs / stepMs) + 2 }, (_, i) => i * stepMs);
   const band = () => ({ min: tMs.map(() => Infinity), max: tMs.map(() => -Infinity) });
   const out = { tMs, ok: band(), limited: band() };
   for (const answers of perTrial) {
-    const sorted = answers.map(([t, ok]) => [t - c.startMs, ok]).sort((a, b) => a[0] - b[0]);
+    const sorted = answers.map(([t, ok]) => [t - startMs, ok]).sort((a, b) => a[0] - b[0]);
     let i = 0;
     const n = { ok: 0, limited: 0 };
     tMs.forEach((t, j) => {
@@ -145,4 +150,72 @@ export function simulateCourse(policy, c, { stepMs = 1000, ...options } = {}) {
     });
   }
   return out;
+}
+
+/**
+ * The band a replay of measured sends gives what it cannot know: how long after k6 stamped a
+ * request (its lab_arrival_late_ms sample, taken just before the request is written) the
+ * proxy's limiter sees it: the request crossing loopback, the proxy's event loop waking and
+ * reading the clock. Measured on this machine kind from the proxies' own logs
+ * (docs/model.md#seen-lag, the runs in docs/runs/).
+ */
+export const SEEN_BAND_MS = { lo: 0, hi: 2 };
+// Trials of a replay: the first two at the band's edges, the rest anywhere in it.
+export const REPLAY_TRIALS = 64;
+
+/**
+ * The trials of one limiter over the sends k6 really made to it: `sends` are wall-clock ms
+ * (k6's sample times), sorted or not. Each trial gives every request its own lag within `band`;
+ * nginx's clock is its monotonic millisecond clock, floor(wall + clockOffsetMs + lag), where
+ * clockOffsetMs is the run's measured CLOCK_MONOTONIC - CLOCK_REALTIME (only its fraction of a
+ * ms matters), or an unknown phase swept over the trials when the run did not measure it.
+ * Calls onTrial(answers) with [[tMs, ok]] per trial, when k6 got each answer.
+ */
+function replayTrials(policy, sends, { band = SEEN_BAND_MS, clockOffsetMs = null, trials = REPLAY_TRIALS, seed = 'replay' }, onTrial) {
+  const make = limiters[policy.kind];
+  if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
+  const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${sends.length}`);
+  const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
+  for (let k = 0; k < trials; k += 1) {
+    const { limiter, msClock } = make(policy);
+    const at = phase ?? rand();
+    const lag = k === 0 ? () => band.lo : k === 1 ? () => band.hi : () => band.lo + rand() * (band.hi - band.lo);
+    const seen = sends.map((t) => [t + lag(), t]).sort((a, b) => a[0] - b[0]);
+    onTrial(seen.map(([t, sent]) => {
+      const r = limiter.offer(msClock ? Math.floor(t + at) : t);
+      return { sent, ok: r.ok, delayMs: r.delayMs };
+    }));
+  }
+}
+
+/**
+ * What a limiter does with the sends k6 really made to it (one case, one fresh limiter):
+ * {ok, limited, maxDelayMs} each as {min, max} over the replay's trials.
+ */
+export function replaySends(policy, sends, options = {}) {
+  const acc = {};
+  replayTrials(policy, sends, options, (answers) => {
+    const o = { ok: 0, limited: 0, maxDelayMs: 0 };
+    for (const a of answers) {
+      if (a.ok) o.ok += 1;
+      else o.limited += 1;
+      if (a.ok && a.delayMs > o.maxDelayMs) o.maxDelayMs = a.delayMs;
+    }
+    for (const [key, v] of Object.entries(o)) {
+      const r = (acc[key] ||= { min: Infinity, max: -Infinity });
+      r.min = Math.min(r.min, v);
+      r.max = Math.max(r.max, v);
+    }
+  });
+  return acc;
+}
+
+/**
+ * The same replay over time, as simulateCourse gives the plan's: answers counted by each step
+ * from `startMs`, as {min, max} over the trials.
+ */
+export function replayCourse(policy, sends, startMs, { stepMs = 1000, ...options } = {}) {
+  const perTrial = [];
+  replayTrials(policy, sends, options, (answers) => perTrial.push(answers.map((a) => [a.ok ? a.sent + a.delayMs : a.sent, a.ok])));
+  return courseOf(perTrial, startMs, stepMs);
 }
