@@ -9,7 +9,7 @@ import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
 import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
-import { sendsOf, usableOffset } from '../run/sends.mjs';
+import { sendsOf, sightingsOf, usableOffset } from '../run/sends.mjs';
 import { experimentNamed } from '../../thresholds/plan.js';
 
 /** The judged figure of k6's lateness, as outcomes.json names it (lab/cli/k6-lateness.mjs reads it). */
@@ -30,7 +30,9 @@ function replayOf(plan, c, sent, sends) {
   if (!sends) return { why: 'no send times in the run (--no-metrics, or a run made before the replay)' };
   const mine = sends.cases[c.id] || [];
   if (mine.length !== sent) return { why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted` };
-  return { expected: replayExpected(experimentNamed(plan.experiment), plan, c, mine, sends.offsetMs) };
+  // The proxy's own sightings, where it logged one for each send (else a lag is drawn per send).
+  const seen = sends.seen[c.id]?.ms.length === mine.length ? sends.seen[c.id] : null;
+  return { expected: replayExpected(experimentNamed(plan.experiment), plan, c, mine, { clockOffsetMs: sends.offsetMs, sightings: seen }), sightings: Boolean(seen) };
 }
 
 function judgeCase(plan, c, summary, sends) {
@@ -89,7 +91,7 @@ export const LIMITER_HEAD = ['case', 'measure', 'seed', 'expected (plan)', 'expe
 
 /** The plan's outcomes, in plan order, and their table rows. */
 export function judge(plan, { summary, sends = null }) {
-  const record = sends && { cases: sendsOf(sends), offsetMs: usableOffset(sends.clock) };
+  const record = sends && { cases: sendsOf(sends), seen: sightingsOf(sends), offsetMs: usableOffset(sends.clock) };
   const outcomes = plan.cases.map((c) => judgeCase(plan, c, summary, record));
   return { outcomes, head: LIMITER_HEAD, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i])) };
 }

@@ -12,7 +12,7 @@ import { runK6 } from './k6.mjs';
 import { runWrk, wrkCases, readWrk } from './wrk.mjs';
 import { stopSampling, readProxy, readSummary, countRows } from './collect.mjs';
 import { judgePhase } from './judge.mjs';
-import { clockOffsetMs, saveSends } from './sends.mjs';
+import { clockOffsetMs, saveSends, addSeenLags } from './sends.mjs';
 
 /** What a phase yields: outcomes, table rows (more tables in `more`), counts, problems. */
 export const nothingJudged = () => ({ outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] });
@@ -60,6 +60,8 @@ export async function runPhase(plan, kind, ctx) {
   } finally {
     if (started) await stopStack(started.stack);
   }
+  // The proxies flushed their logs as they stopped: when each saw each request.
+  if (measured.sends && started) addSeenLags(plan, measured.sends, started.stack.procs.map((p) => p.prefix).filter(Boolean), ctx);
   measured.summary = readSummary(plan, ctx);
   measured.sends ??= null;
   measured.wrk = readWrk(plan, ctx);

@@ -10,23 +10,22 @@
  * would write every metric of every request a second time).
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runName } from './k6.mjs';
 
 /**
  * CLOCK_MONOTONIC - CLOCK_REALTIME in ms, read back to back (the closest of a few reads), or
  * null when it cannot be read. nginx's limit_req clock is floor(CLOCK_MONOTONIC in ms), k6 stamps
- * in wall-clock time: only this offset's fraction of a ms matters to the replay.
+ * in wall-clock time: the offset puts one on the other.
  */
 export function clockOffsetMs() {
   const py = 'import time\nbest=None\nfor _ in range(20):\n  a=time.clock_gettime_ns(time.CLOCK_REALTIME); m=time.clock_gettime_ns(time.CLOCK_MONOTONIC); b=time.clock_gettime_ns(time.CLOCK_REALTIME)\n  if best is None or b-a<best[0]: best=(b-a, m-(a+b)//2)\nprint(best[1], best[0])';
   const r = spawnSync('python3', ['-c', py], { encoding: 'utf8', timeout: 5000 });
   const [offsetNs, gapNs] = (r.stdout || '').trim().split(' ').map(BigInt);
   if (r.status !== 0 || offsetNs === undefined) return null;
-  // Whole seconds apart are of no use and overflow a double's µs: keep the offset mod 1 s.
-  const ns = ((offsetNs % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n;
-  return { ms: Number(ns) / 1e6, readGapUs: Number(gapNs) / 1000 };
+  // In ms as a double: about 0.25 µs of precision at today's magnitudes.
+  return { ms: Number(offsetNs / 1000n) / 1000, readGapUs: Number(gapNs) / 1000 };
 }
 
 /** The sends per case from InfluxDB: {case: [wall-clock ms, ...]} sorted, µs precision. */
@@ -51,10 +50,13 @@ export function sendsRecord(sends, clock) {
   return { source: 'InfluxDB lab_arrival_late_ms (k6 sample times)', clock, cases };
 }
 
+const timesOf = (c) => c.afterUs.map((us) => c.firstMs + us / 1000);
+
 /** The sends of a record, per case, as wall-clock ms. */
-export function sendsOf(record) {
-  return Object.fromEntries(Object.entries(record?.cases || {}).map(([id, c]) => [id, c.afterUs.map((us) => c.firstMs + us / 1000)]));
-}
+export const sendsOf = (record) => Object.fromEntries(Object.entries(record?.cases || {}).map(([id, c]) => [id, timesOf(c)]));
+
+/** The proxies' sightings of a record, per case: {ms: wall-clock ms sorted, resolutionMs}. */
+export const sightingsOf = (record) => Object.fromEntries(Object.entries(record?.seen || {}).map(([id, c]) => [id, { ms: timesOf(c), resolutionMs: c.resolutionMs, clock: c.clock ?? 'wall' }]));
 
 /**
  * The clock offset the replay may use: the reads before and after the load, when they agree to
@@ -63,8 +65,7 @@ export function sendsOf(record) {
 export function usableOffset(clock) {
   const [a, b] = [clock?.before?.ms, clock?.after?.ms];
   if (a == null || b == null) return null;
-  const d = Math.abs(a - b);
-  return Math.min(d, 1000 - d) <= 0.1 ? a : null;
+  return Math.abs(a - b) <= 0.1 ? a : null;
 }
 
 /** Reads the phase's sends and saves them; returns the record, or a problem saying why none. */
@@ -76,4 +77,64 @@ export async function saveSends(plan, clockBefore, { run, stores }) {
   } catch (e) {
     return { problem: `${plan.experiment}: reading k6's send times from InfluxDB: ${e.message} (its cases are judged on the plan's ranges)` };
   }
+}
+
+/**
+ * When each proxy saw each case's requests, from the `seen.log` its config writes in its
+ * folder: nginx `case clock msec request_time` (the limiter's own monotonic ms clock where it
+ * could read it, else the request's start on its wall clock, ms), Envoy `case start` (wall
+ * clock, µs). {case: {ms: [...] sorted, resolutionMs, clock: 'monotonic' | 'wall'}}; a line of
+ * no case (warm-up) is skipped.
+ */
+export function parseSeenLog(text) {
+  const out = {};
+  for (const line of text.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 2 || f[0] === '-' || f[0] === '') continue;
+    const nginx = f.length === 4;
+    const monotonic = nginx && f[1] !== '-';
+    const ms = !nginx ? Number(f[1]) * 1000 : monotonic ? Number(f[1]) : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
+    if (!Number.isFinite(ms)) continue;
+    (out[f[0]] ||= { ms: [], resolutionMs: nginx ? 1 : 0.001, clock: monotonic ? 'monotonic' : 'wall' }).ms.push(ms);
+  }
+  for (const c of Object.values(out)) c.ms.sort((a, b) => a - b);
+  return out;
+}
+
+/** The quantiles a run records of each case's lag (and the model states: SEEN_LAG_MS). */
+export const LAG_QUANTILES = [0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1];
+const quantile = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+/**
+ * How long after k6 stamped each request its proxy saw it, per case: the i-th send against the
+ * i-th sighting (loopback keeps a case's requests in order within the lag), as {n, q: [[p, ms],
+ * ...] at LAG_QUANTILES, resolutionMs}: nginx's ms floor makes each of its lags read up to 1 ms
+ * short. Cases whose counts differ are left out.
+ */
+export function seenLags(sends, seen, offsetMs = null) {
+  const out = {};
+  for (const [id, ts] of Object.entries(sends)) {
+    const s = seen[id];
+    if (!s || s.ms.length !== ts.length || !ts.length || (s.clock === 'monotonic' && offsetMs === null)) continue;
+    // A monotonic reading on the wall clock: less the offset between the two.
+    const wall = s.clock === 'monotonic' ? (x) => x - offsetMs : (x) => x;
+    const lags = ts.map((t, i) => wall(s.ms[i]) - t).sort((a, b) => a - b);
+    out[id] = { n: lags.length, q: LAG_QUANTILES.map((p) => [p, Math.round(quantile(lags, p) * 1000) / 1000]), resolutionMs: s.resolutionMs };
+  }
+  return out;
+}
+
+/** The seen lags of a phase, from its services' folders, added to its sends file. */
+export function addSeenLags(plan, record, folders, { run }) {
+  const seen = {};
+  for (const dir of folders) {
+    try {
+      Object.assign(seen, parseSeenLog(readFileSync(join(dir, 'seen.log'), 'utf8')));
+    } catch { /* a service that logs no sightings */ }
+  }
+  record.seenLagMs = seenLags(sendsOf(record), seen, usableOffset(record.clock));
+  // The sightings themselves, as the sends are kept: the replay reads them.
+  record.seen = Object.fromEntries(Object.entries(seen).map(([id, s]) => [id, { resolutionMs: s.resolutionMs, clock: s.clock, firstMs: s.ms[0], afterUs: s.ms.map((t) => Math.round((t - s.ms[0]) * 1000)) }]));
+  writeFileSync(join(run.dir, `${runName(plan)}.sends.json`), JSON.stringify(record));
+  return record;
 }

@@ -70,6 +70,7 @@ export async function startStack({ root, env, topology, profile, policy, slowed 
       proc.root = root;
       proc.cgroup = cgroup;
       proc.caps = caps;
+      proc.prefix = prefix;
       stack.procs.push(proc);
       state.add(proc);
       const ready = renderText(s.ready, view);

@@ -5,7 +5,8 @@
  * many are limited, and how long the last one waits; k6 judges each as a threshold.
  */
 import { countRange } from '../count-range.js';
-import { simulate, simulateCourse, replaySends, replayCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS, SEEN_BAND_MS, REPLAY_TRIALS } from '../models/limiter-replay.js';
+import { simulate, simulateCourse, replaySends, replayCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS, REPLAY_TRIALS } from '../models/limiter-replay.js';
+import { SEEN_LAG_MS } from '../models/seen-lag.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
 import { withTeeth, shownRanges, KEEP_ONLY, KEEP_TREND } from './judged.js';
 import { heldRateStages } from '../held-rate.js';
@@ -34,7 +35,7 @@ export const TOLERANCE = {
 export const provenance = {
   measured: {
     SEGMENT_SKEW_MS: { value: SEGMENT_SKEW_MS, source: 'docs/beyond-one-machine.md' },
-    SEEN_BAND_MS: { value: SEEN_BAND_MS, source: 'docs/model.md#seen-lag' },
+    SEEN_LAG_MS: { value: SEEN_LAG_MS, source: 'docs/model.md#seen-lag' },
     JITTER_MS: { value: JITTER_MS, source: 'docs/model.md#k6-lateness' },
     'TOLERANCE.sentRel': { value: TOLERANCE.sentRel, source: 'docs/model.md' },
   },
@@ -159,7 +160,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     knobs,
     policy,
     segments,
-    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE, replay: { trials: REPLAY_TRIALS, seenBandMs: SEEN_BAND_MS }, ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}) },
+    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE, replay: { trials: REPLAY_TRIALS }, ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}) },
     leadInMs,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     cases,
@@ -243,15 +244,15 @@ const policyOf = (exp, plan, c) => exp.targets(plan.policy).find((t) => t.id ===
  * left is the band the replay gives the proxy's view of each send), and the longest wait with
  * the plan's latency tolerance (the app and loopback add to it).
  */
-export function replayExpected(exp, plan, c, sends, clockOffsetMs) {
-  const r = replaySends(policyOf(exp, plan, c), sends, { clockOffsetMs, seed: exp.name });
+export function replayExpected(exp, plan, c, sends, { clockOffsetMs = null, sightings = null } = {}) {
+  const r = replaySends(policyOf(exp, plan, c), sends, { clockOffsetMs, sightings, seed: exp.name });
   const count = ({ min, max }) => ({ min, max, lo: min, hi: max });
   return { ok: count(r.ok), limited: count(r.limited), ...latencyExpectation(r.maxDelayMs), model: { maxDelayMs: r.maxDelayMs } };
 }
 
 /** The replay over time for one case (replayCourse) from startMs (wall clock), as `course` gives the plan's. */
-function replayedCourse(exp, plan, c, sends, clockOffsetMs, startMs) {
-  return replayCourse(policyOf(exp, plan, c), sends, startMs, { clockOffsetMs, seed: exp.name });
+function replayedCourse(exp, plan, c, sends, startMs, { clockOffsetMs = null, sightings = null } = {}) {
+  return replayCourse(policyOf(exp, plan, c), sends, startMs, { clockOffsetMs, sightings, seed: exp.name });
 }
 
 /** The model over time for one case of a plan: passed and limited so far, per second (simulateCourse). */

@@ -5,6 +5,7 @@
 import { limitReq } from './limit-req.js';
 import { tokenBucket } from './token-bucket.js';
 import { seededRandom } from './random.js';
+import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 
 // How much later than its schedule k6 may start a request than another of the same case (ms):
 // the largest measured per case in the recorded spike runs on this machine kind (docs/model.md),
@@ -152,35 +153,47 @@ function courseOf(perTrial, startMs, stepMs) {
   return out;
 }
 
+// Trials of a replay: each draws every request's lag from SEEN_LAG_MS. With the model right,
+// a run falls outside the range of N trials with odds 2/(N+1): 256 makes that under 1 %.
+export const REPLAY_TRIALS = 256;
+
 /**
- * The band a replay of measured sends gives what it cannot know: how long after k6 stamped a
- * request (its lab_arrival_late_ms sample, taken just before the request is written) the
- * proxy's limiter sees it: the request crossing loopback, the proxy's event loop waking and
- * reading the clock. Measured on this machine kind from the proxies' own logs
- * (docs/model.md#seen-lag, the runs in docs/runs/).
+ * When the limiter saw each send, one draw: from the proxy's own sightings where the run has
+ * them (`sightings`: {ms, resolutionMs, clock}, the i-th sighting for the i-th send: nginx's
+ * limiter clock itself, or Envoy's µs, as they are; a wall-clock millisecond reading is a draw
+ * within its millisecond, no earlier than the send plus the least lag measured), else a lag
+ * drawn from `lags` per send.
  */
-export const SEEN_BAND_MS = { lo: 0, hi: 2 };
-// Trials of a replay: the first two at the band's edges, the rest anywhere in it.
-export const REPLAY_TRIALS = 64;
+function seenDraw(sends, sightings, lags, rand) {
+  if (!sightings) return () => sends.map((t) => t + drawLag(lags, rand));
+  return () => sends.map((t, i) => {
+    const at = sightings.ms[i];
+    if (sightings.clock === 'monotonic' || sightings.resolutionMs < 1) return at;
+    const lo = Math.max(at, Math.min(t + LEAST_LAG_MS, at + 1));
+    return lo + rand() * (at + 1 - lo);
+  });
+}
 
 /**
  * The trials of one limiter over the sends k6 really made to it: `sends` are wall-clock ms
- * (k6's sample times), sorted or not. Each trial gives every request its own lag within `band`;
- * nginx's clock is its monotonic millisecond clock, floor(wall + clockOffsetMs + lag), where
- * clockOffsetMs is the run's measured CLOCK_MONOTONIC - CLOCK_REALTIME (only its fraction of a
- * ms matters), or an unknown phase swept over the trials when the run did not measure it.
- * Calls onTrial(answers) with [[tMs, ok]] per trial, when k6 got each answer.
+ * (k6's sample times). Each trial draws when the limiter saw each (seenDraw); nginx's clock is
+ * its monotonic millisecond clock, floor(wall + clockOffsetMs), where clockOffsetMs is the run's
+ * measured CLOCK_MONOTONIC - CLOCK_REALTIME (only its fraction of a ms matters), or an unknown
+ * phase drawn per trial when the run did not measure it. Calls onTrial(answers) with
+ * {sent, ok, delayMs} per request.
  */
-function replayTrials(policy, sends, { band = SEEN_BAND_MS, clockOffsetMs = null, trials = REPLAY_TRIALS, seed = 'replay' }, onTrial) {
+function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[policy.kind], clockOffsetMs = null, trials = REPLAY_TRIALS, seed = 'replay' }, onTrial) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${sends.length}`);
   const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
+  const sorted = [...sends].sort((a, b) => a - b);
+  const draw = seenDraw(sorted, sightings, lags, rand);
   for (let k = 0; k < trials; k += 1) {
     const { limiter, msClock } = make(policy);
-    const at = phase ?? rand();
-    const lag = k === 0 ? () => band.lo : k === 1 ? () => band.hi : () => band.lo + rand() * (band.hi - band.lo);
-    const seen = sends.map((t) => [t + lag(), t]).sort((a, b) => a[0] - b[0]);
+    // nginx's own clock readings are the limiter's time as they are.
+    const at = sightings?.clock === 'monotonic' ? 0 : phase ?? rand();
+    const seen = draw().map((t, i) => [t, sorted[i]]).sort((a, b) => a[0] - b[0]);
     onTrial(seen.map(([t, sent]) => {
       const r = limiter.offer(msClock ? Math.floor(t + at) : t);
       return { sent, ok: r.ok, delayMs: r.delayMs };
