@@ -13,6 +13,7 @@ import { sensitivity } from '../../thresholds/sensitivity.js';
 import { loadTopology } from '../stack/topology.mjs';
 import { table, byId, span } from './markdown.mjs';
 import { latenessTable } from './k6-lateness.mjs';
+import { seenLagTable } from './seen-lag.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Smoke proves every stack answers; its few requests catch no policy change, and --quick
@@ -76,7 +77,7 @@ const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) 
 
 export const BLOCKS = {
   ...Object.fromEntries(stackBlocks.flat()),
-  'docs/model.md': { sensitivity: sensitivityTable, 'k6-lateness': () => latenessTable(root) },
+  'docs/model.md': { sensitivity: sensitivityTable, 'k6-lateness': () => latenessTable(root), 'seen-lag': () => seenLagTable(root) },
   'docs/knobs.md': { quick: quickChanges },
 };
 

@@ -6,13 +6,13 @@
 
 /**
  * Per limiter model, the lag's quantiles [p, ms] pooled over every limited request of the
- * recorded runs, read from the proxies' own logs (docs/model.md#seen-lag: the runs, and the
- * table this is checked against by test/model.test.mjs). nginx logs the start of a request on
- * its millisecond clock, so its readings are up to 1 ms short of the lag (resolutionMs).
+ * recorded runs, read from the proxies' own logs (docs/model.md#seen-lag: the runs and their
+ * pooled quantiles, generated). nginx reads its limiter's millisecond clock, so its readings
+ * are up to 1 ms short of the lag (resolutionMs).
  */
 export const SEEN_LAG_MS = {
-  limit_req: { proxy: 'nginx', resolutionMs: 1, q: [[0, -0.93], [0.1, -0.63], [0.25, -0.41], [0.5, -0.1], [0.75, 0.2], [0.9, 0.78], [0.95, 1.7], [0.99, 6.8], [0.999, 20], [1, 52.2]] },
-  token_bucket: { proxy: 'Envoy', resolutionMs: 0.001, q: [[0, 0.07], [0.1, 0.14], [0.25, 0.19], [0.5, 0.33], [0.75, 0.8], [0.9, 2.0], [0.95, 3.6], [0.99, 11.4], [0.999, 19.9], [1, 23.7]] },
+  limit_req: { proxy: 'nginx', resolutionMs: 1, q: [[0, -0.93], [0.1, -0.61], [0.25, -0.38], [0.5, -0.04], [0.75, 0.35], [0.9, 1.23], [0.95, 2.44], [0.99, 8.87], [0.999, 24.59], [1, 52.14]] },
+  token_bucket: { proxy: 'Envoy', resolutionMs: 0.001, q: [[0, 0.07], [0.1, 0.14], [0.25, 0.19], [0.5, 0.33], [0.75, 0.78], [0.9, 1.79], [0.95, 3.36], [0.99, 9.74], [0.999, 18.79], [1, 23.69]] },
 };
 
 /**

@@ -1,0 +1,50 @@
+/*
+ * The replay of what k6 sent (docs/model.md#the-replay-of-what-k6-sent): on a recorded spike run
+ * it gives the counts the proxies gave, one count wide, and a policy the stack did not run
+ * fails it; SEEN_LAG_MS is what the recorded runs measured.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { readRun } from '../lab/results/runs.mjs';
+import { plan as makePlan } from '../thresholds/plan.js';
+import { kinds } from '../lab/kinds/index.mjs';
+import { measuredFromFolder } from '../lab/results/cases.mjs';
+import { recordedLags } from '../lab/cli/seen-lag.mjs';
+import { SEEN_LAG_MS, pooledQuantiles } from '../thresholds/models/seen-lag.js';
+
+const root = join(import.meta.dirname, '..');
+const RUN = '20261125-220056-673-12079-spike-quick2';
+
+function judged(experiment, overrides = {}) {
+  const run = readRun(join(root, 'docs', 'runs'), RUN, { panels: false });
+  const exp = run.experiments.find((e) => e.name === experiment);
+  const phase = { ...exp.phases[0], plan: makePlan({ experiment, suite: 'spike', factor: 2, overrides }) };
+  return kinds.limiter.judge(phase.plan, measuredFromFolder(phase)).outcomes;
+}
+
+test('the replay of a recorded spike run gives every count the proxies gave, one count wide', () => {
+  for (const experiment of ['burst', 'envoy-vs-nginx']) {
+    for (const o of judged(experiment)) {
+      assert.equal(o.judgedOn, 'replay', o.case);
+      assert.ok(o.expected.ok.hi - o.expected.ok.lo <= 1, `${o.case}: ${o.expected.ok.lo}..${o.expected.ok.hi}`);
+      assert.ok(o.pass, `${o.case}: ${JSON.stringify(o.checks)}`);
+    }
+  }
+});
+
+test('a policy the stack did not run fails the replay of the same schedule', () => {
+  const failed = (experiment, knobs) => judged(experiment, knobs).filter((o) => !o.pass).map((o) => o.case);
+  assert.ok(failed('burst', { rate: 4 }).includes('burst/b0-3rps'));
+  assert.ok(failed('envoy-vs-nginx', { tokens_per_fill: 24 }).includes('envoy-vs-nginx/envoy-2s'));
+  assert.ok(failed('envoy-vs-nginx', { nginx_burst: 199 }).includes('envoy-vs-nginx/nginx-1s'));
+});
+
+test('SEEN_LAG_MS is the recorded runs\' lags, pooled', () => {
+  const all = {};
+  for (const r of recordedLags(root)) for (const [proxy, parts] of Object.entries(r.byProxy)) (all[proxy] ||= []).push(...parts);
+  for (const table of Object.values(SEEN_LAG_MS)) {
+    const pooled = pooledQuantiles(all[table.proxy], table.q.map(([p]) => p));
+    table.q.forEach(([p, x], i) => assert.ok(Math.abs(pooled[i][1] - x) <= 0.01, `${table.proxy} p${p}: stated ${x}, recorded ${pooled[i][1]}`));
+  }
+});
