@@ -1,13 +1,42 @@
 /*
  * `expect <suite> [--quick[=N]] [knobs]`: what the model expects of a suite, as JSON, nothing
- * started; with --sensitivity instead the smallest policy change each case catches.
+ * started; with --sensitivity instead the smallest policy change each case catches; with
+ * `--sensitivity --replay=<testid>` the smallest change a recorded run's replay catches.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseRunArgs } from './args.mjs';
+import { readRun } from '../results/runs.mjs';
+import { replaySensitivity } from '../judge/replay-sensitivity.mjs';
+import { table } from './markdown.mjs';
 import { plansFor } from '../run/suite.mjs';
 import { sensitivity } from '../../thresholds/sensitivity.js';
 import { formatSensitivity } from './docs.mjs';
 
-export default async function expect(words, { say }) {
+/** The rows of replaySensitivity as a table: per limiter and number, the smallest change caught either way. */
+function replayTable(rows) {
+  const side = (r, x) => {
+    if (!x) return 'none within 50 %';
+    const by = r.value ? ` (${x.value > r.value ? '+' : ''}${+(((x.value - r.value) / r.value) * 100).toFixed(1)} %)` : '';
+    return `${+x.value.toFixed(3)}${by}: ${x.failed[0]}`;
+  };
+  return table(['limiter', 'number', 'value', 'smallest lower caught', 'smallest higher caught'], rows.map((r) => [`${r.experiment}/${r.target}`, r.field, String(r.value), side(r, r.down), side(r, r.up)]));
+}
+
+/** The recorded run a --replay names: results/<testid>, else docs/runs/<testid>. */
+function recordedRun(root, id) {
+  const where = ['results', join('docs', 'runs')].map((d) => join(root, d)).find((d) => existsSync(join(d, id)));
+  if (!where) throw new Error(`--replay=${id}: no run of that testid in results/ or docs/runs/`);
+  return readRun(where, id, { panels: false });
+}
+
+export default async function expect(words, { say, root }) {
+  const replay = words.filter((w) => w.startsWith('--replay='));
+  if (replay.length) {
+    if (replay.length > 1 || !words.includes('--sensitivity')) throw new Error('--replay=<testid> goes once, with --sensitivity');
+    say(replayTable(replaySensitivity(recordedRun(root, replay[0].slice('--replay='.length)))));
+    return 0;
+  }
   const sens = words.filter((w) => w === '--sensitivity').length;
   if (sens > 1) throw new Error('--sensitivity given twice');
   const req = parseRunArgs(words.filter((w) => w !== '--sensitivity'));

@@ -60,6 +60,12 @@ export function insights(run, exp) {
     if (cpu && cpu.peakPct >= NEAR_CORE_PCT) say('warn', `k6 used up to ${cpu.peakPct.toFixed(0)} % of a core over 1 s (mean ${cpu.meanPct.toFixed(0)} %) in ${phaseName(exp, p)}: near or above a core, k6's own scheduling can be part of what was measured.`);
   }
   for (const o of exp.outcomes) {
+    // k6 later than the plan allowed: the plan's ranges no longer held, the replay's did.
+    const late = o.measured?.lateSpreadMs;
+    const allowed = (o.plan ?? o.expected)?.lateSpreadMs?.hi;
+    if (o.judgedOn === 'replay' && late != null && allowed != null && late > allowed) {
+      say('warn', `${o.case}: k6 started its requests up to ${late.toFixed(1)} ms later than its schedule, relative to each other, beyond the ${allowed} ms the plan's ranges allow; the case was judged against the requests k6 really sent, replayed through the model.`);
+    }
     for (const r of rangesOf(o).filter((x) => x.edge)) say('warn', `${o.case}: ${r.measure} ${format('none', r.value)} is within 10 % of the edge of its range ${r.lo}..${r.hi}.`);
   }
   for (const r of (exp.counts || []).filter((x) => x.agree !== 'ok')) {

@@ -10,6 +10,8 @@ import { kinds as labKinds } from '../kinds/index.mjs';
 import { boardPanels, panelSeries } from './boards.mjs';
 import { chart, chartId, GREEN, BAND, BAND_LINE, PALETTE } from './chart.mjs';
 import { cpuPercent } from './resources.mjs';
+import { sendsOf, sightingsOf, usableOffset } from '../run/sends.mjs';
+import { experimentNamed } from '../../thresholds/plan.js';
 
 const ORANGE = '#FF9830';
 const ORANGE_BAND = 'rgba(255, 152, 48, 0.16)';
@@ -56,6 +58,23 @@ function modelCourse(plan, c) {
 }
 
 /**
+ * The replay's course of a case over the sends k6 really made (the run's sends file), from the
+ * case's start on the wall clock; null where the run kept none for it.
+ */
+function replayedCourseOf(phase, c, startMs) {
+  const sends = phase.sends && sendsOf(phase.sends)[c.id];
+  if (!sends?.length || !phase.plan) return null;
+  const seen = sightingsOf(phase.sends)[c.id];
+  try {
+    return labKinds.limiter.replayedCourse(experimentNamed(phase.plan.experiment), phase.plan, c, sends, startMs, {
+      clockOffsetMs: usableOffset(phase.sends.clock), sightings: seen?.ms.length === sends.length ? seen : null,
+    });
+  } catch {
+    return null; // a plan of an experiment this checkout no longer has
+  }
+}
+
+/**
  * A limiter case: 200s and limited answers so far, in seconds from the case's start, against
  * the model: its band over time where the plan has one (case.course), else the final expected
  * range from the case's end on.
@@ -93,8 +112,15 @@ function limiterChart(run, exp, phase, c) {
     { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false },
   ];
   const e = c.expected;
+  const replayed = replayedCourseOf(phase, c, start);
   const course = c.course ?? modelCourse(phase.plan, c);
-  if (course) {
+  if (replayed) {
+    const xs = replayed.tMs.map((t) => t / 1000);
+    const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
+    out.push(...bandEdges('replay 200', pts(replayed.ok.max), pts(replayed.ok.min), BAND, BAND_LINE));
+    out.push(...bandEdges(`replay ${c.limitedStatus}`, pts(replayed.limited.max), pts(replayed.limited.min), ORANGE_BAND, ORANGE_LINE));
+    note.push("The lines: the model replayed over the requests k6 really sent, when the proxy saw each (the range the case is judged on; one line where the replay leaves nothing to chance).");
+  } else if (course) {
     const xs = course.tMs.map((t) => t / 1000);
     const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
     out.push(...bandEdges('model 200', pts(course.ok.max), pts(course.ok.min), BAND, BAND_LINE));

@@ -235,8 +235,12 @@ export function caseThresholds(c) {
   return t;
 }
 
-/** A case's model policy: its target's, under the plan's (model's) knobs. */
-const policyOf = (exp, plan, c) => exp.targets(plan.policy).find((t) => t.id === c.target).policy;
+/**
+ * A case's model policy: its target's, under the plan's (model's) knobs, unless the plan names
+ * the target's policy itself (`targetPolicies`: a policy no knob can say, as the replay's
+ * sensitivity tries).
+ */
+const policyOf = (exp, plan, c) => plan.targetPolicies?.[c.target] ?? exp.targets(plan.policy).find((t) => t.id === c.target).policy;
 
 /**
  * What the model predicts for one case from the sends k6 really made (replaySends), in the

@@ -189,7 +189,9 @@ function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[poli
   const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
   const sorted = [...sends].sort((a, b) => a - b);
   const draw = seenDraw(sorted, sightings, lags, rand);
-  for (let k = 0; k < trials; k += 1) {
+  // The limiter's own clock, or Envoy's µs, leave nothing to draw: one trial is all of them.
+  const exact = sightings && (sightings.clock === 'monotonic' || sightings.resolutionMs < 1);
+  for (let k = 0; k < (exact ? 1 : trials); k += 1) {
     const { limiter, msClock } = make(policy);
     // nginx's own clock readings are the limiter's time as they are.
     const at = sightings?.clock === 'monotonic' ? 0 : phase ?? rand();

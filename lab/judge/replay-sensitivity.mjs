@@ -1,0 +1,65 @@
+/*
+ * How small a policy change a recorded run catches, judged by the replay: the run's own sends
+ * and the proxies' sightings of them replayed under the policy changed one knob at a time, in
+ * growing steps either way, until some case's count or wait no longer fits what was measured.
+ * The same schedule throughout: what the run could have told apart, not what a plan assumed.
+ */
+import { plan as makePlan, experimentNamed } from '../../thresholds/plan.js';
+import { kinds } from '../kinds/index.mjs';
+import { measuredFromFolder } from '../results/cases.mjs';
+
+// Relative steps tried in each direction, smallest first.
+export const STEPS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.33, 0.5];
+
+// The numbers of each limiter's policy, and which of them are whole.
+const WHOLE = new Set(['burst', 'delay', 'maxTokens', 'tokensPerFill']);
+const NUMBERS = { limit_req: ['rate', 'burst', 'delay'], token_bucket: ['maxTokens', 'tokensPerFill', 'fillIntervalMs'] };
+
+/** A policy number moved by a relative step: whole ones stay whole and move by at least one. */
+function moved(value, field, f) {
+  if (!WHOLE.has(field)) return value * (1 + f);
+  const v = Math.max(0, Math.round(value * (1 + f)));
+  return v === value ? Math.max(0, value + Math.sign(f)) : v;
+}
+
+/** The judged checks a plan fails on the recorded phase, as 'case measure', for the cases of `target`. */
+function failures(plan, measured, target) {
+  const { outcomes } = kinds.limiter.judge(plan, measured);
+  return outcomes.filter((o, i) => plan.cases[i].target === target)
+    .flatMap((o) => ['ok', 'limited', 'latency'].filter((k) => o.checks[k] === false).map((k) => `${o.case} ${k}`));
+}
+
+/**
+ * Per limiter target of a run ({info, experiments} as readRun gives it) and number of its policy:
+ * the smallest step either way that some of its cases fail, and what they fail.
+ */
+export function replaySensitivity(run) {
+  const rows = [];
+  for (const e of run.experiments) {
+    const phase = e.phases[0];
+    if (!phase?.sends) continue;
+    const base = makePlan({ experiment: e.name, suite: run.info.suite, factor: run.info.factor, overrides: run.info.knobs?.[e.name] ?? {} });
+    const measured = measuredFromFolder({ ...phase, plan: base });
+    for (const target of experimentNamed(e.name).targets(base.policy)) {
+      const ran = base.cases.filter((c) => c.target === target.id);
+      if (!ran.length) continue;
+      const unchanged = failures(base, measured, target.id);
+      for (const field of NUMBERS[target.policy.kind] || []) {
+        const found = {};
+        for (const dir of [-1, 1]) {
+          for (const f of STEPS) {
+            const policy = { ...target.policy, [field]: moved(target.policy[field], field, dir * f) };
+            if (policy[field] === target.policy[field]) continue;
+            const failed = failures({ ...base, targetPolicies: { [target.id]: policy } }, measured, target.id).filter((x) => !unchanged.includes(x));
+            if (failed.length) {
+              found[dir < 0 ? 'down' : 'up'] = { step: f, value: policy[field], failed };
+              break;
+            }
+          }
+        }
+        rows.push({ experiment: e.name, target: target.id, field, value: target.policy[field], cases: ran.length, ...found });
+      }
+    }
+  }
+  return rows;
+}
