@@ -18,8 +18,13 @@ import { sentByK6 } from '../../thresholds/generator.js';
  * The measured skew between the segments' schedules, said; a problem when it exceeds what the
  * plan's model allows (plan.model.segmentSkewMs), or cannot be measured where the model needs it.
  */
-function skewProblem(plan, schedule, say) {
+function skewProblem(plan, schedule, say, replays) {
   const allowed = plan.model?.segmentSkewMs;
+  // Judged on the sends each process really made, the skew is in what the replay replays: shown.
+  if (replays) {
+    if (schedule) say(`${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart (shown: the cases are judged on what each process sent)`);
+    return null;
+  }
   if (!schedule) return allowed === undefined ? null : `${plan.experiment}: the segments' schedule skew could not be measured (a summary lacks lab_schedule_origin); the model assumes at most ${allowed} ms`;
   say(`${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart${allowed === undefined ? '' : ` (the model allows ${allowed} ms)`}`);
   if (allowed !== undefined && schedule.skewMs > allowed) return `${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart, more than the ${allowed} ms the model allows: the counts cannot be judged against it`;
@@ -49,7 +54,7 @@ export const scriptOf = (root, plan) => join(root, 'k6', `${plan.experiment}.js`
  * some of k6's writes, or the segments started further apart than the model allows) or
  * {problem} (k6 itself failed, or a stack process died: the cases fail).
  */
-export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1, k6Cpu = null, run = null }) {
+export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1, k6Cpu = null, run = null, replays = false }) {
   // --k6-cpu: k6 in a cgroup capped at N % of a core (a perturbation: a load generator that
   // cannot keep its schedule), joined before it execs, like a slowed service.
   const cgroup = k6Cpu ? createCgroup(`lab-${process.pid}-k6-${plan.experiment}`, parseCaps(`cpu=${k6Cpu}%`)) : null;
@@ -58,13 +63,13 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     say(`${plan.experiment}: PERTURBED load generator, the model is not told: k6 at ${k6Cpu} % of a core`);
   }
   try {
-    return await runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup });
+    return await runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup, replays });
   } finally {
     if (cgroup) await removeWhenEmpty(cgroup.paths);
   }
 }
 
-async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup }) {
+async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup, replays }) {
   const name = runName(plan);
   // Segments start paused, each with its own REST API, and are resumed together.
   const nice = k6Priority();
@@ -144,7 +149,7 @@ async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, s
     const parts = procs.map(({ seg }) => join(dir, `${name}${seg}.summary.json`)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
     const merged = mergeSummaries(parts);
     writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(merged, null, 1));
-    const skew = skewProblem(plan, merged.schedule, say);
+    const skew = skewProblem(plan, merged.schedule, say, replays);
     if (skew) problems.push(skew);
   }
   // A refused write loses samples: the run fails saying why, not only by its counts.

@@ -35,7 +35,7 @@ export async function runPhase(plan, kind, ctx) {
       const stage = { ...ctx, dir: ctx.run.dir, logDir: join(ctx.run.dir, 'logs'), tmp: ctx.run.tmp, plan, stack: started.stack, setChild: started.setChild };
       result = ctx.isInterrupted()
         ? { problem: 'interrupted before k6 started' }
-        : await runK6({ ...stage, planFile: started.planFile, outputs, segments: ctx.segments });
+        : await runK6({ ...stage, planFile: started.planFile, outputs, segments: ctx.segments, replays: Boolean(replays) });
       if (!result.problem && wrkCases(plan).length) {
         const wrk = await runWrk(stage);
         if (wrk.problem) result = { ...result, problem: wrk.problem };
