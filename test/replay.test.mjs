@@ -16,11 +16,11 @@ import { SEEN_LAG_MS, pooledQuantiles } from '../thresholds/models/seen-lag.js';
 const root = join(import.meta.dirname, '..');
 const RUN = '20261125-220056-673-12079-spike-quick2';
 
-function judged(experiment, overrides = {}) {
+function judged(experiment, overrides = {}, edit = (sends) => sends) {
   const run = readRun(join(root, 'docs', 'runs'), RUN, { panels: false });
   const exp = run.experiments.find((e) => e.name === experiment);
   const phase = { ...exp.phases[0], plan: makePlan({ experiment, suite: 'spike', factor: 2, overrides }) };
-  return kinds.limiter.judge(phase.plan, measuredFromFolder(phase)).outcomes;
+  return kinds.limiter.judge(phase.plan, { ...measuredFromFolder(phase), sends: edit(structuredClone(phase.sends)) }).outcomes;
 }
 
 test('the replay of a recorded spike run gives every count the proxies gave, one count wide', () => {
@@ -38,6 +38,23 @@ test('a policy the stack did not run fails the replay of the same schedule', () 
   assert.ok(failed('burst', { rate: 4 }).includes('burst/b0-3rps'));
   assert.ok(failed('envoy-vs-nginx', { tokens_per_fill: 24 }).includes('envoy-vs-nginx/envoy-2s'));
   assert.ok(failed('envoy-vs-nginx', { nginx_burst: 199 }).includes('envoy-vs-nginx/nginx-1s'));
+});
+
+test('a send InfluxDB lost (two stamps in one nanosecond are one point) leaves the proxy\'s sightings to replay; with neither, the plan judges', () => {
+  const lose = (id, alsoSeen) => (sends) => {
+    sends.cases[id].afterUs.pop();
+    if (alsoSeen) sends.seen[id].afterUs.pop();
+    return sends;
+  };
+  const one = (experiment, id, alsoSeen) => judged(experiment, {}, lose(id, alsoSeen)).find((o) => o.case === `${experiment}/${id}`);
+  for (const [experiment, id] of [['envoy-vs-nginx', 'envoy-4s'], ['envoy-vs-nginx', 'nginx-2s'], ['burst', 'b0-3rps']]) {
+    const o = one(experiment, id, false);
+    assert.equal(o.judgedOn, 'replay', o.case);
+    assert.ok(o.pass, `${o.case}: ${JSON.stringify(o.checks)}`);
+    const neither = one(experiment, id, true);
+    assert.equal(neither.judgedOn, 'plan');
+    assert.match(neither.noReplay, /holds \d+ send times of the \d+ requests k6 counted, and the proxy logged \d+ sightings/);
+  }
 });
 
 test('SEEN_LAG_MS is the recorded runs\' lags, pooled', () => {

@@ -21,18 +21,25 @@ function lateSpread(summary, c) {
   return lo === null || hi === null ? null : Math.round((hi - lo) * 10) / 10;
 }
 
+/** A proxy's sightings on the wall clock, as k6 stamps: nginx's monotonic readings less the run's offset. */
+const onWall = (seen, offsetMs) => (seen.clock !== 'monotonic' ? seen.ms : offsetMs === null ? null : seen.ms.map((t) => t - offsetMs));
+
 /**
- * The replay's expectation of a case, from the sends k6 made to it: null (the case is judged on
- * the plan's ranges) when the run has no send times, or fewer than k6 counted (a sample lost on
- * the way: a replay short of a request would judge another schedule), with why.
+ * The replay's expectation of a case, from the sends k6 made to it and the proxy's sightings of
+ * them: null (the case is judged on the plan's ranges) with why, when the run has no send times,
+ * or fewer than k6 counted and no exact sighting of each request either. (InfluxDB keeps one
+ * point per series and nanosecond: two stamps that fall together are one point. The proxy's own
+ * clock readings are all the replay needs of a request; the sends only pair with them.)
  */
 function replayOf(plan, c, sent, sends) {
   if (!sends) return { why: 'no send times in the run (--no-metrics, or a run made before the replay)' };
   const mine = sends.cases[c.id] || [];
-  if (mine.length !== sent) return { why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted` };
-  // The proxy's own sightings, where it logged one for each send (else a lag is drawn per send).
-  const seen = sends.seen[c.id]?.ms.length === mine.length ? sends.seen[c.id] : null;
-  return { expected: replayExpected(experimentNamed(plan.experiment), plan, c, mine, { clockOffsetMs: sends.offsetMs, sightings: seen }), sightings: Boolean(seen) };
+  const logged = sends.seen[c.id];
+  const seen = logged?.ms.length === sent ? logged : null;
+  const exact = seen && (seen.clock === 'monotonic' || seen.resolutionMs < 1) ? onWall(seen, sends.offsetMs) : null;
+  const times = mine.length === sent ? mine : exact;
+  if (!times) return { why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted, and the proxy logged ${logged?.ms.length ?? 'no'} sightings` };
+  return { expected: replayExpected(experimentNamed(plan.experiment), plan, c, times, { clockOffsetMs: sends.offsetMs, sightings: seen }) };
 }
 
 function judgeCase(plan, c, summary, sends) {
