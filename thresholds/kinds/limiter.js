@@ -40,7 +40,7 @@ export const provenance = {
     'TOLERANCE.sentRel': { value: TOLERANCE.sentRel, source: 'docs/model.md' },
   },
   assumed: {
-    SERVICE_MS: { value: SERVICE_MS, why: 'time a request holds a VU besides its wait, for VU sizing and grace only: no measurement recorded' },
+    SERVICE_MS: { value: SERVICE_MS, why: 'time a request holds a VU besides its wait, for VU sizing and grace only: room over the longest answer k6 measured beside a CPU burner (docs/model.md#vus)' },
     TOLERANCE: {
       value: Object.fromEntries(['countRel', 'countAbs', 'latencyRel', 'latencyBelowMs', 'latencyAboveMs', 'queuedMs', 'p99Ms'].map((k) => [k, TOLERANCE[k]])),
       why: 'room for the app, loopback and k6, stated with the first model: no measurement recorded',

@@ -17,9 +17,10 @@ export const JITTER_MS = 100;
 // measured on this machine kind (docs/beyond-one-machine.md) with a margin.
 export const SEGMENT_SKEW_MS = 100;
 export const TRIALS = 48;
-// Time a request holds a VU beyond its queue delay (proxy, app, loopback, and a cold first
-// connection), for VU sizing only.
-export const SERVICE_MS = 50;
+// Time a request holds a VU beyond its queue delay (proxy, app, loopback, a cold first
+// connection, and k6 itself reading the answer on a busy machine), for VU sizing and grace
+// only: with too few VUs an open model drops arrivals (docs/model.md#vus).
+export const SERVICE_MS = 150;
 
 const limiters = {
   limit_req: (p) => ({ limiter: limitReq(p), msClock: true }),
@@ -160,7 +161,7 @@ export const REPLAY_TRIALS = 256;
 /**
  * When the limiter saw each send, one draw: from the proxy's own sightings where the run has
  * them (`sightings`: {ms, resolutionMs, clock}, the i-th sighting for the i-th send: nginx's
- * limiter clock itself, or Envoy's µs, as they are; a wall-clock millisecond reading is a draw
+ * limiter clock itself; Envoy's µs stream start and a wait drawn after it; a wall-clock millisecond reading is a draw
  * within its millisecond, no earlier than the send plus the least lag measured), else a lag
  * drawn from `lags` per send.
  */
@@ -168,7 +169,11 @@ function seenDraw(sends, sightings, lags, rand) {
   if (!sightings) return () => sends.map((t) => t + drawLag(lags, rand));
   return () => sends.map((t, i) => {
     const at = sightings.ms[i];
-    if (sightings.clock === 'monotonic' || sightings.resolutionMs < 1) return at;
+    if (sightings.clock === 'monotonic') return at;
+    // Envoy logs when its stream began; its bucket reads its own clock when the filter runs,
+    // after whatever kept the worker from it: a wait drawn as the event loop's (the lag less
+    // the least of it).
+    if (sightings.resolutionMs < 1) return at + Math.max(0, drawLag(lags, rand) - LEAST_LAG_MS);
     const lo = Math.max(at, Math.min(t + LEAST_LAG_MS, at + 1));
     return lo + rand() * (at + 1 - lo);
   });
@@ -189,8 +194,8 @@ function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[poli
   const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
   const sorted = [...sends].sort((a, b) => a - b);
   const draw = seenDraw(sorted, sightings, lags, rand);
-  // The limiter's own clock, or Envoy's µs, leave nothing to draw: one trial is all of them.
-  const exact = sightings && (sightings.clock === 'monotonic' || sightings.resolutionMs < 1);
+  // The limiter's own clock leaves nothing to draw: one trial is all of them.
+  const exact = sightings?.clock === 'monotonic';
   for (let k = 0; k < (exact ? 1 : trials); k += 1) {
     const { limiter, msClock } = make(policy);
     // nginx's own clock readings are the limiter's time as they are.
