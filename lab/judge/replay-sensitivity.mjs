@@ -7,17 +7,14 @@
 import { plan as makePlan, experimentNamed } from '../../thresholds/plan.js';
 import { kinds } from '../kinds/index.mjs';
 import { measuredFromFolder } from '../results/cases.mjs';
+import { POLICY_NUMBERS } from '../../thresholds/models/limiter-replay.js';
 
 // Relative steps tried in each direction, smallest first.
 export const STEPS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.33, 0.5];
 
-// The numbers of each limiter's policy, and which of them are whole.
-const WHOLE = new Set(['burst', 'delay', 'maxTokens', 'tokensPerFill']);
-const NUMBERS = { limit_req: ['rate', 'burst', 'delay'], token_bucket: ['maxTokens', 'tokensPerFill', 'fillIntervalMs'] };
-
 /** A policy number moved by a relative step: whole ones stay whole and move by at least one. */
-function moved(value, field, f) {
-  if (!WHOLE.has(field)) return value * (1 + f);
+function moved(value, whole, f) {
+  if (!whole) return value * (1 + f);
   const v = Math.max(0, Math.round(value * (1 + f)));
   return v === value ? Math.max(0, value + Math.sign(f)) : v;
 }
@@ -44,11 +41,11 @@ export function replaySensitivity(run) {
       const ran = base.cases.filter((c) => c.target === target.id);
       if (!ran.length) continue;
       const unchanged = failures(base, measured, target.id);
-      for (const field of NUMBERS[target.policy.kind] || []) {
+      for (const [field, sort] of Object.entries(POLICY_NUMBERS[target.policy.kind] || {})) {
         const found = {};
         for (const dir of [-1, 1]) {
           for (const f of STEPS) {
-            const policy = { ...target.policy, [field]: moved(target.policy[field], field, dir * f) };
+            const policy = { ...target.policy, [field]: moved(target.policy[field], sort === 'whole', dir * f) };
             if (policy[field] === target.policy[field]) continue;
             const failed = failures({ ...base, targetPolicies: { [target.id]: policy } }, measured, target.id).filter((x) => !unchanged.includes(x));
             if (failed.length) {

@@ -42,3 +42,6 @@ export function limitReq({ rate, burst = 0, delay = 0 }) {
     },
   };
 }
+
+/** The numbers of a limit_req policy, and whether each is whole (the replay's sensitivity moves them). */
+limitReq.numbers = { rate: 'real', burst: 'whole', delay: 'whole' };

@@ -27,6 +27,9 @@ const limiters = {
   token_bucket: (p) => ({ limiter: tokenBucket(p), msClock: false }),
 };
 
+/** Per policy kind, its numbers and whether each is whole. */
+export const POLICY_NUMBERS = { limit_req: limitReq.numbers, token_bucket: tokenBucket.numbers };
+
 /**
  * The open-model schedule k6 runs for a case: n = rate x duration requests, the i-th at
  * startTime + (i+1)/rate. (k6's ramping-arrival-rate held flat at `rate` for (n + 1/2)/rate

@@ -24,3 +24,6 @@ export function tokenBucket({ maxTokens, tokensPerFill, fillIntervalMs }) {
     },
   };
 }
+
+/** The numbers of a token bucket policy, and whether each is whole (the replay's sensitivity moves them). */
+tokenBucket.numbers = { maxTokens: 'whole', tokensPerFill: 'whole', fillIntervalMs: 'real' };
