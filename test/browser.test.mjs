@@ -102,7 +102,7 @@ test('a case removed from a page, or shown with the wrong verdict, fails the che
     edit(join(r.dir, 'site', 'runs', FAILED, 'index.html'), (s) => s.replace(/<tr data-case="burst\/b0-2rps"[^]*?<\/tr>/, ''));
     edit(join(r.dir, 'site', 'history', 'spike.envoy-vs-nginx.data.js'), (s) => {
       const d = JSON.parse(s.replace(/^window\.LAB_PAGE = /, '').replace(/;\s*$/, ''));
-      const c = d.charts.find((x) => x.id === 'history-x5-envoy-2s');
+      const c = d.charts.find((x) => x.id.startsWith('history-group-') && x.id.endsWith('-envoy-2s'));
       const failed = c.series.findIndex((x) => x.label === 'failed') + 1;
       c.data[failed] = c.data[failed].map(() => null);
       return `window.LAB_PAGE = ${JSON.stringify(d)};\n`;
@@ -150,6 +150,25 @@ test('`results check` builds a run\'s pages, checks them, saves the screenshots 
     said.length = 0;
     assert.equal(await results(['check'], ctx), 1);
     assert.match(said.join('\n'), /run 20261123-091350-spike-quick5: listed 22 passed \/ 0 failed, outcomes\.json has 21 \/ 1/);
+  } finally {
+    r.done();
+  }
+});
+
+test('a page built before the run folder held counts.json, saying it is missing, fails the check', { timeout: 60_000 }, async (t) => {
+  if (needs(t, missing, HINT)) return;
+  const r = built();
+  try {
+    // As a run did when it built its pages 5 ms before writing counts.json.
+    const counts = join(r.dir, FAILED, 'counts.json');
+    const held = readFileSync(counts);
+    rmSync(counts);
+    buildSite(root, { only: FAILED, results: r.dir });
+    writeFileSync(counts, held);
+    const problems = await problemsOf(r.dir, FAILED, ['run-burst']);
+    assert.ok(problems['run-burst'].includes("the page says 'No counts.json in the run folder', but the run folder holds counts.json: built before the run's files were complete"), problems['run-burst'].join('\n'));
+    buildSite(root, { only: FAILED, results: r.dir });
+    assert.deepEqual((await problemsOf(r.dir, FAILED, ['run-burst']))['run-burst'], []);
   } finally {
     r.done();
   }

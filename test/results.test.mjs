@@ -179,7 +179,7 @@ test('the pages draw the boards, the model\'s course, the failed run in red, and
     assert.ok(ids.some((id) => id.startsWith('overview-2-')) && ids.some((id) => id.startsWith('board-4-')), ids.join(' '));
     assert.ok(!page(SMOKE, 'caching').charts.some((c) => c.series.some((s) => /b0-smoke/.test(s.label))), 'no burst series on the caching page');
     // History: the failed case's point is in the 'failed' series, at its run.
-    const hist = dataOf(join(r.dir, 'site', 'history', 'spike.envoy-vs-nginx.data.js')).charts.find((c) => c.id === 'history-x5-envoy-2s');
+    const hist = dataOf(join(r.dir, 'site', 'history', 'spike.envoy-vs-nginx.data.js')).charts.find((c) => c.id.startsWith('history-group-') && c.id.endsWith('-envoy-2s'));
     const at = hist.xLabels.indexOf(FAILED);
     const failed = hist.series.findIndex((s) => s.label === 'failed') + 1;
     assert.notEqual(hist.data[failed][at], null);
@@ -328,5 +328,43 @@ test("a capacity run's pages build: its phases, the cases wrk sent and the refer
     assert.ok(existsSync(join(site, 'compare', `${ids[1]}.vs.${ids[0]}.html`)), 'compared with the control');
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('every run says what it was: a what-if and a perturbed run are grouped apart in the history, marked, and never a default baseline', () => {
+  const r = copy();
+  try {
+    // Two copies of the failed spike run: one a what-if (rate=5), one perturbed (--stack-knob rate=4).
+    const WHAT_IF = '20261123-091300-spike-quick5';
+    const PERTURBED = '20261123-091310-spike-quick5';
+    const LATER = '20261123-091320-spike-quick5';
+    const as = (id, change) => {
+      cpSync(join(r.dir, FAILED), join(r.dir, id), { recursive: true });
+      const info = JSON.parse(read(r.dir, id, 'run.json'));
+      writeFileSync(join(r.dir, id, 'run.json'), JSON.stringify({ ...info, testid: id, ...change }));
+    };
+    as(WHAT_IF, { knobs: { burst: { rate: 5 } } });
+    as(PERTURBED, { perturbed: { knobs: { burst: { rate: 4 } } } });
+    as(LATER, { factors: { burst: 5, 'envoy-vs-nginx': 2 } });
+    assert.equal(defaultBaseline(r.dir, PERTURBED), FAILED, 'the plain run before it, not the what-if');
+    assert.equal(defaultBaseline(r.dir, WHAT_IF), FAILED);
+    buildSite(root, { results: r.dir });
+    const run = read(r.dir, 'site', 'runs', PERTURBED, 'burst.html');
+    assert.match(run, /data-perturbed><dt>PERTURBED<\/dt><dd>--stack-knob burst.rate=4/);
+    assert.match(read(r.dir, 'site', 'runs', WHAT_IF, 'index.html'), /<dt>knobs<\/dt><dd>what-if burst.rate=5<\/dd>/);
+    assert.match(read(r.dir, 'site', 'runs', LATER, 'index.html'), /<dd>x5 \(envoy-vs-nginx capped at x2\)<\/dd>/);
+    const list = read(r.dir, 'site', 'index.html');
+    assert.match(list, /<span class="mark fail">PERTURBED --stack-knob burst.rate=4<\/span>/);
+    const hist = read(r.dir, 'site', 'history', 'spike.burst.html');
+    const titles = [...hist.matchAll(/<h2>([^<]*)<\/h2>/g)].map((m) => m[1]);
+    assert.deepEqual(titles.map((t) => t.replace(/ \(\d+ runs\)$/, '')), ['--quick=5 · defaults', '--quick=5 · what-if burst.rate=5', '--quick=5 · PERTURBED --stack-knob burst.rate=4'], titles.join(' | '));
+    // envoy-vs-nginx ran capped at x2 in every run (its plans say so), and burst's knobs are not its own.
+    const other = read(r.dir, 'site', 'history', 'spike.envoy-vs-nginx.html');
+    assert.deepEqual([...other.matchAll(/<h2>([^<]*)<\/h2>/g)].map((m) => m[1]), ['--quick=2 · defaults (6 runs)']);
+    // The compare page says how two runs differ.
+    const file = buildCompare(root, WHAT_IF, PERTURBED, { results: r.dir });
+    assert.match(read(file), /Not alike, so differences are expected: burst: knobs burst.rate=5 against default knobs; burst: no perturbation against --stack-knob burst.rate=4/);
+  } finally {
+    r.done();
   }
 });

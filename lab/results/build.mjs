@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import { listRuns, readRun, readJson, runDir, checkTestid } from './runs.mjs';
 import { dataScript } from './layout.mjs';
+import { factorOf, isPlain } from './run-kind.mjs';
 import { runsPage } from './page-runs.mjs';
 import { experimentPage, runIndexPage } from './page-run.mjs';
 import { historyPage, historyPath } from './page-history.mjs';
@@ -47,18 +48,21 @@ export function markBaseline(results, id) {
 }
 
 /**
- * The baseline a run is compared with: its suite's marked one, else the latest run of its suite
- * before it with the same experiments, else one sharing any of them; null if none.
+ * The baseline a run is compared with: its suite's marked one, else the latest plain run (no
+ * what-if knobs, no perturbation) of its suite before it whose experiments ran as this run's
+ * did (factor, segments), with the same experiments, else sharing any; null if none. A what-if
+ * or perturbed run is thus compared with the plain run it departs from, never with another.
  */
 export function defaultBaseline(results, id, infos = null) {
   const all = infos || listRuns(results).runs.map((r) => readRun(results, r, { panels: false }));
   const me = all.find((r) => r.id === id);
   const marked = readBaselines(results)[me.info.suite];
   if (marked && marked !== id && all.some((r) => r.id === marked)) return marked;
-  const before = all.filter((r) => r.id < id && r.info.suite === me.info.suite).sort((a, b) => (a.id < b.id ? 1 : -1));
-  const same = (r) => r.info.experiments.length === me.info.experiments.length && me.info.experiments.every((e) => r.info.experiments.includes(e));
-  const shares = (r) => me.info.experiments.some((e) => r.info.experiments.includes(e));
-  return (before.find(same) ?? before.find(shares))?.id ?? null;
+  const shared = (r) => me.info.experiments.filter((e) => r.info.experiments.includes(e));
+  const alike = (r) => shared(r).every((e) => factorOf(r.info, e) === factorOf(me.info, e)) && (r.info.segments || 1) === (me.info.segments || 1);
+  const before = all.filter((r) => r.id < id && r.info.suite === me.info.suite && isPlain(r.info) && alike(r)).sort((a, b) => (a.id < b.id ? 1 : -1));
+  const same = (r) => r.info.experiments.length === me.info.experiments.length && shared(r).length === me.info.experiments.length;
+  return (before.find(same) ?? before.find((r) => shared(r).length > 0))?.id ?? null;
 }
 
 /** Builds the compare page of `a` against `b` (default: its baseline); returns its file, or null without a baseline. */

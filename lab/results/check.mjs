@@ -42,8 +42,16 @@ export function expectations(results, id) {
     const shared = run.info.experiments.filter((e) => base.info.experiments.includes(e));
     pages.push({ name: 'compare', file: join(site, comparePath(id, baseline)), kind: 'compare', charts: charts(comparePage(run, base)), cases: outcomes.filter((o) => shared.some((e) => o.case.startsWith(`${e}/`))) });
   }
-  return { id, dir, pages };
+  const held = MISSING_NOTES.filter((n) => existsSync(join(dir, n.file))).map((n) => n.file);
+  return { id, dir, pages: pages.map((p) => ({ ...p, held })) };
 }
+
+// What a page says when a run file it reads is absent: a page saying so of a file the run folder
+// holds was built before the file was written (the pages once said it of every run's counts.json).
+export const MISSING_NOTES = [
+  { file: 'counts.json', says: 'No counts.json in the run folder' },
+  { file: 'panels.json', says: 'has no panels.json' },
+];
 
 /** What the page shows, read in the browser: its charts' data, and its cases' marks. */
 function readPage() {
@@ -61,7 +69,7 @@ function readPage() {
     visible: el.getClientRects().length > 0,
   }));
   const runRows = [...document.querySelectorAll('tr[data-run]')].map((r) => ({ run: r.dataset.run, passed: r.dataset.passed, failed: r.dataset.failed, text: r.textContent }));
-  return { charts, cases, runRows };
+  return { charts, cases, runRows, text: document.body.innerText };
 }
 
 /** The problems of one page: what it shows against what it must. */
@@ -83,6 +91,7 @@ export function compare(page, shown, id) {
     });
   }
   for (const c of shown.charts.filter((x) => !page.charts.some((w) => w.id === x.id))) problems.push(`chart ${c.id}: drawn, but not expected`);
+  for (const n of MISSING_NOTES.filter((x) => (page.held || []).includes(x.file) && shown.text?.includes(x.says))) problems.push(`the page says '${n.says}', but the run folder holds ${n.file}: built before the run's files were complete`);
   if (page.kind === 'list') {
     const row = shown.runRows.find((r) => r.run === id);
     const passed = page.cases.filter((o) => o.pass).length;

@@ -3,6 +3,7 @@
  * experiment's start; the baseline dashed), and per case every judged measure in both runs,
  * the expected range and which side of it each fell.
  */
+import { differences as unlikeness } from './run-kind.mjs';
 import { boardPanels, panelSeries, byCase } from './boards.mjs';
 import { rangesOf } from './cases.mjs';
 import { resultKind } from './kinds.mjs';
@@ -106,7 +107,8 @@ const change = (r) => {
 export function comparePage(a, b) {
   const charts = [];
   const names = a.info.experiments.filter((e) => b.info.experiments.includes(e));
-  const warn = a.info.factor !== b.info.factor ? `<p class="notice">Not comparable in time: --quick x${a.info.factor} against x${b.info.factor}.</p>` : '';
+  const unlike = names.flatMap((n) => unlikeness(a.info, b.info, n).map((d) => `${n}: ${d}`));
+  const warn = unlike.length ? `<p class="notice" data-unlike>Not alike, so differences are expected: ${esc(unlike.join('; '))}.</p>` : '';
   const sections = names.map((name) => {
     const views = a.panels && b.panels ? overlays(a, b, name) : [];
     for (const v of views) if (v.chart) charts.push(v.chart);

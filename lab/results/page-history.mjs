@@ -1,16 +1,18 @@
 /*
  * A test's history (one suite/experiment): for each case, its key measure in every run as a
- * chart across runs, each run's expected range as a band and failed runs in red. Runs with
- * different --quick factors are not comparable: each factor has its own charts.
+ * chart across runs, each run's expected range as a band and failed runs in red. Only runs that
+ * agree in factor, what-if knobs, perturbations and segments are comparable (run-kind.mjs): each
+ * such group has its own charts, and perturbed groups are marked apart.
  */
 import { resultKind } from './kinds.mjs';
+import { comparableKey, groupTitle, perturbationWords } from './run-kind.mjs';
 import { chart, chartId, RED, BAND, BAND_LINE } from './chart.mjs';
 import { esc, mark, table, page, section, panel } from './layout.mjs';
 
 export const historyPath = (suite, experiment) => `history/${suite}.${experiment}.html`;
 
 /** The chart of one case across `runs` (oldest first): measured, failed, expected band. */
-function caseHistory(name, id, runs, factor) {
+function caseHistory(name, id, runs, group) {
   const kind = resultKind(runs[0].exp.kindName);
   const points = runs.map(({ exp }, i) => {
     const o = exp.outcomes.find((x) => x.case === name);
@@ -27,34 +29,39 @@ function caseHistory(name, id, runs, factor) {
     { label: k.measure, points: points.flatMap(val), color: '#8AB8FF', dots: true, area: false },
     { label: 'failed', points: points.filter((p) => p.o && !p.o.pass).flatMap(val), color: RED, line: false, dots: true, size: 11 },
   ];
-  return chart({ id: chartId('history', `x${factor}`, id), title: `${name}: ${k.measure}`, unit: k.unit, x: 'runs', xLabel: 'run', xLabels: runs.map((r) => r.id), series, bands: [[0, 1]], height: 200, yZero: false });
+  return chart({ id: chartId('history', group, id), title: `${name}: ${k.measure}`, unit: k.unit, x: 'runs', xLabel: 'run', xLabels: runs.map((r) => r.id), series, bands: [[0, 1]], height: 200, yZero: false });
 }
 
 /** `runs`: [{id, info, exp}] of one suite/experiment, newest first. */
 export function historyPage(suite, experiment, runs) {
   const charts = [];
-  const groups = [...new Set(runs.map((r) => r.info.factor))].sort((a, b) => a - b);
-  const sections = groups.map((factor) => {
-    const mine = runs.filter((r) => r.info.factor === factor).slice().reverse();
-    const names = [...new Set(mine.slice().reverse().flatMap((r) => r.exp.outcomes.map((o) => o.case)))];
+  // Groups in the order of their first run (newest first), the plain ones before the perturbed.
+  const keys = [...new Set(runs.map((r) => comparableKey(r.info, experiment)))];
+  const groups = keys.map((key, g) => {
+    const mine = runs.filter((r) => comparableKey(r.info, experiment) === key);
+    return { key, id: `group-${g + 1}`, mine, perturbed: perturbationWords(mine[0].info, experiment).length > 0, title: groupTitle(mine[0].info, experiment) };
+  }).sort((a, b) => a.perturbed - b.perturbed);
+  const sections = groups.map(({ id: group, mine: newest, perturbed, title }) => {
+    const mine = newest.slice().reverse();
+    const names = [...new Set(newest.flatMap((r) => r.exp.outcomes.map((o) => o.case)))];
     const panels = names.map((name) => {
-      const c = caseHistory(name, name.split('/').pop(), mine, factor);
+      const c = caseHistory(name, name.split('/').pop(), mine, group);
       if (!c) return `<div class="panel" data-case="${esc(name)}"><div class="panel-title">${esc(name)}</div><div class="no-data">no key measure</div></div>`;
       charts.push(c);
       return panel({ title: c.title, chart: c }).replace('<div class="panel">', `<div class="panel" data-case="${esc(name)}">`);
     });
-    const rows = mine.slice().reverse().map((r) => {
+    const rows = newest.map((r) => {
       const failed = r.exp.outcomes.filter((o) => !o.pass).length;
       return [`<a href="../runs/${esc(r.id)}/${esc(experiment)}.html">${esc(r.id)}</a>`, esc(r.info.git ? r.info.git.commit : '-'), mark(failed === 0), `${r.exp.outcomes.length - failed} / ${failed}`];
     });
-    const title = factor > 1 ? `--quick=${factor} (${mine.length} runs)` : `seed timing (${mine.length} runs)`;
-    return section(`factor-${factor}`, title, `${table(['run', 'commit', 'pass', 'passed / failed'], rows, { cls: 'compact' })}<div class="grid small">${panels.join('\n')}</div>`);
+    const warn = perturbed ? '<p class="notice">Perturbed runs: the stack differed from what the model was told, so failures here are what the check is for, not a regression.</p>' : '';
+    return section(group, `${title} (${mine.length} runs)`, `${warn}${table(['run', 'commit', 'pass', 'passed / failed'], rows, { cls: 'compact' })}<div class="grid small">${panels.join('\n')}</div>`);
   });
-  const body = `<p class="lead">Each case's key measure per run (oldest left), the band its expected range in that run, a red point where the case failed. Only runs with the same --quick factor are comparable.</p>${sections.join('\n')}`;
+  const body = `<p class="lead">Each case's key measure per run (oldest left), the band its expected range in that run, a red point where the case failed. Only runs with the same --quick factor, what-if knobs and perturbations are comparable: each such group has its own section.</p>${sections.join('\n')}`;
   const file = historyPath(suite, experiment);
   return {
     path: file,
-    html: page({ title: `${suite} / ${experiment}: history`, depth: 1, crumbs: [esc(`${suite} / ${experiment}`)], tabs: groups.map((f) => [`factor-${f}`, f > 1 ? `x${f}` : 'seed timing']), body, dataFile: `${suite}.${experiment}.data.js` }),
+    html: page({ title: `${suite} / ${experiment}: history`, depth: 1, crumbs: [esc(`${suite} / ${experiment}`)], tabs: groups.map((g) => [g.id, g.title]), body, dataFile: `${suite}.${experiment}.data.js` }),
     data: { charts },
   };
 }

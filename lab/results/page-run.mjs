@@ -11,7 +11,7 @@ import { httpRows, httpCells, HTTP_HEAD } from './http.mjs';
 import { insights } from './insights.mjs';
 import { resourceTables, serviceCharts } from './resources.mjs';
 import { resultKind } from './kinds.mjs';
-import { knobWords } from './runs.mjs';
+import { knobWords, perturbationWords, quickWords } from './run-kind.mjs';
 import { esc, mark, table, page, section, grid, panel, utc, duration } from './layout.mjs';
 
 const caseIds = (exp) => exp.cases.map((c) => c.id);
@@ -26,19 +26,22 @@ export function missing(run) {
   return null;
 }
 
-/** The line of facts about a run shown under each of its pages' titles. */
+/** The line of facts about a run shown under each of its pages' titles; a perturbed run says so first. */
 export function runFacts(info) {
   const knobs = knobWords(info);
+  const perturbed = perturbationWords(info);
   const facts = [
+    ...(perturbed.length ? [['PERTURBED', `${perturbed.join(' ')} (the stack differs from what the model was told: failures are expected)`]] : []),
     ['started', `${utc(info.fromMs)} UTC`],
     ['duration', duration(info.durationMs)],
     ['suite', info.suite],
-    ['--quick', info.factor > 1 ? `x${info.factor}` : 'no'],
-    ['knobs', knobs.length ? knobs.join(' ') : 'defaults'],
+    ['--quick', quickWords(info)],
+    ['knobs', knobs.length ? `what-if ${knobs.join(' ')}` : 'defaults'],
+    ...((info.segments || 1) > 1 ? [['segments', String(info.segments)]] : []),
     ['commit', info.git ? `${info.git.commit}${info.git.dirty ? ' (dirty)' : ''}` : '-'],
     ['metrics', info.metrics === false ? 'none (--no-metrics)' : info.influx ? 'Prometheus, InfluxDB' : 'Prometheus'],
   ];
-  return `<dl class="facts">${facts.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join('')}</dl>`;
+  return `<dl class="facts">${facts.map(([k, v]) => `<div${k === 'PERTURBED' ? ' class="perturbed" data-perturbed' : ''}><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join('')}</dl>`;
 }
 
 const counts = (outcomes) => {

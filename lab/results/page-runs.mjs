@@ -1,9 +1,9 @@
 /*
- * The site's front page: every run, newest first (when, what, with which --quick, knobs and
- * commit, how long, how many cases passed), filtered by suite and experiment in the browser,
- * and the test histories there are.
+ * The site's front page: every run, newest first (when, what, with which --quick, what-if knobs
+ * or perturbations and commit, how long, how many cases passed), filtered by suite and
+ * experiment in the browser, and the test histories there are.
  */
-import { knobWords } from './runs.mjs';
+import { quickWords, runWhat } from './run-kind.mjs';
 import { esc, table, page, section, utc, duration } from './layout.mjs';
 
 /** `runs`: read runs (newest first); `histories`: [{suite, experiment, path, runs}]. */
@@ -18,8 +18,8 @@ export function runsPage(runs, histories) {
       esc(utc(info.fromMs)),
       esc(info.suite),
       info.experiments.map((e) => `<a href="runs/${esc(id)}/${esc(e)}.html">${esc(e)}</a>`).join(' '),
-      esc(info.factor > 1 ? `x${info.factor}` : '-'),
-      esc(knobWords(info).join(' ') || '-'),
+      esc(info.factor > 1 ? quickWords(info) : '-'),
+      info.perturbed ? `<span class="mark fail">${esc(runWhat(info))}</span>` : esc(runWhat(info)),
       esc(info.git ? `${info.git.commit}${info.git.dirty ? ' +dirty' : ''}` : '-'),
       esc(duration(info.durationMs)),
       `<span class="count ok">${passed}</span> / <span class="count${failed ? ' fail' : ''}">${failed}</span>${info.problems.length || info.interrupted ? ' <span class="mark fail">!</span>' : ''}`,
@@ -28,7 +28,7 @@ export function runsPage(runs, histories) {
   const attrs = (r, i) => ` data-run="${esc(runs[i].id)}" data-suite="${esc(runs[i].info.suite)}" data-experiments=" ${esc(runs[i].info.experiments.join(' '))} " data-passed="${runs[i].info.cases.passed}" data-failed="${runs[i].info.cases.failed}"`;
   const filters = `<div class="filters"><label>suite <select id="filter-suite">${options(suites, 'suite')}</select></label> <label>experiment <select id="filter-experiment">${options(exps, 'experiment')}</select></label> <span id="filter-count" class="muted"></span></div>`;
   const hist = histories.map((h) => [`<a href="${esc(h.path)}">${esc(h.suite)} / ${esc(h.experiment)}</a>`, String(h.runs)]);
-  const body = `${section('runs', `Runs (${runs.length})`, `${filters}${table(['testid', 'started (UTC)', 'suite', 'experiments', '--quick', 'knobs', 'commit', 'duration', 'passed / failed'], rows, { cls: 'runs', attrs })}`)}
+  const body = `${section('runs', `Runs (${runs.length})`, `${filters}${table(['testid', 'started (UTC)', 'suite', 'experiments', '--quick', 'what ran', 'commit', 'duration', 'passed / failed'], rows, { cls: 'runs', attrs })}`)}
 ${section('histories', 'Test histories', table(['suite / experiment', 'runs'], hist, { cls: 'compact' }), 'Each case\'s key measure across runs, against each run\'s expected range.')}`;
   return { path: 'index.html', html: page({ title: 'Results', depth: 0, body, dataFile: null }), data: null };
 }

@@ -169,6 +169,8 @@ function runInfo(raw, id, outcomes, exps) {
     metrics: raw.metrics ?? null,
     influx: raw.influx ?? null,
     factor: raw.factor ?? plan0?.factor ?? 1,
+    factors: raw.factors ?? Object.fromEntries(exps.filter((e) => e.phases[0]?.plan).map((e) => [e.name, e.phases[0].plan.factor])),
+    perturbed: raw.perturbed ?? null,
     segments: raw.segments ?? 1,
     knobs: raw.knobs ?? null,
     git: raw.git ?? null,
@@ -178,8 +180,6 @@ function runInfo(raw, id, outcomes, exps) {
   };
 }
 
-/** A run's knobs that differ from the defaults (run.json holds only the overrides), as `experiment.knob=value`. */
-export const knobWords = (info) => Object.entries(info.knobs || {}).flatMap(([e, ks]) => Object.entries(ks || {}).map(([k, v]) => `${e}.${k}=${Array.isArray(v) ? v.join(',') : v}`));
 
 /** Everything the pages show of one run; `panels: false` leaves the boards' data unread (the lists and histories need none). */
 export function readRun(results, id, { panels: withPanels = true } = {}) {

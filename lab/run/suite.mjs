@@ -147,12 +147,14 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   problems.push(...judged.flatMap((j) => j.problems));
 
   writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
+  // Every file the pages read is written before they are built (they said counts.json was missing).
+  if (counts.length) writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(COUNTS_HEAD.map((h, i) => [h, r[i]]))), null, 1));
   // What `just panels` needs to find this run in the stores, and the results pages to list it.
   const passedCount = outcomes.filter((o) => o.pass).length;
   const runInfo = {
     testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), metrics: Boolean(stores),
     influx: Boolean(stores) && plans.some((p) => kindFor(p).streams.includes('influx')),
-    factor: request.factor, segments: request.segments || 1, knobs: request.overrides, git: gitState(root),
+    factor: request.factor, factors: Object.fromEntries(plans.map((p) => [p.experiment, p.factor])), segments: request.segments || 1, knobs: request.overrides, git: gitState(root),
     ...(request.untold || request.slowed ? { perturbed: { knobs: request.untold, cpu: request.slowed, ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}) } } : {}),
     cases: { passed: passedCount, failed: outcomes.length - passedCount }, problems, interrupted: Boolean(interrupted),
   };
@@ -164,10 +166,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     problems.push(`the results pages could not be built: ${e.message}`);
   }
   for (const [head, rows] of tables) say(`\n${formatTable(rows, head)}`);
-  if (counts.length) {
-    writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(COUNTS_HEAD.map((h, i) => [h, r[i]]))), null, 1));
-    say(`\nnothing lost (testid ${run.id}):\n${formatTable(counts, COUNTS_HEAD)}`);
-  }
+  if (counts.length) say(`\nnothing lost (testid ${run.id}):\n${formatTable(counts, COUNTS_HEAD)}`);
   const explained = outcomes.filter((o) => o.explanation);
   if (explained.length) say(`\nwhat the failed cases measured fits, by the model (one knob at a time; the plan's values are in its plan.json):\n${explained.map((o) => `  ${o.case}: ${o.explanation}`).join('\n')}`);
   for (const p of problems) say(`\nERROR: ${p}`);
