@@ -9,29 +9,44 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { list } from '../../thresholds/experiments/index.js';
 import dashboard from '@grafana/grafana-foundation-sdk/dashboard';
-import { PROM, INFLUX, INFLUX_FORWARDED, runVariables, panel, board, prom, requires, run, runCase, orZero, cgroupPanels } from './lib.mjs';
+import { PROM, INFLUX, INFLUX_FORWARDED, runVariables, panel, board, prom, requires, truths, run, runCase, orZero, perSecond, shareOf, STEP_NOTE, cgroupPanels } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+// What the by-status panels sum over: every request of the run, the health checks and the
+// bookkeeping ones too, which the run's counts (per case) leave out.
+const BY_STATUS_NO_TRUTH = "summed over every request of the run, health checks and bookkeeping too, which the run's counts per case leave out: the per-case panels are checked";
+const PER_INTERVAL_NO_TRUTH = "one figure per interval: the run's own figures are over each whole case";
+const counted = (figure, read = 'integral') => ({ figure, by: ['case'], read });
+const failedTitle = 'Failed requests (share of all, since the case started), by case: statuses the policy does not allow';
+
 // k6-run: a run as k6 saw it (the lineage of the official k6 Prometheus dashboard).
 function k6Run() {
+  const all = `k6_http_reqs_total{${runCase}}`;
   return board({
     uid: 'lab-k6-run', title: 'lab / k6 run', tags: ['k6'],
     description: "A run as k6 saw it, per case: the testid is the run's folder name under results/.",
     variables: runVariables(PROM),
     rows: [
       { title: 'Load', panels: [
-        prom('Virtual users', 'none', [{ expr: `sum(k6_vus{${run}})`, legend: 'VUs' }, { expr: `sum(k6_vus_max{${run}})`, legend: 'max VUs' }]),
-        prom('Requests per second, by case', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${runCase}}[$__rate_interval]))`, legend: '{{case}}' }]),
+        prom('Virtual users and max VUs, by experiment', 'none', [
+          // By experiment: an experiment's k6 is gone when the next starts, but its last values
+          // stay in Prometheus's lookback (5 min) and a sum over the run would add them up.
+          { expr: `sum by (experiment) (k6_vus{${run}})`, legend: '{{experiment}} VUs', truth: { figure: 'vus', by: ['experiment'], read: 'max', relation: '<=' } },
+          { expr: `sum by (experiment) (k6_vus_max{${run}})`, legend: '{{experiment}} max VUs', truth: { figure: 'vusMax', by: ['experiment'], read: 'max' } },
+        ]),
+        prom('Requests per second, by case', 'reqps', [{ expr: perSecond(all), legend: '{{case}}', truth: counted('requests') }], { description: STEP_NOTE }),
       ] },
       { title: 'Latency and failures', panels: [
-        prom('p95 and p99 (since the case started), by case', 's', [
-          { expr: `max by (case) (k6_http_req_duration_p95{${runCase}})`, legend: '{{case}} p95' },
-          { expr: `max by (case) (k6_http_req_duration_p99{${runCase}})`, legend: '{{case}} p99' },
+        // k6 keeps a trend per series, and splits a case's by status: per case, the slowest
+        // status's percentile, which is at least the case's own (k6's summary).
+        prom('p95 and p99 of the slowest status (since the case started), by case', 's', [
+          { expr: `max by (case) (k6_http_req_duration_p95{${runCase}})`, legend: '{{case}} p95', truth: { figure: 'p95', by: ['case'], read: 'last', relation: '>=' } },
+          { expr: `max by (case) (k6_http_req_duration_p99{${runCase}})`, legend: '{{case}} p99', truth: { figure: 'p99', by: ['case'], read: 'last', relation: '>=' } },
         ]),
-        prom('Failed requests (share, since the case started), by case', 'percentunit', [{ expr: `max by (case) (k6_http_req_failed_rate{${runCase}})`, legend: '{{case}}' }]),
-        prom('Dropped iterations per second, by case', 'none', [{ expr: orZero(`sum by (case) (rate(k6_dropped_iterations_total{${runCase}}[$__rate_interval]))`, `sum by (case) (rate(k6_iterations_total{${runCase}}[$__rate_interval]))`), legend: '{{case}}' }], { optional: ['k6_dropped_iterations_total'] }),
-        prom('Requests by status', 'reqps', [{ expr: `sum by (status) (rate(k6_http_reqs_total{${runCase}}[$__rate_interval]))`, legend: '{{status}}' }]),
+        prom(failedTitle, 'percentunit', [{ expr: shareOf(`k6_http_reqs_total{${runCase}, expected_response="false"}`, all), legend: '{{case}}', truth: { figure: 'failedShare', by: ['case'], read: 'last' } }]),
+        prom('Dropped iterations per second, by case', 'none', [{ expr: orZero(perSecond(`k6_dropped_iterations_total{${runCase}}`), perSecond(`k6_iterations_total{${runCase}}`)), legend: '{{case}}', truth: counted('dropped') }], { optional: ['k6_dropped_iterations_total'], description: STEP_NOTE }),
+        prom('Requests per second, by status', 'reqps', [{ expr: perSecond(all, 'status'), legend: '{{status}}' }], { noTruth: BY_STATUS_NO_TRUTH, description: STEP_NOTE }),
       ] },
     ],
   });
@@ -40,24 +55,29 @@ function k6Run() {
 // k6-run-influxdb: the same overview in InfluxQL.
 function k6RunInflux() {
   const where = `"testid" =~ /^$testid$/ AND "case" =~ /^$case$/ AND $timeFilter`;
-  const influx = (title, unit, query, alias) => ({ builder: panel({ title, unit, source: INFLUX, queries: [{ query, alias }] }) });
+  const influx = (title, unit, query, alias, extra = {}) => ({ builder: panel({ title, unit, source: INFLUX, queries: [{ query, alias, truth: extra.truth }], noTruth: extra.noTruth }) });
   return board({
     uid: 'lab-k6-run-influxdb', title: 'lab / k6 run (InfluxDB)', tags: ['k6', 'influxdb'],
     description: 'The k6 run overview in InfluxQL, for teams on InfluxDB: k6 writes every sample to database k6.',
     variables: runVariables(INFLUX),
     rows: [
       { title: 'Load', panels: [
-        influx('Virtual users', 'none', `SELECT max("value") FROM "vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval) fill(none)`, 'VUs'),
-        influx('Requests per interval, by case', 'none', `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
+        influx('Virtual users, by experiment', 'none', `SELECT max("value") FROM "vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval), "experiment" fill(none)`, '$tag_experiment', { truth: { figure: 'vus', by: ['experiment'], read: 'max' } }),
+        influx('Requests per interval, by case', 'none', `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case', { truth: counted('requests', 'sum') }),
       ] },
       { title: 'Latency and failures', panels: [
-        influx('p95 per interval, by case', 'ms', `SELECT percentile("value", 95) FROM "http_req_duration" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
-        influx('Failed requests (share per interval), by case', 'percentunit', `SELECT mean("value") FROM "http_req_failed" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
-        influx('Requests per interval, by status', 'none', `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "status" fill(none)`, '$tag_status'),
+        influx('p95 per interval, by case', 'ms', `SELECT percentile("value", 95) FROM "http_req_duration" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case', { noTruth: PER_INTERVAL_NO_TRUTH }),
+        // Failed over all since the case started: sums of k6's 0/1 samples, not a mean of means.
+        influx(failedTitle, 'percentunit', `SELECT cumulative_sum(sum("value")) / cumulative_sum(count("value")) FROM "http_req_failed" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case', { truth: { figure: 'failedShare', by: ['case'], read: 'last' } }),
+        influx('Requests per interval, by status', 'none', `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "status" fill(none)`, '$tag_status', { noTruth: BY_STATUS_NO_TRUTH }),
       ] },
     ],
   });
 }
+
+// process-exporter reads /proc per process group; the runner's sampler (cpu.json) reads each
+// service's processes on its own clock, so the two are two samplings of one thing, not a figure.
+const PROCESS_NO_TRUTH = "process-exporter's own samples of /proc: the runner's CPU samples (cpu.json) are another sampling, checked on the run pages";
 
 // resources: CPU, memory, threads and open files per stack service, over time and as a table,
 // and the cgroups of capped services (CPU against the cap, memory against the limit, OOM).
@@ -70,10 +90,10 @@ function resources() {
     variables: [],
     rows: [
       { title: 'Over time', panels: [
-        prom('CPU % (of one core), by service', 'percent', [{ expr: cpu, legend: '{{groupname}}' }]),
-        prom('Resident memory, by service', 'bytes', [{ expr: mem, legend: '{{groupname}}' }]),
-        prom('Threads, by service', 'none', [{ expr: 'sum by (groupname) (namedprocess_namegroup_num_threads)', legend: '{{groupname}}' }]),
-        prom('Open files, by service', 'none', [{ expr: 'sum by (groupname) (namedprocess_namegroup_open_filedesc)', legend: '{{groupname}}' }]),
+        prom('CPU % (of one core), by service', 'percent', [{ expr: cpu, legend: '{{groupname}}' }], { noTruth: PROCESS_NO_TRUTH }),
+        prom('Resident memory, by service', 'bytes', [{ expr: mem, legend: '{{groupname}}' }], { noTruth: PROCESS_NO_TRUTH }),
+        prom('Threads, by service', 'none', [{ expr: 'sum by (groupname) (namedprocess_namegroup_num_threads)', legend: '{{groupname}}' }], { noTruth: PROCESS_NO_TRUTH }),
+        prom('Open files, by service', 'none', [{ expr: 'sum by (groupname) (namedprocess_namegroup_open_filedesc)', legend: '{{groupname}}' }], { noTruth: PROCESS_NO_TRUTH }),
       ] },
       // Over the dashboard's range, not at its end: the stack's processes are gone when a run
       // ends, and an instant gauge then has no series (a CI run's panel check found it empty).
@@ -84,7 +104,7 @@ function resources() {
           { expr: 'sum by (groupname) (max_over_time(namedprocess_namegroup_num_procs[$__range]))', legend: 'processes (peak)' },
           { expr: 'sum by (groupname) (max_over_time(namedprocess_namegroup_num_threads[$__range]))', legend: 'threads (peak)' },
           { expr: 'sum by (groupname) (max_over_time(namedprocess_namegroup_open_filedesc[$__range]))', legend: 'open files (peak)' },
-        ], { table: true }),
+        ], { table: true, noTruth: PROCESS_NO_TRUTH }),
       ] },
       { title: 'Capped services (their cgroups)', panels: cgroupPanels('name!=""') },
     ],
@@ -95,26 +115,30 @@ function resources() {
 // experiment shows, also those k6 streams to Prometheus only.
 function k6RunInfluxForwarded() {
   const where = `"testid" =~ /^$testid$/ AND "case" =~ /^$case$/ AND $timeFilter`;
-  // A counter per series (one per segment): its increase per interval, added up per tag.
-  const increase = (measurement, by) => `SELECT sum("d") FROM (SELECT non_negative_difference(last("value")) AS "d" FROM "${measurement}" WHERE ${where} GROUP BY time($__interval), * fill(none)) WHERE $timeFilter GROUP BY time($__interval), "${by}" fill(none)`;
-  const influx = (title, unit, query, alias) => ({ builder: panel({ title, unit, source: INFLUX_FORWARDED, queries: [{ query, alias }] }) });
+  const influx = (title, unit, query, alias, extra = {}) => ({ builder: panel({ title, unit, description: extra.description, source: INFLUX_FORWARDED, queries: [{ query, alias, truth: extra.truth }], noTruth: extra.noTruth }) });
+  // InfluxQL has no lookback: a sum or max over a case's series per interval takes only the
+  // series pushed in that interval, and a difference loses each series' first sample (all a
+  // short case's limited answers). So: each counter as it is, one series per case and status.
+  const perSeries = 'One series per case and status: a run in segments has one per segment, and this draws the last pushed of them.';
   return board({
     uid: 'lab-k6-run-influxdb-forwarded', title: 'lab / k6 run (InfluxDB, every experiment)', tags: ['k6', 'influxdb'],
-    description: "The k6 run overview in InfluxQL over the series Prometheus forwards to InfluxDB (database prometheus): every experiment, also those k6 streams to Prometheus only.",
+    description: "The k6 run overview in InfluxQL over the series Prometheus forwards to InfluxDB (database prometheus): every experiment, also those k6 streams to Prometheus only. Failed shares: the k6 run boards.",
     variables: runVariables(INFLUX_FORWARDED),
     rows: [
       { title: 'Load', panels: [
-        influx('Virtual users', 'none', `SELECT max("value") FROM "k6_vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval) fill(none)`, 'VUs'),
-        influx('Requests per interval, by case', 'none', increase('k6_http_reqs_total', 'case'), '$tag_case'),
+        influx('Virtual users (as pushed each second), by experiment', 'none', `SELECT max("value") FROM "k6_vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval), "experiment" fill(none)`, '$tag_experiment', { truth: { figure: 'vus', by: ['experiment'], read: 'max', relation: '<=' } }),
+        influx('Requests so far, by case and status', 'none', `SELECT last("value") FROM "k6_http_reqs_total" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`, '$tag_case $tag_status', { truth: { figure: 'requests', by: ['case', 'status'], read: 'last' }, description: perSeries }),
       ] },
-      { title: 'Latency and failures', panels: [
-        influx('p99 (since the case started), by case', 's', `SELECT max("value") FROM "k6_http_req_duration_p99" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
-        influx('Failed requests (share, since the case started), by case', 'percentunit', `SELECT max("value") FROM "k6_http_req_failed_rate" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`, '$tag_case'),
-        influx('Requests per interval, by status', 'none', increase('k6_http_reqs_total', 'status'), '$tag_status'),
+      { title: 'Latency', panels: [
+        influx('p99 (since the case started), by case and status', 's', `SELECT last("value") FROM "k6_http_req_duration_p99" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`, '$tag_case $tag_status', { noTruth: "per status: k6's summary has each case's percentiles over all its statuses", description: perSeries }),
+        influx('Longest answer so far, by case and status', 's', `SELECT last("value") FROM "k6_http_req_duration_max" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`, '$tag_case $tag_status', { truth: { figure: 'maxMs', by: ['case'], read: 'last', relation: '<=' }, description: perSeries }),
       ] },
     ],
   });
 }
+
+// Across runs: a run's own judged figures are checked on its experiment's board (judgedRow).
+const RUNS_NO_TRUTH = "over every run in the stores: one run's judged figures are checked on its experiment's board";
 
 // lab-runs: every run the lab judged, from the figures it writes at the end of each run.
 function runs() {
@@ -129,13 +153,13 @@ function runs() {
           { expr: `count by (testid, suite, experiment) (${figures})`, legend: 'figures' },
           { expr: `sum by (testid, suite, experiment) (${figures})`, legend: 'passed' },
           { expr: `count by (testid, suite, experiment) (${figures} == 0) or (0 * count by (testid, suite, experiment) (${figures}))`, legend: 'failed' },
-        ], { table: true, wide: true }),
+        ], { table: true, wide: true, noTruth: RUNS_NO_TRUTH }),
       ] },
       { title: 'Over time', panels: [
         prom('Judged figures passed and failed, by suite', 'none', [
           { expr: 'sum by (suite) (last_over_time(lab_outcome_pass[$__rate_interval]))', legend: '{{suite}} passed' },
           { expr: 'count by (suite) (last_over_time(lab_outcome_pass[$__rate_interval]) == 0) or (0 * count by (suite) (last_over_time(lab_outcome_pass[$__rate_interval])))', legend: '{{suite}} failed' },
-        ]),
+        ], { noTruth: RUNS_NO_TRUTH }),
       ] },
     ],
   });
@@ -158,7 +182,7 @@ function compare() {
           { expr: field('expected_high', '$testid'), legend: 'expected high' },
           { expr: field('pass', '$testid'), legend: 'run pass' },
           { expr: field('pass', '$baseline'), legend: 'baseline pass' },
-        ], { table: true, wide: true }),
+        ], { table: true, wide: true, noTruth: RUNS_NO_TRUTH }),
       ] },
     ],
   });
@@ -207,4 +231,10 @@ export const boards = () => [
 export function panelRequirements() {
   boards();
   return { ...requires };
+}
+
+/** {panel title: {refId: truth}}: the run figure each query's series must equal, or why none (lab/judge/chart-truth.mjs). */
+export function panelTruths() {
+  boards();
+  return { ...truths };
 }

@@ -52,11 +52,27 @@ class InfluxQueryBuilder {
 // Panel ids (board()) and refIds are set here, so the generated JSON is the same on every build.
 const refIds = 'ABCDEFGHIJ';
 
+// What each panel's series must equal among the run's own figures, by title and refId, for the
+// truth check (lab/judge/chart-truth.mjs, which lists the figures): a query's `truth`
+// ({figure, by, read, relation}), or the panel's `noTruth`, the reason it has no figure to meet.
+export const truths = {};
+
+function noteTruth(title, queries, noTruth) {
+  const declared = queries.map((q, i) => [refIds[i], q.truth ?? (noTruth ? { none: noTruth } : null)]);
+  const bare = declared.filter(([, t]) => !t).map(([r]) => r);
+  if (bare.length) throw new Error(`panel '${title}': queries ${bare.join(', ')} say neither what run figure they must equal (truth) nor why none (noTruth)`);
+  const mine = Object.fromEntries(declared);
+  if (truths[title] && JSON.stringify(truths[title]) !== JSON.stringify(mine)) throw new Error(`panel '${title}' is declared twice with different truths: one title, one meaning`);
+  truths[title] = mine;
+}
+
 /**
- * A panel: {title, unit, source (PROM or INFLUX), queries: [{expr, legend}] for PromQL or
- * [{query, alias}] for InfluxQL, table: true for a table of instant values}.
+ * A panel: {title, unit, source (PROM or INFLUX), queries: [{expr, legend, truth}] for PromQL or
+ * [{query, alias, truth}] for InfluxQL, table: true for a table of instant values, noTruth: why
+ * its queries have no run figure to equal}.
  */
-export function panel({ title, description, unit, source = PROM, queries, table: asTable = false }) {
+export function panel({ title, description, unit, source = PROM, queries, table: asTable = false, noTruth }) {
+  noteTruth(title, queries, noTruth);
   const legend = new common.VizLegendOptionsBuilder().showLegend(true).displayMode(common.LegendDisplayMode.List).placement(common.LegendPlacement.Bottom);
   const p = asTable ? new table.PanelBuilder() : new timeseries.PanelBuilder().lineWidth(1).fillOpacity(10).legend(legend);
   p.title(title).datasource(source);
@@ -120,34 +136,59 @@ export const prom = (title, unit, queries, { cgroups, ...extra } = {}) => {
 /** A count that may have no series yet (nothing limited, nothing dropped) shows as zeros per case. */
 export const orZero = (expr, like) => `${expr} or (0 * ${like})`;
 
+/**
+ * Per second, exactly: each step's growth of the counters `selector` summed by `by`, with a
+ * series born inside the step counted whole from zero. rate() cannot count what a counter held
+ * at its first sample, and k6 pushes a counter only once it has grown: a 1 s case's limited
+ * answers drew as 0. Over the run this adds up to the count. `wrap` renames labels around the
+ * selector (label_replace), so that the offset stays on the selector itself.
+ */
+export const perSecond = (selector, by = 'case', wrap = (x) => x) => {
+  const sum = (x) => `sum by (${by}) (${wrap(x)})`;
+  return `((${sum(selector)} - ${sum(`${selector} offset $__interval`)}) or ${sum(selector)}) / ($__interval_ms / 1000)`;
+};
+
+// What a per-second panel says of its steps: k6 pushes every second, so a burst shorter than a
+// step is drawn as its mean over the step (a half-second burst at 800 r/s as about 400).
+export const STEP_NOTE = 'per step of the chart (1 s at the finest): a burst shorter than a step is drawn averaged over it';
+
+/** A share of a case's answers, from counts (what the counters add up to), not from means of rates. */
+export const shareOf = (part, all, by = 'case') => `(sum by (${by}) (${part}) or (0 * sum by (${by}) (${all}))) / sum by (${by}) (${all})`;
+
 // nginx's lab counters (stacks/lib/lab_metrics.lua) and Envoy's per-case local rate limit stats.
-export const nginxCounted = (service) => ({
-  title: service,
-  accepted: `sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", limit_req=~"PASSED|DELAYED"}[$__rate_interval]))`,
-  limited: orZero(`sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", limit_req="REJECTED"}[$__rate_interval]))`, `sum by (case) (rate(lab_nginx_requests_total{service="${service}", case=~"$case", case!=""}[$__rate_interval]))`),
-});
+export const nginxCounted = (service) => {
+  const sel = (decision) => `lab_nginx_requests_total{service="${service}", case=~"$case", case!="", limit_req=~"${decision}"}`;
+  return {
+    title: service,
+    accepted: perSecond(sel('PASSED|DELAYED')),
+    limited: orZero(perSecond(sel('REJECTED')), perSecond(sel('.*'))),
+  };
+};
+// Envoy names its per-route stats by the stat_prefix, the case's id: renamed to case.
+const asCase = (x) => `label_replace(${x}, "case", "$1", "envoy_local_http_ratelimit_prefix", "(.*)")`;
 export const envoyCounted = (service) => ({
   title: service,
-  accepted: `sum by (case) (label_replace(rate(envoy_http_local_rate_limit_ok{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}[$__rate_interval]), "case", "$1", "envoy_local_http_ratelimit_prefix", "(.*)"))`,
-  limited: `sum by (case) (label_replace(rate(envoy_http_local_rate_limit_rate_limited{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}[$__rate_interval]), "case", "$1", "envoy_local_http_ratelimit_prefix", "(.*)"))`,
+  accepted: perSecond(`envoy_http_local_rate_limit_ok{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}`, 'case', asCase),
+  limited: perSecond(`envoy_http_local_rate_limit_rate_limited{service="${service}", envoy_local_http_ratelimit_prefix=~"$case"}`, 'case', asCase),
 });
 
 // The cgroups of capped services, under cAdvisor's names (cAdvisor in Docker, lab/stores/cgroup-exporter.mjs natively).
+const CGROUP_NO_TRUTH = "the cgroup exporter's own samples: the run keeps no other record of a cgroup at this resolution (resources.json is read once, at the phase's end)";
 export const cgroupPanels = (match) => [
-  prom('CPU % of one core, by service (cgroup)', 'percent', [{ expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' }], { cgroups: true }),
-  prom('Memory in use, by service (cgroup)', 'bytes', [{ expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' }], { cgroups: true }),
+  prom('CPU % of one core, by service (cgroup)', 'percent', [{ expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__rate_interval])) * 100`, legend: '{{name}}' }], { cgroups: true, noTruth: CGROUP_NO_TRUTH }),
+  prom('Memory in use, by service (cgroup)', 'bytes', [{ expr: `max by (name) (container_memory_usage_bytes{${match}})`, legend: '{{name}}' }], { cgroups: true, noTruth: CGROUP_NO_TRUTH }),
   // Only capped levels have caps: the load suite's (smoke runs cdn uncapped).
   prom('Caps: CPU quota (% of one core) and memory limit, by service', 'none', [
     { expr: `max by (name) (container_spec_cpu_quota_cores{${match}}) * 100`, legend: '{{name}} CPU %' },
     { expr: `max by (name) (container_spec_memory_limit_bytes{${match}}) / 1048576`, legend: '{{name}} MiB' },
-  ], { suite: 'load', cgroups: true }),
+  ], { suite: 'load', cgroups: true, noTruth: 'the caps the runner set: its plan names them, not a measurement' }),
   prom('Per service over the range, like docker stats: CPU %, peak memory, PIDs, OOM kills, throttled s', 'none', [
     { expr: `sum by (name) (rate(container_cpu_usage_seconds_total{${match}}[$__range])) * 100`, legend: 'CPU % (mean)' },
     { expr: `max by (name) (max_over_time(container_memory_usage_bytes{${match}}[$__range]))`, legend: 'memory (peak)' },
     { expr: `max by (name) (max_over_time(container_processes{${match}}[$__range]))`, legend: 'PIDs (peak)' },
     { expr: `sum by (name) (max_over_time(container_oom_events_total{${match}}[$__range]))`, legend: 'OOM kills' },
     { expr: `sum by (name) (increase(container_cpu_cfs_throttled_seconds_total{${match}}[$__range]))`, legend: 'throttled (s)' },
-  ], { table: true, cgroups: true }),
+  ], { table: true, cgroups: true, noTruth: CGROUP_NO_TRUTH }),
 ];
 
 /**
@@ -156,27 +197,33 @@ export const cgroupPanels = (match) => [
  * against the model's expected maximum (k6 writes the plan's figure as lab_expected_max_wait_ms).
  */
 export function limiterBoard(experiment, description, proxies) {
+  const mine = `${runCase}, experiment="${experiment}"`;
+  const all = `k6_http_reqs_total{${mine}}`;
+  // The limited status is declared expected in the k6 scripts: limited is expected and not 200.
+  const limited = `k6_http_reqs_total{${mine}, status!="200", expected_response="true"}`;
+  const counted = (figure) => ({ figure, by: ['case'], read: 'integral' });
   return board({
     uid: `lab-${experiment}`, title: `lab / ${experiment}`, tags: ['limiter', experiment], description,
     variables: runVariables(PROM),
     rows: [
       { title: 'What k6 saw', panels: [
-        prom('Accepted (200) per second, by case', 'reqps', [{ expr: `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status="200"}[$__rate_interval]))`, legend: '{{case}}' }]),
-        prom('Limited per second, by case', 'reqps', [{ expr: orZero(`sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}", status=~"4..|5.."}[$__rate_interval]))`, `sum by (case) (rate(k6_http_reqs_total{${runCase}, experiment="${experiment}"}[$__rate_interval]))`), legend: '{{case}}' }]),
+        prom('Accepted (200) per second, by case', 'reqps', [{ expr: perSecond(`k6_http_reqs_total{${mine}, status="200"}`), legend: '{{case}}', truth: counted('accepted') }], { description: STEP_NOTE }),
+        prom('Limited (the policy\'s status) per second, by case', 'reqps', [{ expr: orZero(perSecond(limited), perSecond(all)), legend: '{{case}}', truth: counted('limited') }], { description: STEP_NOTE }),
         // What the results pages draw against the model's band over time (thresholds/plan.js caseCourse).
-        prom('Answered so far, by case and status', 'none', [{ expr: `sum by (case, status) (k6_http_reqs_total{${runCase}, experiment="${experiment}"})`, legend: '{{case}} {{status}}' }]),
+        prom('Answered so far, by case and status', 'none', [{ expr: `sum by (case, status) (${all})`, legend: '{{case}} {{status}}', truth: { figure: 'requests', by: ['case', 'status'], read: 'last' } }]),
+        prom('Limited share of the answers (since the case started), by case', 'percentunit', [{ expr: shareOf(limited, all), legend: '{{case}}', truth: { figure: 'limitedShare', by: ['case'], read: 'last' } }]),
         // The timing noise the model allows is judged per case as max less min (thresholds/models/limiter-replay.js JITTER_MS).
-        prom("k6 late against the model's schedule (max so far), by case", 's', [{ expr: `max by (case) (k6_lab_arrival_late_ms_max{${runCase}, experiment="${experiment}"})`, legend: '{{case}}' }]),
+        prom("k6 late against the model's schedule (max so far), by case", 's', [{ expr: `max by (case) (k6_lab_arrival_late_ms_max{${mine}})`, legend: '{{case}}', truth: { figure: 'lateMaxMs', by: ['case'], read: 'last' } }]),
       ] },
       ...proxies.map((p) => ({ title: `What ${p.title} counted`, panels: [
-        prom(`${p.title}: accepted per second, by case`, 'reqps', [{ expr: p.accepted, legend: '{{case}}' }]),
-        prom(`${p.title}: limited per second, by case`, 'reqps', [{ expr: p.limited, legend: '{{case}}' }]),
+        prom(`${p.title}: accepted per second, by case`, 'reqps', [{ expr: p.accepted, legend: '{{case}}', truth: counted('proxyAccepted') }], { description: STEP_NOTE }),
+        prom(`${p.title}: limited per second, by case`, 'reqps', [{ expr: p.limited, legend: '{{case}}', truth: counted('proxyLimited') }], { description: STEP_NOTE }),
       ] })),
       { title: 'Queue wait against the model', panels: [
-        prom('Longest wait so far (k6), by case', 's', [{ expr: `max by (case) (k6_http_req_duration_max{${runCase}, experiment="${experiment}"})`, legend: '{{case}}' }]),
+        prom('Longest wait so far (k6), by case', 's', [{ expr: `max by (case) (k6_http_req_duration_max{${mine}})`, legend: '{{case}}', truth: { figure: 'maxMs', by: ['case'], read: 'last' } }]),
         prom('Longest wait: model (expected) and measured, per case', 's', [
-          { expr: `max by (case) (max_over_time(k6_lab_expected_max_wait_ms{${runCase}, experiment="${experiment}"}[$__range])) / 1000`, legend: 'expected' },
-          { expr: `max by (case) (max_over_time(k6_http_req_duration_max{${runCase}, experiment="${experiment}"}[$__range]))`, legend: 'measured' },
+          { expr: `max by (case) (max_over_time(k6_lab_expected_max_wait_ms{${mine}}[$__range])) / 1000`, legend: 'expected', truth: { figure: 'expectedMaxWaitMs', by: ['case'], read: 'last' } },
+          { expr: `max by (case) (max_over_time(k6_http_req_duration_max{${mine}}[$__range]))`, legend: 'measured', truth: { figure: 'maxMs', by: ['case'], read: 'last' } },
         ], { table: true }),
       ] },
       judgedRow(experiment),
@@ -192,11 +239,7 @@ export function limiterBoard(experiment, description, proxies) {
 export function judgedRow(experiment) {
   const field = (name) => `max by (case, measure) (last_over_time(lab_outcome_${name}{${run}, experiment="${experiment}"}[$__range]))`;
   return { title: 'What the lab judged', panels: [
-    prom('Expected range, measured and pass (1) per case and measure', 'none', [
-      { expr: field('expected_low'), legend: 'expected low' },
-      { expr: field('expected_high'), legend: 'expected high' },
-      { expr: field('measured'), legend: 'measured' },
-      { expr: field('pass'), legend: 'pass' },
-    ], { table: true, wide: true }),
+    prom('Expected range, measured and pass (1) per case and measure', 'none', ['expected_low', 'expected_high', 'measured', 'pass'].map((f) => (
+      { expr: field(f), legend: f.replace('_', ' '), truth: { figure: 'outcome', field: f, by: ['case', 'measure'], read: 'last' } })), { table: true, wide: true }),
   ] };
 }

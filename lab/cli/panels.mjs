@@ -1,6 +1,8 @@
 /*
  * `panels [testid]`: does every panel query of every dashboard return data for a run (default:
- * the latest)? Runs each against the stores; a panel with no data fails (exit 1).
+ * the latest), and does each series say what the run measured? Runs each query against the
+ * stores; a panel with no data fails (exit 1), and so does a series that disagrees with the
+ * run's own figures (lab/judge/chart-truth.mjs), naming the board, panel, series and both.
  */
 import { join } from 'node:path';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -9,7 +11,11 @@ import { labEnv, openRun } from '../run/suite.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
 import { formatTable } from '../judge/table.mjs';
-import { checkTestid, runNamed } from '../results/runs.mjs';
+import { checkTestid, runNamed, readRun } from '../results/runs.mjs';
+import { panelTruths } from '../../dashboards/src/boards.mjs';
+import { runFigures, checkBoards, checkCharts } from '../judge/chart-truth.mjs';
+import { experimentPage } from '../results/page-run.mjs';
+import { sayTruth } from './truth-table.mjs';
 
 export default async function panels([testid, ...rest], { root, say, topology }) {
   if (rest.length) throw new Error(`usage: ./labw panels [testid]; got '${[testid, ...rest].join(' ')}'`);
@@ -39,5 +45,13 @@ export default async function panels([testid, ...rest], { root, say, topology })
   const failed = results.filter((r) => !r.skipped && !r.ok).length;
   writeFileSync(join(check.dir, 'panels.json'), JSON.stringify(results, null, 1));
   say(`\npanels of run ${info.testid}: ${results.filter((r) => r.ok).length} queries returned data, ${failed} returned none, ${results.filter((r) => r.skipped).length} skipped`);
-  return failed ? 1 : 0;
+  const figures = runFigures(dir);
+  // The run pages' charts as they are built from the run folder (the browser check proves that
+  // each is drawn with these points: lab/results/check.mjs).
+  const run = readRun(join(root, 'results'), info.testid);
+  const pages = run.experiments.flatMap((exp) => checkCharts(experimentPage(run, exp).data.charts, figures, `page ${exp.name}`));
+  const truth = [...checkBoards(results, figures, panelTruths()), ...pages];
+  writeFileSync(join(check.dir, 'chart-truth.json'), JSON.stringify(truth, null, 1));
+  const disagree = sayTruth(truth, say, `the boards and the run pages against run ${info.testid}'s own figures`);
+  return failed || disagree ? 1 : 0;
 }

@@ -14,6 +14,7 @@ import { join, relative } from 'node:path';
 import sirv from 'sirv';
 import { flagValue } from './args.mjs';
 import { formatTable } from '../judge/table.mjs';
+import { sayTruth } from './truth-table.mjs';
 import { buildSite, buildCompare, markBaseline, siteIndex } from '../results/build.mjs';
 import { runNamed } from '../results/runs.mjs';
 
@@ -67,6 +68,7 @@ async function check(root, words, say) {
   const checked = await checkPages(expectations(results, id));
   say(formatTable(checked.map((p) => [p.name, p.problems.length ? `FAIL (${p.problems.length})` : 'ok', p.screenshot ? relative(root, p.screenshot) : '-']), ['page', 'checks', 'screenshot']));
   for (const p of checked.filter((x) => x.problems.length)) say(`\nFAIL ${relative(root, p.file)}:\n  ${p.problems.join('\n  ')}`);
+  sayTruth(checked.flatMap((p) => p.truth || []), say, `the run pages as chromium drew them, against run ${id}'s own figures`);
   const failed = checked.filter((p) => p.problems.length).length;
   say(`\npages of run ${id}: ${checked.length - failed} passed, ${failed} failed`);
   return failed ? 1 : 0;

@@ -4,6 +4,11 @@
  * series, with each series named as the panel's legend names it.
  */
 import { chart, chartId } from './chart.mjs';
+import { panelTruths } from '../../dashboards/src/boards.mjs';
+
+// What each panel's series must equal among the run's figures (dashboards/src), carried onto
+// the pages' charts so that the truth check reads them there too (lab/judge/chart-truth.mjs).
+const truths = panelTruths();
 
 /** A series' name from the panel's legend format ({{label}} for Prometheus, $tag_x for InfluxQL). */
 export function legendName(legend, labels) {
@@ -73,7 +78,10 @@ export function boardViews(entries, uid, { window = {}, keep, prefix = uid, drop
     const base = { title: p.panel, unit: p.unit, panelId: p.panelId };
     if (!series.length) return { ...base, empty: emptyReason(p) };
     if (p.type === 'table') return { ...base, table: tableOf(p, series) };
-    return { ...base, chart: chart({ id: chartId(prefix, String(p.panelId), p.panel), title: p.panel, unit: p.unit, series: series.map(({ label, points }) => ({ label, points })) }) };
+    const declared = truths[p.panel] || {};
+    const none = Object.values(declared).find((t) => t.none)?.none;
+    const carry = (s) => (declared[s.refId] && !declared[s.refId].none ? { truth: declared[s.refId], labels: s.labels } : {});
+    return { ...base, chart: chart({ id: chartId(prefix, String(p.panelId), p.panel), title: p.panel, unit: p.unit, series: series.map((s) => ({ label: s.label, points: s.points, ...carry(s) })), ...(none ? { noTruth: none } : {}) }) };
   }).filter((v) => !(dropEmpty && v.empty));
 }
 

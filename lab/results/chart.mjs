@@ -21,8 +21,9 @@ const finite = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
  * axis)}. `xLabel` names a non-time x axis. `spanGaps`: join a series over missing points (not
  * on a board's time series, as Grafana's default; yes where series are aligned on other x).
  * `yZero`: the y axis starts at zero (else it fits the values, as a history needs). `bands`: [[upper series index, lower series index], ...] (indices into `series`).
+ * A series may carry `truth` and `labels`, the run figure it must equal (lab/judge/chart-truth.mjs); `noTruth` says why a chart has none.
  */
-export function chart({ id, title, unit = 'none', x = 'time', xLabel, series, bands = [], xLabels, note, height, spanGaps = x !== 'time', yZero = true }) {
+export function chart({ id, title, unit = 'none', x = 'time', xLabel, series, bands = [], xLabels, note, height, spanGaps = x !== 'time', yZero = true, noTruth }) {
   const scale = x === 'time' ? 1000 : 1;
   const xs = [...new Set(series.flatMap((s) => s.points.map(([t]) => t)))].sort((a, b) => a - b);
   const at = new Map(xs.map((t, i) => [t, i]));
@@ -33,7 +34,7 @@ export function chart({ id, title, unit = 'none', x = 'time', xLabel, series, ba
     data.push(ys);
   }
   const meta = series.map(({ points, ...rest }, i) => ({ color: rest.color || PALETTE[i % PALETTE.length], ...rest }));
-  return { id, title, unit, x, spanGaps, yZero, ...(xLabel ? { xLabel } : {}), series: meta, data, bands, ...(xLabels ? { xLabels } : {}), ...(note ? { note } : {}), ...(height ? { height } : {}) };
+  return { id, title, unit, x, spanGaps, yZero, ...(xLabel ? { xLabel } : {}), series: meta, data, bands, ...(xLabels ? { xLabels } : {}), ...(note ? { note } : {}), ...(height ? { height } : {}), ...(noTruth ? { noTruth } : {}) };
 }
 
 /** How many points each series of a chart has (what the page must draw), by label. */

@@ -14,6 +14,7 @@ import { experimentPage } from './page-run.mjs';
 import { historyPage, historyPath } from './page-history.mjs';
 import { comparePage, comparePath } from './page-compare.mjs';
 import { defaultBaseline } from './build.mjs';
+import { runFigures, checkCharts, disagreement } from '../judge/chart-truth.mjs';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -23,7 +24,8 @@ export function expectations(results, id) {
   const site = join(results, 'site');
   const outcomes = readJson(join(dir, 'outcomes.json'), []);
   const run = readRun(results, id);
-  const charts = (p) => p.data.charts.map((c) => ({ id: c.id, series: pointCounts(c) }));
+  // What each chart must draw, and what its series must equal among the run's figures.
+  const charts = (p) => p.data.charts.map((c) => ({ id: c.id, series: pointCounts(c), spec: c }));
   const of = (name) => outcomes.filter((o) => o.case.startsWith(`${name}/`));
   const pages = [
     { name: 'runs', file: join(site, 'index.html'), kind: 'list', charts: [], cases: outcomes },
@@ -59,6 +61,7 @@ function readPage() {
     id: c.id,
     sized: c.u.width > 0 && c.u.height > 0,
     xLabels: (window.LAB_PAGE?.charts || []).find((s) => s.id === c.id)?.xLabels ?? null,
+    x: c.u.data[0],
     series: c.u.series.slice(1).map((s, i) => ({ label: s.label, points: c.u.data[i + 1].filter((v) => v != null).length, shown: s.show, values: c.u.data[i + 1] })),
   }));
   const cases = [...document.querySelectorAll('[data-case]')].map((el) => ({
@@ -118,6 +121,20 @@ export function compare(page, shown, id) {
 }
 
 /**
+ * The run page's charts as the browser drew them, against the run's figures (the series'
+ * declared truths, from the page's own chart specs): rows of lab/judge/chart-truth.mjs.
+ */
+function drawnTruth(page, shown, expect) {
+  if (page.kind !== 'run' || !page.charts.length) return [];
+  expect.figures ??= runFigures(expect.dir);
+  const drawn = page.charts.map((want) => {
+    const got = shown.charts.find((c) => c.id === want.id);
+    return got ? { ...want.spec, data: [got.x, ...got.series.map((s) => s.values)] } : null;
+  }).filter(Boolean);
+  return checkCharts(drawn, expect.figures, page.name);
+}
+
+/**
  * Opens every page of `expect` (expectations()) in chromium; returns [{name, file, problems,
  * screenshot}]. Screenshots go to <run folder>/screenshots/<page>.png unless `screenshots` is false.
  */
@@ -138,11 +155,14 @@ export async function checkPages(expect, { screenshots = true, executablePath = 
       tab.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       tab.on('requestfailed', (r) => problems.push(`failed resource: ${r.url()} (${r.failure()?.errorText})`));
       await tab.goto(pathToFileURL(page.file).href, { waitUntil: 'load' });
-      problems.push(...compare(page, await tab.evaluate(readPage), expect.id));
+      const shown = await tab.evaluate(readPage);
+      problems.push(...compare(page, shown, expect.id));
+      const truth = drawnTruth(page, shown, expect);
+      problems.push(...truth.filter((r) => r.verdict === 'DISAGREE').map((r) => `chart truth: ${disagreement(r)}`));
       const screenshot = screenshots ? join(shots, `${page.name}.png`) : null;
       if (screenshot) await tab.screenshot({ path: screenshot, fullPage: true });
       await tab.close();
-      out.push({ name: page.name, file: page.file, problems, screenshot });
+      out.push({ name: page.name, file: page.file, problems, screenshot, truth });
     }
   } finally {
     await browser.close();

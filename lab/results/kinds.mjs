@@ -87,7 +87,7 @@ function limiterChart(run, exp, phase, c) {
   let limited = series?.find((s) => s.labels.status === String(c.limitedStatus))?.points;
   if (!series) {
     ok = caseSeries(run, exp, 'Accepted (200) per second', c, exp.window)?.[0]?.points;
-    limited = caseSeries(run, exp, 'Limited per second', c, exp.window)?.[0]?.points;
+    limited = caseSeries(run, exp, 'Limited (the policy', c, exp.window)?.[0]?.points;
     ok = ok && integrate(ok);
     limited = limited && integrate(limited);
     note.push("Counts integrated from the per-second rates: this run's board has no 'Answered so far' panel.");
@@ -107,9 +107,11 @@ function limiterChart(run, exp, phase, c) {
   // The case ends when its last arrival has had its longest expected wait.
   const end = (c.durationMs + (c.expected.maxMs?.hi ?? 0)) / 1000;
   const last = Math.max(end + 2, ...okPts.map(([x]) => x), ...limPts.map(([x]) => x));
+  // What k6 answered so far must end at the run's counts (the chart truth check reads the last point).
+  const soFar = (status) => ({ truth: { figure: 'requests', read: 'last' }, labels: { case: c.id, status: String(status) } });
   const out = [
-    { label: '200 so far', points: okPts, color: GREEN, area: false },
-    { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false },
+    { label: '200 so far', points: okPts, color: GREEN, area: false, ...soFar(200) },
+    { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false, ...soFar(c.limitedStatus) },
   ];
   const e = c.expected;
   const replayed = replayedCourseOf(phase, c, start);

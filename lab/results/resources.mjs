@@ -41,6 +41,8 @@ export function serviceCharts(run, exp) {
     const mem = service === 'k6' ? null : memoryOf(run, exp, service);
     const series = [{ label: 'CPU % of a core', points: cpu, color: PALETTE[i % PALETTE.length] }];
     if (mem) series.push({ label: 'memory', points: mem, unit: 'bytes', color: '#8AB8FF', dash: true });
-    return chart({ id: chartId('res', service), title: service, unit: 'percent', series, height: 180 });
+    // CPU and memory are sampled on two clocks: joined over each other's points, or each line
+    // breaks at every point of the other and draws as nothing but a sliver.
+    return chart({ id: chartId('res', service), title: service, unit: 'percent', series, height: 180, spanGaps: true, noTruth: "drawn from the runner's own samples (cpu.json) and the boards' memory: the samples are the figures" });
   }).filter((c) => c.data[0].length);
 }

@@ -86,7 +86,8 @@ function request(method, url, body, params = {}) {
   sim.ctx.answered += 1;
   const tags = {
     proto: 'HTTP/1.1', status: String(status), method, url, name: url,
-    expected_response: String(status >= 200 && status < 400),
+    // k6's default, or the statuses a responseCallback (http.expectedStatuses) names.
+    expected_response: String(params.responseCallback ? params.responseCallback.includes(status) : status >= 200 && status < 400),
     ...(params.tags || {}),
   };
   record('http_reqs', 'counter', tags);
@@ -109,6 +110,8 @@ const http = {
   patch: (url, body, params) => request('PATCH', url, body, params),
   request: (method, url, body, params) => request(method, url, body, params),
   batch: () => { throw new Error('k6-shim: http.batch is not modelled; add it to lab/stores/k6-shim.mjs'); },
+  // As k6's, a value for a request's responseCallback; here the statuses themselves (ranges as {min, max} are not modelled).
+  expectedStatuses: (...statuses) => statuses.map(Number),
 };
 
 const k6 = {

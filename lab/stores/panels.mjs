@@ -16,6 +16,7 @@ export function macros({ fromMs, toMs, testid }) {
   return {
     $__rate_interval: `${Math.max(intervalS + SCRAPE_S, 4 * SCRAPE_S)}s`,
     $__interval: `${intervalS}s`,
+    $__interval_ms: String(intervalS * 1000),
     $__range: `${rangeS}s`,
     $timeFilter: `time >= ${fromMs}ms AND time <= ${toMs}ms`,
     $testid: testid,
@@ -26,7 +27,7 @@ export function macros({ fromMs, toMs, testid }) {
   };
 }
 
-export const expand = (text, m) => text.replace(/\$(__rate_interval|__interval|__range|timeFilter|testid|baseline|case)\b/g, (all) => m[all]);
+export const expand = (text, m) => text.replace(/\$(__rate_interval|__interval_ms|__interval|__range|timeFilter|testid|baseline|case)\b/g, (all) => m[all]);
 
 async function getJson(url) {
   const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });

@@ -26,6 +26,8 @@ export default function closedLoop(plan, baseUrls) {
   const appServed = new Counter('lab_app_served');
   const unexpected = new Counter('unexpected_status');
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
+  // The limited status is what the policy asks for: expected, so http_req_failed is what it does not allow.
+  const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
   const countsUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const appCounts = () => {
     const res = http.get(countsUrl, { tags: { case: 'accounting' }, responseType: 'text' });
@@ -58,7 +60,7 @@ export default function closedLoop(plan, baseUrls) {
         if (!stored || !stored.satisfiesWithoutRevalidation(request)) {
           let res;
           for (let attempt = 0; ; attempt += 1) {
-            res = http.get(base + name, { headers: { 'x-lab-case': c.id }, timeout: `${c.timeoutS}s`, tags });
+            res = http.get(base + name, { headers: { 'x-lab-case': c.id }, timeout: `${c.timeoutS}s`, tags, responseCallback: allowed[c.id] });
             if (res.status !== 503 || !c.retry || attempt >= c.retry.attempts) break;
             sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
           }

@@ -13,6 +13,9 @@ export default function limiter(plan) {
   // How late k6 starts each request against the schedule the model replays (arrivalTimes: the
   // i-th at the scenario's start + (i+1)/rate): the timing noise the model must allow.
   const late = new Trend('lab_arrival_late_ms', true);
+  // The limited status is what the policy asks for: k6 counts it as expected, so that
+  // http_req_failed means "not what the policy allows" (k6 makes these only at init).
+  const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
   return {
     setup() {
       for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });
@@ -20,7 +23,7 @@ export default function limiter(plan) {
     hit() {
       const due = exec.scenario.startTime + ((exec.scenario.iterationInTest + 1) * 1000) / Number(__ENV.LAB_RATE);
       late.add(Date.now() - due);
-      const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: { 'x-lab-case': __ENV.LAB_CASE } });
+      const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: { 'x-lab-case': __ENV.LAB_CASE }, responseCallback: allowed[__ENV.LAB_CASE] });
       if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
     },
   };
