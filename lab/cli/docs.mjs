@@ -14,6 +14,7 @@ import { loadTopology } from '../stack/topology.mjs';
 import { table, byId, span } from './markdown.mjs';
 import { latenessTable } from './k6-lateness.mjs';
 import { seenLagTable } from './seen-lag.mjs';
+import { runSample } from './run-sample.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Smoke proves every stack answers; its few requests catch no policy change, and --quick
@@ -79,6 +80,7 @@ export const BLOCKS = {
   ...Object.fromEntries(stackBlocks.flat()),
   'docs/model.md': { sensitivity: sensitivityTable, 'k6-lateness': () => latenessTable(root), 'seen-lag': () => seenLagTable(root) },
   'docs/knobs.md': { quick: quickChanges },
+  'README.md': { 'run-sample': () => runSample(root) },
 };
 
 const BLOCK = /(<!-- lab:generated ([\w-]+) -->\n)[\s\S]*?(<!-- lab:end -->)/g;

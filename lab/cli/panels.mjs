@@ -12,7 +12,6 @@ import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
 import { formatTable } from '../judge/table.mjs';
 import { checkTestid, runNamed, readRun } from '../results/runs.mjs';
-import { panelTruths } from '../../dashboards/src/boards.mjs';
 import { runFigures, checkBoards, checkCharts } from '../judge/chart-truth.mjs';
 import { experimentPage } from '../results/page-run.mjs';
 import { sayTruth } from './truth-table.mjs';
@@ -50,7 +49,7 @@ export default async function panels([testid, ...rest], { root, say, topology })
   // each is drawn with these points: lab/results/check.mjs).
   const run = readRun(join(root, 'results'), info.testid);
   const pages = run.experiments.flatMap((exp) => checkCharts(experimentPage(run, exp).data.charts, figures, `page ${exp.name}`));
-  const truth = [...checkBoards(results, figures, panelTruths()), ...pages];
+  const truth = [...checkBoards(results, figures), ...pages];
   writeFileSync(join(check.dir, 'chart-truth.json'), JSON.stringify(truth, null, 1));
   const disagree = sayTruth(truth, say, `the boards and the run pages against run ${info.testid}'s own figures`);
   return failed || disagree ? 1 : 0;

@@ -184,16 +184,16 @@ export function stepOf(data) {
 
 /**
  * Every board panel of a panel check (lab/stores/panels.mjs: one entry per query, with what it
- * returned) against the run's figures: one row per series, {where, chart, refId, series, ...}.
+ * returned and the truth declared for it) against the run's figures: one row per series, {where, chart, refId, series, ...}.
  * A skipped panel or a failed query is the panel check's to report: left out here.
  */
-export function checkBoards(entries, figs, truths) {
+export function checkBoards(entries, figs) {
   const rows = [];
   for (const e of entries.filter((x) => !x.skipped && !x.error)) {
-    const truth = truths[e.panel]?.[e.refId];
+    const { truth } = e;
     const base = { where: e.board, chart: e.panel, refId: e.refId };
     if (!truth) {
-      rows.push({ ...base, series: '-', verdict: 'no figure', reason: 'the panel declares no truth (dashboards/src)' });
+      rows.push({ ...base, series: '-', verdict: 'no figure', reason: 'no truth declared for its query when it ran (dashboards/src)' });
       continue;
     }
     if (truth.none) {

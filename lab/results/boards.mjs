@@ -4,11 +4,6 @@
  * series, with each series named as the panel's legend names it.
  */
 import { chart, chartId } from './chart.mjs';
-import { panelTruths } from '../../dashboards/src/boards.mjs';
-
-// What each panel's series must equal among the run's figures (dashboards/src), carried onto
-// the pages' charts so that the truth check reads them there too (lab/judge/chart-truth.mjs).
-const truths = panelTruths();
 
 /** A series' name from the panel's legend format ({{label}} for Prometheus, $tag_x for InfluxQL). */
 export function legendName(legend, labels) {
@@ -24,7 +19,7 @@ export function boardPanels(entries, uid) {
   for (const e of (entries || []).filter((x) => x.uid === uid)) {
     let p = out.find((x) => x.panelId === e.panelId && x.panel === e.panel);
     if (!p) {
-      p = { board: e.board, uid: e.uid, panel: e.panel, panelId: e.panelId, unit: e.unit || 'none', type: e.type, targets: [] };
+      p = { board: e.board, uid: e.uid, panel: e.panel, panelId: e.panelId, unit: e.unit || 'none', type: e.type, description: e.description, targets: [] };
       out.push(p);
     }
     p.targets.push(e);
@@ -78,10 +73,12 @@ export function boardViews(entries, uid, { window = {}, keep, prefix = uid, drop
     const base = { title: p.panel, unit: p.unit, panelId: p.panelId };
     if (!series.length) return { ...base, empty: emptyReason(p) };
     if (p.type === 'table') return { ...base, table: tableOf(p, series) };
-    const declared = truths[p.panel] || {};
-    const none = Object.values(declared).find((t) => t.none)?.none;
+    // What each query's series must equal among the run's figures, as declared when it ran
+    // (panels.json keeps it), carried onto the chart for the truth check (lab/judge/chart-truth.mjs).
+    const declared = Object.fromEntries(p.targets.filter((t) => t.truth).map((t) => [t.refId, t.truth]));
+    const none = Object.values(declared).find((t) => t.none)?.none ?? (p.targets.some((t) => t.truth) ? null : 'its panels.json entry predates the truth declarations');
     const carry = (s) => (declared[s.refId] && !declared[s.refId].none ? { truth: declared[s.refId], labels: s.labels } : {});
-    return { ...base, chart: chart({ id: chartId(prefix, String(p.panelId), p.panel), title: p.panel, unit: p.unit, series: series.map((s) => ({ label: s.label, points: s.points, ...carry(s) })), ...(none ? { noTruth: none } : {}) }) };
+    return { ...base, chart: chart({ id: chartId(prefix, String(p.panelId), p.panel), title: p.panel, unit: p.unit, series: series.map((s) => ({ label: s.label, points: s.points, ...carry(s) })), ...(none ? { noTruth: none } : {}), ...(p.description ? { note: p.description } : {}) }) };
   }).filter((v) => !(dropEmpty && v.empty));
 }
 

@@ -9,6 +9,7 @@ import { format } from './units.js';
 import { refusalProblems } from '../stores/refusals.mjs';
 
 const NEAR_CORE_PCT = 90;
+const STEP_MS = 1000;
 
 /** k6's CPU as % of one core ([[epochMs, cumulative CPU s], ...]): the peak over any 1 s of the samples, and the mean. */
 export function k6Cpu(all) {
@@ -56,6 +57,10 @@ export function insights(run, exp) {
     for (const text of refusalProblems(p.refusals || [], phaseName(exp, p))) say('fail', `${text}: samples are missing from that store.`);
     const slow = (p.refusals || []).filter((r) => r.level === 'warn');
     if (slow.length) say('warn', `k6's ${slow[0].store} output said ${slow.length} time(s) in ${phaseName(exp, p)} that it may have dropped samples: ${slow[0].message}`);
+    // The stores' per-second charts step by a second at the finest (k6 pushes every second).
+    for (const c of (p.plan?.cases || []).filter((x) => x.rate && x.durationMs && x.durationMs < STEP_MS)) {
+      say('info', `${p.plan.experiment}/${c.id} was sent at ${c.rate} r/s for ${c.durationMs / 1000} s: the per-second charts, in steps of 1 s at the finest, draw it averaged over its step (about ${Math.round((c.rate * c.durationMs) / STEP_MS)} r/s); its counts so far are exact.`);
+    }
     const cpu = k6Cpu(p.cpu?.k6);
     if (cpu && cpu.peakPct >= NEAR_CORE_PCT) say('warn', `k6 used up to ${cpu.peakPct.toFixed(0)} % of a core over 1 s (mean ${cpu.meanPct.toFixed(0)} %) in ${phaseName(exp, p)}: near or above a core, k6's own scheduling can be part of what was measured.`);
   }

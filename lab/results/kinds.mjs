@@ -92,6 +92,7 @@ function limiterChart(run, exp, phase, c) {
     limited = limited && integrate(limited);
     note.push("Counts integrated from the per-second rates: this run's board has no 'Answered so far' panel.");
   }
+  const integrated = !series;
   if (!ok && !limited) return null;
   // The case's start: the scenarios' clock (k6's setup) plus its offset; else the first answer.
   const first = [...(ok || []), ...(limited || [])].filter(([, v]) => v > 0).map(([t]) => t);
@@ -108,7 +109,7 @@ function limiterChart(run, exp, phase, c) {
   const end = (c.durationMs + (c.expected.maxMs?.hi ?? 0)) / 1000;
   const last = Math.max(end + 2, ...okPts.map(([x]) => x), ...limPts.map(([x]) => x));
   // What k6 answered so far must end at the run's counts (the chart truth check reads the last point).
-  const soFar = (status) => ({ truth: { figure: 'requests', read: 'last' }, labels: { case: c.id, status: String(status) } });
+  const soFar = (status) => (integrated ? {} : { truth: { figure: 'requests', read: 'last' }, labels: { case: c.id, status: String(status) } });
   const out = [
     { label: '200 so far', points: okPts, color: GREEN, area: false, ...soFar(200) },
     { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false, ...soFar(c.limitedStatus) },
@@ -133,7 +134,7 @@ function limiterChart(run, exp, phase, c) {
     out.push(...bandEdges(`expected ${c.limitedStatus}`, flat(end, last, e.limited.hi), flat(end, last, e.limited.lo), ORANGE_BAND, ORANGE_LINE));
     note.push('The band: the expected range at the end of the case (the plan has no course over time).');
   }
-  return chart({ id: chartId('case', c.id), title: `${c.name}: answers so far against the model`, unit: 'none', x: 'rel', xLabel: "s from the case's start", series: out, bands: [[2, 3], [4, 5]], note: note.join(' ') });
+  return chart({ id: chartId('case', c.id), title: `${c.name}: answers so far against the model`, unit: 'none', x: 'rel', xLabel: "s from the case's start", series: out, bands: [[2, 3], [4, 5]], note: note.join(' '), ...(integrated ? { noTruth: 'integrated from per-second rates, which the stores average: no count to equal' } : {}) });
 }
 
 /** A case's series from its board (in the order of `ranges`), each with its constant expected range over the span of the data. */

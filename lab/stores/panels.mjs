@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { panelRequirements } from '../../dashboards/src/boards.mjs';
+import { panelRequirements, panelTruths } from '../../dashboards/src/boards.mjs';
 
 const SCRAPE_S = 1; // the datasources' timeInterval (provisioning) and Prometheus's scrape interval
 
@@ -92,13 +92,16 @@ async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
 export async function checkPanels(root, urls, run) {
   const m = macros(run);
   const requires = panelRequirements();
+  // Each query's result keeps the truth declared for it (the run figure its series must equal),
+  // so that whoever reads panels.json later judges the data by what its query meant then.
+  const truths = panelTruths();
   const results = [];
   const dir = join(root, 'dashboards');
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
     const board = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     const experiment = board.tags.find((t) => run.allExperiments.includes(t));
     for (const panel of board.panels.filter((p) => p.type !== 'row')) {
-      const base = { board: board.title, uid: board.uid, panel: panel.title, panelId: panel.id, unit: panel.fieldConfig?.defaults?.unit, type: panel.type };
+      const base = { board: board.title, uid: board.uid, panel: panel.title, panelId: panel.id, unit: panel.fieldConfig?.defaults?.unit, type: panel.type, ...(panel.description ? { description: panel.description } : {}) };
       if (experiment && !run.experiments.includes(experiment)) {
         results.push({ ...base, skipped: `the run has no ${experiment} cases` });
         continue;
@@ -119,7 +122,7 @@ export async function checkPanels(root, urls, run) {
       for (const target of panel.targets) {
         try {
           const r = await runTarget(target, urls, m, run, needs.optional);
-          results.push({ ...base, refId: target.refId, legend: target.legendFormat ?? target.alias, ...r, ok: r.series > 0 && r.points > 0 });
+          results.push({ ...base, refId: target.refId, legend: target.legendFormat ?? target.alias, truth: truths[panel.title]?.[target.refId], ...r, ok: r.series > 0 && r.points > 0 });
         } catch (e) {
           results.push({ ...base, refId: target.refId, query: expand(target.expr || target.query, m), error: e.message, ok: false });
         }
