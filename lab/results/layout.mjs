@@ -39,7 +39,8 @@ export function panel(view, { wide = false } = {}) {
 export const section = (id, title, body, intro = '') => `<section id="${id}"><h2>${esc(title)}</h2>${intro ? `<p class="muted">${intro}</p>` : ''}${body}</section>`;
 
 /** Panels in Grafana's two-column grid. */
-export const grid = (views) => `<div class="grid">${views.map((v) => panel(v)).join('\n')}</div>`;
+// A table takes the grid's whole row: half a row cut its last columns ("open files (pea").
+export const grid = (views) => `<div class="grid">${views.map((v) => panel(v, { wide: Boolean(v.table) })).join('\n')}</div>`;
 
 /**
  * A whole page. `depth`: how far below the site's root it is; `tabs`: [[anchor, label]];
