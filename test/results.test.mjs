@@ -357,7 +357,7 @@ test('every run says what it was: a what-if and a perturbed run are grouped apar
     assert.match(list, /<span class="mark fail">PERTURBED --stack-knob burst.rate=4<\/span>/);
     const hist = read(r.dir, 'site', 'history', 'spike.burst.html');
     const titles = [...hist.matchAll(/<h2>([^<]*)<\/h2>/g)].map((m) => m[1]);
-    assert.deepEqual(titles.map((t) => t.replace(/ \(\d+ runs\)$/, '')), ['--quick=5 · defaults', '--quick=5 · what-if burst.rate=5', '--quick=5 · PERTURBED --stack-knob burst.rate=4'], titles.join(' | '));
+    assert.deepEqual(titles.map((t) => t.replace(/ \(\d+ runs?\)$/, '')), ['--quick=5 · defaults', '--quick=5 · what-if burst.rate=5', '--quick=5 · PERTURBED --stack-knob burst.rate=4'], titles.join(' | '));
     // envoy-vs-nginx ran capped at x2 in every run (its plans say so), and burst's knobs are not its own.
     const other = read(r.dir, 'site', 'history', 'spike.envoy-vs-nginx.html');
     assert.deepEqual([...other.matchAll(/<h2>([^<]*)<\/h2>/g)].map((m) => m[1]), ['--quick=2 · defaults (6 runs)']);

@@ -103,7 +103,10 @@ export function compare(page, shown, id) {
     return problems;
   }
   for (const o of page.cases) {
-    const el = shown.cases.find((c) => c.case === o.case);
+    // A history has a chart per case in each group of comparable runs: the one of this run's group.
+    const els = shown.cases.filter((c) => c.case === o.case);
+    const inGroup = (c) => shown.charts.find((x) => x.id === c.chart)?.xLabels?.includes(id);
+    const el = page.kind === 'history' ? els.find(inGroup) ?? els[0] : els[0];
     if (!el || !el.visible) {
       problems.push(`case ${o.case}: not on the page`);
       continue;

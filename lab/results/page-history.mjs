@@ -5,7 +5,7 @@
  * such group has its own charts, and perturbed groups are marked apart.
  */
 import { resultKind } from './kinds.mjs';
-import { comparableKey, groupTitle, perturbationWords } from './run-kind.mjs';
+import { comparableKey, groupTitle, knobWords, perturbationWords } from './run-kind.mjs';
 import { chart, chartId, RED, BAND, BAND_LINE } from './chart.mjs';
 import { esc, mark, table, page, section, panel } from './layout.mjs';
 
@@ -35,12 +35,13 @@ function caseHistory(name, id, runs, group) {
 /** `runs`: [{id, info, exp}] of one suite/experiment, newest first. */
 export function historyPage(suite, experiment, runs) {
   const charts = [];
-  // Groups in the order of their first run (newest first), the plain ones before the perturbed.
+  // Groups in the order of their newest run, the defaults first, then what-ifs, then the perturbed.
   const keys = [...new Set(runs.map((r) => comparableKey(r.info, experiment)))];
-  const groups = keys.map((key, g) => {
+  const rank = (info) => (perturbationWords(info, experiment).length ? 2 : knobWords(info, experiment).length ? 1 : 0);
+  const groups = keys.map((key) => {
     const mine = runs.filter((r) => comparableKey(r.info, experiment) === key);
-    return { key, id: `group-${g + 1}`, mine, perturbed: perturbationWords(mine[0].info, experiment).length > 0, title: groupTitle(mine[0].info, experiment) };
-  }).sort((a, b) => a.perturbed - b.perturbed);
+    return { key, mine, rank: rank(mine[0].info), perturbed: rank(mine[0].info) === 2, title: groupTitle(mine[0].info, experiment) };
+  }).sort((a, b) => a.rank - b.rank).map((g, i) => ({ ...g, id: `group-${i + 1}` }));
   const sections = groups.map(({ id: group, mine: newest, perturbed, title }) => {
     const mine = newest.slice().reverse();
     const names = [...new Set(newest.flatMap((r) => r.exp.outcomes.map((o) => o.case)))];
@@ -55,7 +56,7 @@ export function historyPage(suite, experiment, runs) {
       return [`<a href="../runs/${esc(r.id)}/${esc(experiment)}.html">${esc(r.id)}</a>`, esc(r.info.git ? r.info.git.commit : '-'), mark(failed === 0), `${r.exp.outcomes.length - failed} / ${failed}`];
     });
     const warn = perturbed ? '<p class="notice">Perturbed runs: the stack differed from what the model was told, so failures here are what the check is for, not a regression.</p>' : '';
-    return section(group, `${title} (${mine.length} runs)`, `${warn}${table(['run', 'commit', 'pass', 'passed / failed'], rows, { cls: 'compact' })}<div class="grid small">${panels.join('\n')}</div>`);
+    return section(group, `${title} (${mine.length} run${mine.length === 1 ? '' : 's'})`, `${warn}${table(['run', 'commit', 'pass', 'passed / failed'], rows, { cls: 'compact' })}<div class="grid small">${panels.join('\n')}</div>`);
   });
   const body = `<p class="lead">Each case's key measure per run (oldest left), the band its expected range in that run, a red point where the case failed. Only runs with the same --quick factor, what-if knobs and perturbations are comparable: each such group has its own section.</p>${sections.join('\n')}`;
   const file = historyPath(suite, experiment);
