@@ -1,0 +1,80 @@
+/*
+ * nginx limit_req with several limits on one location (nginx 1.22, ngx_http_limit_req_module.c
+ * ngx_http_limit_req_handler, _lookup and _account): every limit is looked up in its order; all
+ * but the last only look (their node is held, not charged), the last is charged as it is looked
+ * up; the first limit whose bucket is over its burst rejects the request, and then no limit is
+ * charged at all; when none rejects, every limit looked at is charged, and the request waits the
+ * longest of the delays they give. A limit whose key is empty for the request is skipped.
+ */
+
+/**
+ * `limits`: [{rateMilli (nginx's ctx->rate: r/s * 1000, or r/m * 1000 / 60 by integer division),
+ * burst (requests), delay (requests; Infinity for nodelay)}], in the location's order.
+ */
+export function limitReqChain(limits) {
+  const zones = limits.map((l) => ({ ...l, burstMilli: l.burst * 1000, delayMilli: l.delay * 1000, nodes: new Map() }));
+
+  // What the bucket of `key` holds at `nowMs` if this request were added: nginx's excess.
+  const drained = (z, node, nowMs) => {
+    // A node only looked at while new has nginx's last = 0, ages ago on its epoch clock: empty.
+    if (node.last === null) return { excess: 0, ms: 1 };
+    let ms = nowMs - node.last;
+    if (ms < -60000) ms = 1;
+    else if (ms < 0) ms = 0;
+    return { excess: Math.max(0, node.excess - Math.floor((z.rateMilli * ms) / 1000) + 1000), ms };
+  };
+  const wait = (z, excess) => (excess <= z.delayMilli ? 0 : Math.floor(((excess - z.delayMilli) * 1000) / z.rateMilli));
+
+  return {
+    /**
+     * Offers one request at nginx's clock `nowMs` with its key per limit (`keys[i]`, '' where the
+     * request's key is empty; one key for all when a string); returns {ok, delayMs, by} where
+     * `by` is the index of the limit that rejected or delayed it most.
+     */
+    offer(nowMs, keys = 'one key') {
+      const keyOf = (i) => (typeof keys === 'string' ? keys : keys[i]);
+      const live = zones.map((z, i) => ({ z, i, key: keyOf(i) })).filter((x) => x.key !== '');
+      if (!live.length) return { ok: true, delayMs: 0, by: null };
+      const held = [];
+      for (const [n, { z, i, key }] of live.entries()) {
+        const last = n === live.length - 1;
+        const node = z.nodes.get(key);
+        if (!node) {
+          // A new key: its node starts empty; only the last limit's starts its clock now, the
+          // others' at nginx's 0 (null here), so that charging them later drains them to 0.
+          z.nodes.set(key, { excess: 0, last: last ? nowMs : null });
+          if (!last) held.push({ z, key, i });
+          continue;
+        }
+        const { excess, ms } = drained(z, node, nowMs);
+        if (excess > z.burstMilli) return { ok: false, delayMs: 0, by: i };
+        if (last) {
+          node.excess = excess;
+          if (ms) node.last = nowMs;
+          held.push({ z, key, charged: excess, i });
+        } else {
+          held.push({ z, key, i });
+        }
+      }
+      // Charge the ones only looked at; the request waits the longest of their delays.
+      let delayMs = 0;
+      let by = null;
+      for (const h of held) {
+        let excess = h.charged;
+        if (excess === undefined) {
+          const node = h.z.nodes.get(h.key);
+          const d = drained(h.z, node, nowMs);
+          excess = d.excess;
+          if (d.ms) node.last = nowMs;
+          node.excess = excess;
+        }
+        const w = wait(h.z, excess);
+        if (w > delayMs) {
+          delayMs = w;
+          by = h.i ?? null;
+        }
+      }
+      return { ok: true, delayMs, by };
+    },
+  };
+}
