@@ -1,7 +1,9 @@
 /*
  * `expect <suite> [--quick[=N]] [knobs]`: what the model expects of a suite, as JSON, nothing
  * started; with --sensitivity instead the smallest policy change each case catches; with
- * `--sensitivity --replay=<testid>` the smallest change a recorded run's replay catches.
+ * `--sensitivity --replay=<testid>` the smallest change a recorded run's replay catches; with
+ * `--policy=FILE` (a team's nginx.conf or Envoy bootstrap) the policy as the model read it,
+ * route by route, each figure with its file:line.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +14,18 @@ import { table } from './markdown.mjs';
 import { plansFor } from '../run/suite.mjs';
 import { sensitivity } from '../../thresholds/sensitivity.js';
 import { formatSensitivity } from './docs.mjs';
+import { formatTable } from '../judge/table.mjs';
+import { readPolicy, policyRows, policyTools } from '../policy/index.mjs';
+
+/** `expect --policy=FILE`: what the model read of a team's policy. */
+function showPolicy(words, root, say) {
+  const given = words.filter((w) => w.startsWith('--policy='));
+  if (given.length !== 1 || words.length !== 1) throw new Error(`usage: ./labw expect --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
+  const policy = readPolicy(given[0].slice('--policy='.length), policyTools(root));
+  const [head, rows] = policyRows(policy);
+  say(`${policy.proxy} policy ${policy.file}, as the model read it (every cell shown; cases and a run of it are not planned yet):\n${formatTable(rows, head)}`);
+  return 0;
+}
 
 /** The rows of replaySensitivity as a table: per limiter and number, the smallest change caught either way. */
 function replayTable(rows) {
@@ -31,6 +45,7 @@ function recordedRun(root, id) {
 }
 
 export default async function expect(words, { say, root }) {
+  if (words.some((w) => w.startsWith('--policy='))) return showPolicy(words, root, say);
   const replay = words.filter((w) => w.startsWith('--replay='));
   if (replay.length) {
     if (replay.length > 1 || !words.includes('--sensitivity')) throw new Error('--replay=<testid> goes once, with --sensitivity');

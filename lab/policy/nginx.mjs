@@ -13,13 +13,17 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
+// crossplane's own parse (its library: the command line cannot skip the context check that an
+// included file, read on its own, fails: its directives belong where the include stands).
+const PARSE = 'import crossplane, json, sys; print(json.dumps(crossplane.parse(sys.argv[1], single=True, check_ctx=sys.argv[2] == "1")))';
+
 /** One file's directive tree by crossplane, without following its includes. */
-function parseOne(crossplane, file) {
+function parseOne(python, file, checkCtx) {
   let out;
   try {
-    out = execFileSync(crossplane, ['parse', '--single-file', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    out = execFileSync(python, ['-c', PARSE, file, checkCtx ? '1' : '0'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
-    throw new Error(`crossplane could not read ${file}: ${String(e.stderr || e.message).trim()}`);
+    throw new Error(`crossplane could not read ${file}: ${String(e.stderr || e.message).trim().split('\n').pop()}`);
   }
   const parsed = JSON.parse(out);
   const errors = parsed.config.flatMap((c) => c.errors);
@@ -48,7 +52,7 @@ const inside = (folder, file) => {
  * (file:line, the file relative to the config's folder). An include outside the folder, or of a
  * file that is not there, is an error naming it.
  */
-export function readTree(file, { crossplane }) {
+export function readTree(file, { python }) {
   const folder = dirname(resolve(file));
   const walk = (path, seen) => {
     const name = relative(folder, path) || basename(path);
@@ -65,7 +69,7 @@ export function readTree(file, { crossplane }) {
       }
       return [{ directive: d.directive, args: d.args, at, ...(d.block ? { block: splice(d.block) } : {}) }];
     });
-    return splice(parseOne(crossplane, path));
+    return splice(parseOne(python, path, seen.length === 1));
   };
   return walk(resolve(file), [resolve(file)]);
 }
@@ -182,8 +186,8 @@ const definedByBlocks = (http) => Object.fromEntries(http.block.filter((d) => d.
  * The policy of an nginx config, as the model reads it: {proxy, zones, routes}. Throws, naming
  * every construct and its file:line, when the model cannot read it, or when nothing is limited.
  */
-export function nginxPolicy(file, { crossplane }) {
-  const tree = readTree(file, { crossplane });
+export function nginxPolicy(file, tools) {
+  const tree = readTree(file, tools);
   const refused = refusals(tree);
   if (refused.length) throw new Error(`${file}: the lab cannot model:\n  ${refused.join('\n  ')}`);
   const http = tree.find((d) => d.directive === 'http');

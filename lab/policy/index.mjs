@@ -1,0 +1,55 @@
+/*
+ * A team's own policy file (--policy=FILE): which proxy's it is, told apart by its content, and
+ * its reader, one module per proxy behind one interface: read(file, tools) -> {proxy, routes, ...}
+ * (lab/policy/<proxy>.mjs). Adding a proxy is one file and one line here.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { nginxPolicy } from './nginx.mjs';
+import { envoyPolicy } from './envoy.mjs';
+
+export const readers = [
+  // An Envoy bootstrap has static_resources (YAML or JSON); anything else is read as nginx's.
+  { proxy: 'envoy', claims: (text) => /(^|\n)\s*"?static_resources"?\s*:/.test(text), read: (file) => envoyPolicy(file) },
+  { proxy: 'nginx', claims: () => true, read: (file, tools) => nginxPolicy(file, tools) },
+];
+
+/** The tools the readers run, from the lab's own install (lab/install.sh): crossplane in its venv. */
+export const policyTools = (root) => ({ python: join(root, '.lab', 'venv', 'bin', 'python'), crossplane: join(root, '.lab', 'venv', 'bin', 'crossplane') });
+
+/** Reads a policy file (checked where it enters: a readable regular file); throws with what is wrong and where. */
+export function readPolicy(file, tools) {
+  if (!existsSync(file) || !statSync(file).isFile()) throw new Error(`--policy=${file}: no such file`);
+  const text = readFileSync(file, 'utf8');
+  const reader = readers.find((r) => r.claims(text));
+  if (reader.proxy === 'nginx' && !existsSync(tools.crossplane)) throw new Error(`--policy: ${tools.crossplane} is not installed: './labw setup' installs crossplane`);
+  return reader.read(file, tools);
+}
+
+const delayWords = (l) => (l.nodelay ? 'nodelay' : l.delay ? `delay=${l.delay}` : 'delay all');
+const shareWords = (x) => `${Math.round(x * 1000) / 10} %`;
+
+/** The policy as the model read it, route by route: [head, rows] for a table (every cell shown, not judged). */
+export function policyRows(policy) {
+  if (policy.proxy === 'nginx') {
+    const head = ['route', 'limit', 'key (who shares a bucket)', 'rate', 'burst', 'delay', 'status', 'dry run', 'from'];
+    const rows = policy.routes.flatMap((r) => {
+      const route = `${r.server.names[0] ?? r.server.listen[0] ?? '-'} ${r.location}`;
+      if (r.answeredBefore) return [[route, '-', `answered ${r.answeredBefore.code} by return before limit_req`, '', '', '', '', '', r.answeredBefore.at]];
+      if (!r.limits?.length) return [[route, 'none', '', '', '', '', '', '', r.at]];
+      return r.limits.map((l, i) => {
+        const z = policy.zones[l.zone];
+        return [i ? '' : route, l.zone, `${z.key} (${z.who.kind}${z.who.name ? ` ${z.who.name}` : ''})`, z.rate, String(l.burst), delayWords(l), String(r.status.code), r.dryRun.on ? 'on' : 'off', `${z.at}, ${l.at}${r.limitsFrom !== 'own' ? ` (from ${r.limitsFrom})` : ''}`];
+      });
+    });
+    return [head, rows];
+  }
+  const head = ['route', 'bucket', 'tokens', 'refill', 'per connection', 'enabled', 'enforced', 'status', 'from'];
+  const rows = policy.routes.map((r) => {
+    const route = `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
+    const b = r.bucket;
+    if (!b) return [route, 'none', '', '', '', '', '', '', r.at];
+    return [route, `${b.stat} (${r.bucketFrom})`, String(b.maxTokens), `${b.tokensPerFill} per ${b.fillIntervalMs} ms`, b.perConnection ? 'yes' : 'no', shareWords(b.enabled), shareWords(b.enforced), String(b.status), b.at];
+  });
+  return [head, rows];
+}
