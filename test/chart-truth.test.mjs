@@ -79,3 +79,14 @@ test('every query of every board says what run figure it must equal, or why none
   }
   assert.throws(() => panel({ title: 'a bare panel', queries: [{ expr: 'up' }] }), /say neither what run figure they must equal/);
 });
+
+test("a case that declares no limited status has no limited share to check, its failed share is k6's own, and a status k6 kept no count of has no figure", () => {
+  const figs = runFigures(join(root, 'test', 'fixtures', 'results', '20261123-090928-smoke'));
+  const id = 'node-smoke';
+  for (const figure of ['limitedShare', 'limited']) assert.match(figureFor(figs, { figure }, { case: id }).none, /the run has no/, figure);
+  // direct-smoke is a case of caching and of json-filter: by case alone, the k6 board adds them up.
+  assert.match(figureFor(figs, { figure: 'requests' }, { case: 'direct-smoke' }).none, /in two experiments of this run/);
+  assert.equal(typeof figureFor(figs, { figure: 'requests' }, { case: 'direct-smoke' }, 'json-filter').value, 'number');
+  assert.equal(figureFor(figs, { figure: 'failedShare' }, { case: id }).value, figs.cases.get(id).metrics[`http_req_failed{case:${id}}`].values.rate);
+  assert.match(figureFor(figs, { figure: 'requests' }, { case: id, status: '204' }).none, /the run has no requests figure/);
+});

@@ -48,7 +48,7 @@ export default async function panels([testid, ...rest], { root, say, topology })
   // The run pages' charts as they are built from the run folder (the browser check proves that
   // each is drawn with these points: lab/results/check.mjs).
   const run = readRun(join(root, 'results'), info.testid);
-  const pages = run.experiments.flatMap((exp) => checkCharts(experimentPage(run, exp).data.charts, figures, `page ${exp.name}`));
+  const pages = run.experiments.flatMap((exp) => checkCharts(experimentPage(run, exp).data.charts, figures, `page ${exp.name}`, exp.name));
   const truth = [...checkBoards(results, figures), ...pages];
   writeFileSync(join(check.dir, 'chart-truth.json'), JSON.stringify(truth, null, 1));
   const disagree = sayTruth(truth, say, `the boards and the run pages against run ${info.testid}'s own figures`);

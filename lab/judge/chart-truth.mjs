@@ -27,6 +27,7 @@ const RELATIVE_SLACK = 1e-9;
 export function runFigures(dir) {
   const files = readdirSync(dir);
   const cases = new Map(); // case id -> {experiment, plan case, metrics}
+  const byExperiment = new Map(); // experiment/case id -> the same
   const twice = new Set();
   const experiments = {}; // experiment -> {vus, vusMax}: the largest of its phases
   for (const f of files.filter((x) => x.endsWith('.plan.json'))) {
@@ -39,11 +40,12 @@ export function runFigures(dir) {
     for (const c of plan.cases || []) {
       if (cases.has(c.id) && cases.get(c.id).experiment !== plan.experiment) twice.add(c.id);
       cases.set(c.id, { experiment: plan.experiment, plan: c, metrics });
+      byExperiment.set(`${plan.experiment}/${c.id}`, cases.get(c.id));
     }
   }
   const counts = new Map();
   for (const r of json(join(dir, 'counts.json'), [])) counts.set(`${r.case}|${r.status}`, r);
-  return { cases, twice, counts, outcomes: json(join(dir, 'outcomes.json'), []), experiments, hasCounts: existsSync(join(dir, 'counts.json')) };
+  return { cases, byExperiment, experimentNames: new Set(Object.keys(experiments)), twice, counts, outcomes: json(join(dir, 'outcomes.json'), []), experiments, hasCounts: existsSync(join(dir, 'counts.json')) };
 }
 
 /** A summary sub-metric's values by metric name and tags, whatever order k6 wrote the tags in. */
@@ -62,24 +64,38 @@ const countOf = (figs, kase, status, column = 'k6') => {
   return r && /^\d+$/.test(String(r[column])) ? Number(r[column]) : null;
 };
 
-/** A case's answers with one status (or 'all'): counts.json's k6 column, else k6's summary. */
+/**
+ * A case's answers with one status (or 'all'): counts.json's k6 column, else k6's summary; null
+ * where the run has neither (a status k6's summary keeps no sub-metric of).
+ */
 function requestsOf(figs, kase, status) {
   const counted = countOf(figs, kase, status);
   if (counted !== null) return counted;
   const tags = status === 'all' ? { case: kase.id } : { case: kase.id, status };
-  return summaryValues(kase.metrics, 'http_reqs', tags)?.count ?? (status === 'all' ? null : 0);
+  return summaryValues(kase.metrics, 'http_reqs', tags)?.count ?? null;
+}
+
+/**
+ * What the policy does not allow: for a case that declares its limited status (the k6 scripts
+ * declare 200 and it expected), all less those; else k6's own unexpected_status count where the
+ * summary has it. Null where the run cannot say.
+ */
+function failedOf(figs, k) {
+  if (k.plan.limitedStatus) {
+    const [all, ok, limited] = ['all', '200', String(k.plan.limitedStatus)].map((s) => requestsOf(figs, k, s));
+    if (all !== null && ok !== null && limited !== null) return all - ok - limited;
+  }
+  return summaryValues(k.metrics, 'unexpected_status', { case: k.id })?.count ?? null;
 }
 
 const ofCase = {
   requests: (figs, k, labels) => requestsOf(figs, k, labels.status ?? 'all'),
   accepted: (figs, k) => requestsOf(figs, k, '200'),
-  limited: (figs, k) => requestsOf(figs, k, String(k.plan.limitedStatus)),
-  failed: (figs, k) => {
-    const all = requestsOf(figs, k, 'all');
-    return all === null ? null : all - requestsOf(figs, k, '200') - (k.plan.limitedStatus ? requestsOf(figs, k, String(k.plan.limitedStatus)) : 0);
-  },
-  failedShare: (figs, k) => ratio(ofCase.failed(figs, k), requestsOf(figs, k, 'all')),
-  limitedShare: (figs, k) => ratio(ofCase.limited(figs, k), requestsOf(figs, k, 'all')),
+  limited: (figs, k) => (k.plan.limitedStatus ? requestsOf(figs, k, String(k.plan.limitedStatus)) : null),
+  failed: failedOf,
+  // k6's own share where its summary keeps one for the case, else from the counts.
+  failedShare: (figs, k) => summaryValues(k.metrics, 'http_req_failed', { case: k.id })?.rate ?? ratio(failedOf(figs, k), requestsOf(figs, k, 'all')),
+  limitedShare: (figs, k) => (k.plan.limitedStatus ? ratio(ofCase.limited(figs, k), requestsOf(figs, k, 'all')) : null),
   proxyAccepted: (figs, k) => countOf(figs, k, '200', 'proxy'),
   proxyLimited: (figs, k) => countOf(figs, k, String(k.plan.limitedStatus), 'proxy'),
   p95: (figs, k) => summaryValues(k.metrics, 'http_req_duration', { case: k.id })?.['p(95)'] ?? null,
@@ -107,7 +123,7 @@ const OUTCOME_FIELDS = { pass: (f) => (f.pass ? 1 : 0), measured: (f) => f.measu
  * The run's figure for one series ({labels} and its truth), {value} or {none: why}. A series of
  * a case the run has no figures for (the health checks, the bookkeeping requests) has none.
  */
-export function figureFor(figs, truth, labels) {
+export function figureFor(figs, truth, labels, experiment = null) {
   if (truth.figure === 'vus' || truth.figure === 'vusMax') {
     const e = figs.experiments[labels.experiment];
     return e ? { value: e[truth.figure] } : { none: `no experiment '${labels.experiment}' among the run's plans` };
@@ -115,8 +131,10 @@ export function figureFor(figs, truth, labels) {
   if (truth.figure === 'cpuSamples') return truth.samples === undefined ? { none: 'the chart names no CPU samples' } : { value: truth.samples };
   const id = labels.case;
   if (id === undefined) return { none: 'the series has no case label' };
-  if (figs.twice.has(id)) return { none: `case '${id}' is in two experiments of this run` };
-  const kase = figs.cases.get(id);
+  // The experiment the chart or series is of, where it says: case ids are unique only within one.
+  const of = experiment ?? labels.experiment;
+  if (!of && figs.twice.has(id)) return { none: `case '${id}' is in two experiments of this run, and the chart adds them up` };
+  const kase = of ? figs.byExperiment.get(`${of}/${id}`) : figs.cases.get(id);
   if (!kase) return { none: NOT_A_CASE, series: id };
   const k = { ...kase, id };
   let value;
@@ -162,9 +180,9 @@ export function meets(chartValue, runValue, relation = '=') {
  * One series checked: {series, figure, shown (the chart's value), run, relation, verdict ('agree', 'DISAGREE' or
  * 'no figure'), reason}. `unit`: the chart's; `stepS`: its step, for an integral.
  */
-export function checkSeries(figs, { label, labels, points, truth, unit, stepS }) {
+export function checkSeries(figs, { label, labels, points, truth, unit, stepS, experiment = null }) {
   if (truth.none) return { series: label, verdict: 'no figure', reason: truth.none };
-  const fig = figureFor(figs, truth, labels);
+  const fig = figureFor(figs, truth, labels, experiment);
   if (fig.none) return { series: label, figure: truth.figure, verdict: 'no figure', reason: fig.none, ...(fig.series ? { other: fig.series } : {}) };
   let read = readSeries(points, truth.read, stepS);
   // A count with no series drawn is a count of none: nothing limited draws no line.
@@ -201,7 +219,9 @@ export function checkBoards(entries, figs) {
       continue;
     }
     const stepS = stepOf(e.data);
-    for (const d of e.data || []) rows.push({ ...base, ...checkSeries(figs, { label: seriesName(e.legend, d.labels), labels: d.labels || {}, points: d.points, truth, unit: e.unit, stepS }) });
+    // An experiment's own board (uid lab-<experiment>) shows only its cases.
+    const experiment = [...figs.experimentNames].find((x) => e.uid === `lab-${x}`) ?? null;
+    for (const d of e.data || []) rows.push({ ...base, ...checkSeries(figs, { label: seriesName(e.legend, d.labels), labels: d.labels || {}, points: d.points, truth, unit: e.unit, stepS, experiment }) });
   }
   return rows;
 }
@@ -241,9 +261,10 @@ function chartPoints(spec, i) {
 /**
  * The charts of a page (their specs, as the page carries them, or as the browser drew them)
  * against the run's figures: every series that declares a truth ({truth, labels} beside its
- * label), and a row with the reason for a chart none of whose series declares one.
+ * label), and a row with the reason for a chart none of whose series declares one. `experiment`:
+ * the page's, whose cases its charts show.
  */
-export function checkCharts(charts, figs, where) {
+export function checkCharts(charts, figs, where, experiment = null) {
   const rows = [];
   for (const spec of charts) {
     const base = { where, chart: spec.title };
@@ -254,7 +275,7 @@ export function checkCharts(charts, figs, where) {
     }
     const all = declared.map(({ i }) => ({ points: chartPoints(spec, i) }));
     const stepS = stepOf(all);
-    declared.forEach(({ s }, n) => rows.push({ ...base, ...checkSeries(figs, { label: s.label, labels: s.labels || {}, points: all[n].points, truth: s.truth, unit: spec.unit, stepS }) }));
+    declared.forEach(({ s }, n) => rows.push({ ...base, ...checkSeries(figs, { label: s.label, labels: s.labels || {}, points: all[n].points, truth: s.truth, unit: spec.unit, stepS, experiment }) }));
   }
   return rows;
 }

@@ -82,8 +82,12 @@ export function boardViews(entries, uid, { window = {}, keep, prefix = uid, drop
   }).filter((v) => !(dropEmpty && v.empty));
 }
 
-/** Keep a series whose labels name one of `cases` (or have no case label at all, when `caseless`). */
-export const byCase = (cases, { caseless = true } = {}) => (labels) => (labels.case === undefined ? caseless : cases.includes(labels.case));
+/** Keep a series whose labels name one of `cases` (or have no case label at all, when `caseless`), of `experiment` where it says. */
+export const byCase = (cases, { caseless = true, experiment = null } = {}) => (labels) => {
+  // A series of another experiment (VUs by experiment) is not this one's.
+  if (experiment && labels.experiment !== undefined && labels.experiment !== experiment) return false;
+  return labels.case === undefined ? caseless : cases.includes(labels.case);
+};
 
 /** Keep a series of one of `services` (process-exporter's groupname, the cgroups' name, or service). */
 export const byService = (services) => (labels) => {

@@ -33,7 +33,7 @@ export function expectations(results, id) {
   ];
   const infos = listRuns(results).runs.map((r) => readRun(results, r, { panels: false }));
   for (const exp of run.experiments) {
-    pages.push({ name: `run-${exp.name}`, file: join(site, 'runs', id, `${exp.name}.html`), kind: 'run', charts: charts(experimentPage(run, exp)), cases: of(exp.name) });
+    pages.push({ name: `run-${exp.name}`, file: join(site, 'runs', id, `${exp.name}.html`), kind: 'run', experiment: exp.name, charts: charts(experimentPage(run, exp)), cases: of(exp.name) });
     const runs = infos.filter((r) => r.info.suite === run.info.suite && r.experiments.some((e) => e.name === exp.name)).map((r) => ({ id: r.id, info: r.info, exp: r.experiments.find((e) => e.name === exp.name) }));
     pages.push({ name: `history-${run.info.suite}.${exp.name}`, file: join(site, historyPath(run.info.suite, exp.name)), kind: 'history', charts: charts(historyPage(run.info.suite, exp.name, runs)), cases: of(exp.name), factor: run.info.factor });
   }
@@ -134,7 +134,7 @@ function drawnTruth(page, shown, expect) {
     const got = shown.charts.find((c) => c.id === want.id);
     return got ? { ...want.spec, data: [got.x, ...got.series.map((s) => s.values)] } : null;
   }).filter(Boolean);
-  return checkCharts(drawn, expect.figures, page.name);
+  return checkCharts(drawn, expect.figures, page.name, page.experiment);
 }
 
 /**

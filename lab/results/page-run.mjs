@@ -75,7 +75,7 @@ export function experimentPage(run, exp, links = {}) {
   };
   const gone = missing(run);
   const w = { window: exp.window };
-  const overview = run.panels ? views(boardViews(run.panels, 'lab-k6-run', { window: exp.k6Window, keep: byCase(caseIds(exp)), prefix: 'overview' })) : [];
+  const overview = run.panels ? views(boardViews(run.panels, 'lab-k6-run', { window: exp.k6Window, keep: byCase(caseIds(exp), { experiment: exp.name }), prefix: 'overview' })) : [];
   const board = run.panels ? views(boardViews(run.panels, `lab-${exp.name}`, { ...w, prefix: 'board' })) : [];
   const resBoard = run.panels ? views(boardViews(run.panels, 'lab-resources', { ...w, keep: byService(exp.services), prefix: 'resources', dropEmpty: true })) : [];
   const tables = caseTables(exp);

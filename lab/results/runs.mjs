@@ -122,7 +122,9 @@ function experimentFiles(dir, files, suite, name) {
 // boards' $__rate_interval, 4 s at the runs' 1 s step) and a step.
 const LEAD_MS = 2000;
 const TRAIL_MS = 6000;
-const RATE_MS = 5000;
+// The k6 board counts each step's growth (no rate window trails it): one step before k6's
+// first CPU sample is enough, and another experiment's series are told apart by their labels.
+const STEP_MS = 1000;
 
 /**
  * Each experiment's window of the run: its CPU sampler's span (stack up to stack down), widened
@@ -141,8 +143,9 @@ function windows(exps, info) {
 }
 
 /**
- * The window of k6's own series (the overview): from k6's first CPU sample, or once the k6 of
- * the experiment before has trailed off, to a little after its last; the stack's window without.
+ * The window of k6's own series (the overview): from a step before k6's first CPU sample, or
+ * once the k6 of the experiment before has ended, to a little after its last; the stack's
+ * window without.
  */
 function k6Windows(exps) {
   const spans = exps.map((e) => span(e.phases.map((p) => p.cpu?.k6)));
@@ -150,7 +153,7 @@ function k6Windows(exps) {
     const s = spans[i];
     if (!s) return e.window;
     const prev = spans.slice(0, i).reverse().find(Boolean);
-    return { fromMs: Math.max(s[0], prev ? prev[1] + RATE_MS : -Infinity), toMs: Math.min(s[1] + TRAIL_MS, e.window.toMs) };
+    return { fromMs: Math.max(s[0] - STEP_MS, prev ? prev[1] : -Infinity), toMs: Math.min(s[1] + TRAIL_MS, e.window.toMs) };
   });
 }
 
