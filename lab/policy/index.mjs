@@ -10,19 +10,23 @@ import { envoyPolicy } from './envoy.mjs';
 
 export const readers = [
   // An Envoy bootstrap has static_resources (YAML or JSON); anything else is read as nginx's.
-  { proxy: 'envoy', claims: (text) => /(^|\n)\s*"?static_resources"?\s*:/.test(text), read: (file) => envoyPolicy(file) },
+  { proxy: 'envoy', claims: (text) => /(^|\n)\s*"?static_resources"?\s*:/.test(text), read: (file, tools) => envoyPolicy(file, tools) },
   { proxy: 'nginx', claims: () => true, read: (file, tools) => nginxPolicy(file, tools) },
 ];
 
-/** The tools the readers run, from the lab's own install (lab/install.sh): crossplane in its venv. */
-export const policyTools = (root) => ({ python: join(root, '.lab', 'venv', 'bin', 'python'), crossplane: join(root, '.lab', 'venv', 'bin', 'crossplane') });
+/** The tools the readers run, from the lab's own install (lab/install.sh): crossplane and Envoy in its venv. */
+export const policyTools = (root) => {
+  const bin = join(root, '.lab', 'venv', 'bin');
+  return { python: join(bin, 'python'), crossplane: join(bin, 'crossplane'), envoy: join(bin, 'envoy') };
+};
 
 /** Reads a policy file (checked where it enters: a readable regular file); throws with what is wrong and where. */
 export function readPolicy(file, tools) {
   if (!existsSync(file) || !statSync(file).isFile()) throw new Error(`--policy=${file}: no such file`);
   const text = readFileSync(file, 'utf8');
   const reader = readers.find((r) => r.claims(text));
-  if (reader.proxy === 'nginx' && !existsSync(tools.crossplane)) throw new Error(`--policy: ${tools.crossplane} is not installed: './labw setup' installs crossplane`);
+  const needs = { nginx: tools.crossplane, envoy: tools.envoy }[reader.proxy];
+  if (!existsSync(needs)) throw new Error(`--policy: ${needs} is not installed: './labw setup' installs it`);
   return reader.read(file, tools);
 }
 
