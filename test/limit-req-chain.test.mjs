@@ -51,3 +51,13 @@ test('r/m: nginx keeps the rate by integer division, 10r/m as 166 milli-requests
   assert.equal(chain.offer(6000).ok, false);
   assert.equal(chain.offer(6025).ok, true);
 });
+
+test('dry run: what the limits reject passes, charged to none, and nothing waits', () => {
+  const limits = [{ rateMilli: 1000, burst: 2, delay: 0 }];
+  const dry = limitReqChain(limits, { dryRun: true });
+  const real = limitReqChain(limits);
+  const d = [0, 0, 0, 0].map(() => dry.offer(0));
+  const r = [0, 0, 0, 0].map(() => real.offer(0));
+  assert.deepEqual(r.map((x) => x.ok), [true, true, true, false]);
+  assert.deepEqual(d.map((x) => [x.ok, x.delayMs, x.dry]), [[true, 0, null], [true, 0, 'delayed'], [true, 0, 'delayed'], [true, 0, 'rejected']]);
+});

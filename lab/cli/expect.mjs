@@ -16,14 +16,34 @@ import { sensitivity } from '../../thresholds/sensitivity.js';
 import { formatSensitivity } from './docs.mjs';
 import { formatTable } from '../judge/table.mjs';
 import { readPolicy, policyRows, policyTools } from '../policy/index.mjs';
+import { policyExperiment } from '../policy/experiment.mjs';
+import { addExperiment } from '../../thresholds/experiments/index.js';
+import { plan as makePlan } from '../../thresholds/plan.js';
 
-/** `expect --policy=FILE`: what the model read of a team's policy. */
+/** A policy plan's cases as a table: the load, and the ranges each is judged by. */
+function caseRows(plan) {
+  const range = (r) => (r ? (r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`) : '-');
+  const wait = (c) => (c.expected.maxMs ? `${(c.expected.maxMs.lo / 1000).toFixed(2)}..${(c.expected.maxMs.hi / 1000).toFixed(2)} s` : '-');
+  return plan.cases.map((c) => [c.id, `${c.rate} r/s`, `${c.durationMs / 1000} s`, `+${c.startMs / 1000} s`, String(c.requests), range(c.expected.ok), range(c.expected.limited), wait(c)]);
+}
+
+/**
+ * `expect [<suite>] --policy=FILE`: what the model read of a team's policy, route by route; with
+ * a suite, the cases it chooses and what each must give.
+ */
 function showPolicy(words, root, say) {
   const given = words.filter((w) => w.startsWith('--policy='));
-  if (given.length !== 1 || words.length !== 1) throw new Error(`usage: ./labw expect --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
+  const rest = words.filter((w) => !w.startsWith('--policy='));
+  if (given.length !== 1 || rest.length > 1) throw new Error(`usage: ./labw expect [smoke|spike|soak] --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
   const policy = readPolicy(given[0].slice('--policy='.length), policyTools(root));
   const [head, rows] = policyRows(policy);
-  say(`${policy.proxy} policy ${policy.file}, as the model read it (every cell shown; cases and a run of it are not planned yet):\n${formatTable(rows, head)}`);
+  say(`${policy.proxy} policy ${policy.file}, as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`);
+  if (!rest.length) return 0;
+  const { experiment, routes } = policyExperiment(policy);
+  say(`\nhow each route's cases meet its buckets:\n${formatTable(routes.map((r) => [r.route, r.at, r.target ?? '-', r.none ?? r.cases, (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; ')]), ['route', 'at', 'target', 'cases', 'buckets'])}`);
+  addExperiment(experiment);
+  const plan = makePlan({ experiment: experiment.name, suite: rest[0] });
+  say(`\n${rest[0]} cases of ${experiment.name} (expected ranges with the tolerance; nothing is run yet):\n${formatTable(caseRows(plan), ['case', 'rate', 'for', 'starts', 'requests', '200', 'limited', 'longest wait'])}`);
   return 0;
 }
 

@@ -14,3 +14,14 @@ export const list = [burst, envoyVsNginx, caching, cdn, jsonFilter];
 
 /** The experiments by name. */
 export const experiments = Object.fromEntries(list.map((e) => [e.name, e]));
+
+/**
+ * A team's policy, read from its file for one command (lab/policy/experiment.mjs), added by name
+ * beside the list's: the plan, the kinds and the judges find it as they find any. It joins no suite
+ * listing (it is not in `list`), and its name may not be one of the list's.
+ */
+export function addExperiment(e) {
+  if (experiments[e.name] && experiments[e.name] !== e) throw new Error(`a policy cannot be named '${e.name}': an experiment of the lab has that name`);
+  experiments[e.name] = e;
+  return e;
+}

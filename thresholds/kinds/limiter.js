@@ -107,7 +107,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     for (const id of step.targets) {
       cases.push({ id: `${id}-${step.name}`, target: id, startMs: t, rate: step.rate * factor, durationMs, step: step.name });
     }
-    if (!exp.stepsTogether) t += durationMs;
+    // A step may ask for a pause after it (afterS): a bucket its cases share empties or refills.
+    if (!exp.stepsTogether) t += durationMs + ((step.afterS ?? 0) * 1000) / factor;
   });
 
   // Split over k6 processes (--segments), a schedule is as exact as their clocks agree.

@@ -9,9 +9,10 @@
 
 /**
  * `limits`: [{rateMilli (nginx's ctx->rate: r/s * 1000, or r/m * 1000 / 60 by integer division),
- * burst (requests), delay (requests; Infinity for nodelay)}], in the location's order.
+ * burst (requests), delay (requests; Infinity for nodelay)}], in the location's order. With
+ * `dryRun` (limit_req_dry_run on) a request the limits reject passes, charged to none, and none waits.
  */
-export function limitReqChain(limits) {
+export function limitReqChain(limits, { dryRun = false } = {}) {
   const zones = limits.map((l) => ({ ...l, burstMilli: l.burst * 1000, delayMilli: l.delay * 1000, nodes: new Map() }));
 
   // What the bucket of `key` holds at `nowMs` if this request were added: nginx's excess.
@@ -32,6 +33,12 @@ export function limitReqChain(limits) {
      * `by` is the index of the limit that rejected or delayed it most.
      */
     offer(nowMs, keys = 'one key') {
+      const r = this.judge(nowMs, keys);
+      return dryRun ? { ...r, ok: true, delayMs: 0, dry: !r.ok ? 'rejected' : r.delayMs ? 'delayed' : null } : r;
+    },
+
+    /** What the limits do with one request, dry run or not. */
+    judge(nowMs, keys) {
       const keyOf = (i) => (typeof keys === 'string' ? keys : keys[i]);
       const live = zones.map((z, i) => ({ z, i, key: keyOf(i) })).filter((x) => x.key !== '');
       if (!live.length) return { ok: true, delayMs: 0, by: null };

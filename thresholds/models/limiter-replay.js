@@ -4,6 +4,8 @@
  */
 import { limitReq } from './limit-req.js';
 import { tokenBucket } from './token-bucket.js';
+import { limitReqChain } from './limit-req-chain.js';
+import { localRateLimit } from './local-rate-limit.js';
 import { seededRandom } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 
@@ -22,9 +24,12 @@ export const TRIALS = 48;
 // only: with too few VUs an open model drops arrivals (docs/model.md#vus).
 export const SERVICE_MS = 150;
 
+// Each policy kind's model, made per trial (`rand`: the trial's draws, for a model that draws).
 const limiters = {
   limit_req: (p) => ({ limiter: limitReq(p), msClock: true }),
   token_bucket: (p) => ({ limiter: tokenBucket(p), msClock: false }),
+  limit_req_chain: (p) => ({ limiter: limitReqChain(p.limits, { dryRun: p.dryRun }), msClock: true }),
+  local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
 };
 
 /** Per policy kind, its numbers and whether each is whole. */
@@ -51,7 +56,7 @@ export const requestCount = ({ rate, durationMs }) => Math.round((rate * duratio
 function trial(policy, cases, rand, jitterMs, offsets = [0], answers = null) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
-  const { limiter, msClock } = make(policy);
+  const { limiter, msClock } = make(policy, rand);
   const phase = rand();
   const events = [];
   cases.forEach((c, ci) => {
@@ -200,7 +205,7 @@ function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[poli
   // The limiter's own clock leaves nothing to draw: one trial is all of them.
   const exact = sightings?.clock === 'monotonic';
   for (let k = 0; k < (exact ? 1 : trials); k += 1) {
-    const { limiter, msClock } = make(policy);
+    const { limiter, msClock } = make(policy, rand);
     // nginx's own clock readings are the limiter's time as they are.
     const at = sightings?.clock === 'monotonic' ? 0 : phase ?? rand();
     const seen = draw().map((t, i) => [t, sorted[i]]).sort((a, b) => a[0] - b[0]);

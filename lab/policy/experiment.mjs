@@ -1,0 +1,141 @@
+/*
+ * A team's policy (lab/policy/index.mjs) as an experiment of the limiter kind: a target per
+ * limited route, with the model of what it meets (several limit_req, Envoy's local rate limit),
+ * and cases that tell its numbers apart, shaped by the suite: under its rate, filling its burst,
+ * a sustained overload.
+ *
+ * Every case must meet the limiter state the model gives it. A key a case can carry on its own
+ * (a header, an argument, a client address the rendered config keys by the case) gives each case
+ * a fresh bucket, and the cases run together. A bucket every case shares (a constant or
+ * $server_name key, Envoy's buckets, which are per route or per listener) is met fresh by each
+ * case only after it has drained: those cases run one after another, each after a pause that
+ * empties (nginx) or refills (Envoy) the bucket. The plan says which, per route.
+ */
+import { basename } from 'node:path';
+
+const slug = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'root';
+
+// Who shares a bucket, by the zone key's kind: a case can carry its own key, or all share one.
+const OWN_KEY = { header: 'the case sends its own value of the header', argument: 'the case sends its own value of the argument', client: 'each case is one client: the rendered config keys the zone by the case' };
+
+/** A route's limits as the model's policy, and what it takes for a bucket to be fresh again. */
+function nginxTarget(policy, r) {
+  const zones = r.limits.map((l) => policy.zones[l.zone]);
+  const shared = zones.filter((z) => !OWN_KEY[z.who.kind]);
+  const binding = r.limits.reduce((a, l, i) => (zones[i].rateMilli < policy.zones[a.zone].rateMilli ? l : a), r.limits[0]);
+  const rate = policy.zones[binding.zone].rateMilli / 1000;
+  // The longest a bucket takes to empty from its fullest: burst + 1 requests at its rate.
+  const drainS = Math.max(...r.limits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli));
+  return {
+    policy: { kind: 'limit_req_chain', limits: r.limits.map((l, i) => ({ rateMilli: zones[i].rateMilli, burst: l.burst, delay: l.delay })), dryRun: r.dryRun.on },
+    status: r.status.code,
+    rate,
+    burst: binding.burst,
+    keys: zones.map((z) => ({ zone: z.name, key: z.key, ...z.who, how: OWN_KEY[z.who.kind] ?? 'one bucket every case shares' })),
+    shared: shared.length > 0,
+    drainS,
+    path: r.location.replace(/^[=^~]+\s*/, ''),
+    regex: /^~/.test(r.location),
+  };
+}
+
+/** An Envoy route's bucket as the model's policy; every case on it shares it. */
+function envoyTarget(r) {
+  const b = r.bucket;
+  const rate = b.tokensPerFill / (b.fillIntervalMs / 1000);
+  return {
+    policy: { kind: 'local_rate_limit', maxTokens: b.maxTokens, tokensPerFill: b.tokensPerFill, fillIntervalMs: b.fillIntervalMs, enabled: b.enabled, enforced: b.enforced },
+    status: b.status,
+    rate,
+    burst: b.maxTokens,
+    keys: [{ bucket: b.stat, how: r.bucketFrom === 'route' ? "the route's own bucket, every case on it shares" : "the listener's bucket, every route without its own shares" }],
+    shared: true,
+    drainS: (b.maxTokens / b.tokensPerFill) * (b.fillIntervalMs / 1000),
+    path: r.match.path ?? r.match.prefix ?? null,
+    regex: Boolean(r.match.safe_regex),
+    perConnection: b.perConnection,
+  };
+}
+
+/** Why a route gets no cases (said, never guessed), or null. */
+function unplanned(t) {
+  if (t.regex || !t.path) return 'a regular-expression or unnamed match: the lab does not choose a path for it';
+  if (t.perConnection) return 'a bucket per downstream connection: how k6 spreads its requests over connections is not modelled';
+  return null;
+}
+
+/** The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests). */
+function steps(id, t) {
+  const R = t.rate;
+  const at = (x) => Math.max(1, Math.round(x * 100) / 100);
+  return {
+    smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
+    spike: [
+      // Under its rate for 10 s: nothing limited, nothing waits long.
+      { name: 'under', rate: at(R / 2), seconds: 10, targets: [id] },
+      // Twice burst and rate in one second: the burst fills and the rest is limited, by the burst's size.
+      { name: 'fill', rate: at(2 * (R + t.burst)), seconds: 1, targets: [id] },
+      // Three times its rate for 5 s: what it lets through in a sustained overload, by its rate.
+      { name: 'over', rate: at(3 * R), seconds: 5, targets: [id] },
+    ],
+    soak: [{ name: 'over-long', rate: at(2 * R), seconds: 60, targets: [id] }],
+  };
+}
+
+/**
+ * The experiment of a policy read from `file` ({proxy, routes, ...}): {experiment, routes} where
+ * routes says, for every route, its target id and how its cases meet their buckets, or why it
+ * has no cases. `name`: the experiment's (default: the file's name).
+ */
+export function policyExperiment(policy, { name = slug(basename(policy.file).replace(/\.[^.]+$/, '')) } = {}) {
+  const routes = [];
+  const targets = [];
+  const used = new Set();
+  for (const r of policy.routes) {
+    const label = policy.proxy === 'nginx' ? `${r.server.names[0] ?? r.server.listen[0] ?? ''} ${r.location}`.trim() : `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
+    if (policy.proxy === 'nginx' && (r.answeredBefore || !r.limits?.length)) {
+      routes.push({ route: label, at: r.at, none: r.answeredBefore ? `answered ${r.answeredBefore.code} before limit_req (${r.answeredBefore.at})` : 'no limit_req' });
+      continue;
+    }
+    if (policy.proxy === 'envoy' && !(r.bucket?.enabled > 0)) {
+      routes.push({ route: label, at: r.at, none: 'no local rate limit enabled' });
+      continue;
+    }
+    const t = policy.proxy === 'nginx' ? nginxTarget(policy, r) : envoyTarget(r);
+    const why = unplanned(t);
+    if (why) {
+      routes.push({ route: label, at: r.at, none: why });
+      continue;
+    }
+    let id = slug(t.path);
+    while (used.has(id)) id = `${id}-2`;
+    used.add(id);
+    targets.push({ id, ...t });
+    routes.push({ route: label, at: r.at, target: id, keys: t.keys, shared: t.shared });
+  }
+  if (!targets.length) throw new Error(`${policy.file}: no route the lab can plan cases for:\n  ${routes.map((r) => `${r.route} (${r.at}): ${r.none}`).join('\n  ')}`);
+  // One shared bucket puts every case one after another, each after the longest a bucket takes
+  // to be fresh again (and a second).
+  const sequential = targets.some((t) => t.shared);
+  const pauseS = sequential ? Math.ceil(Math.max(...targets.map((t) => t.drainS))) + 1 : 0;
+  for (const r of routes.filter((x) => x.target)) {
+    r.cases = sequential ? `one after another, ${pauseS} s apart (${r.shared ? 'its bucket' : "another route's bucket"} empties or refills between)` : 'together, each with a fresh bucket';
+  }
+  const suites = {};
+  for (const suite of ['smoke', 'spike', 'soak']) {
+    suites[suite] = () => targets.flatMap((t) => steps(t.id, t)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
+  }
+  const experiment = {
+    name,
+    kind: 'limiter',
+    policyFile: policy.file,
+    // The numbers are the file's; --quick would have to scale them in the rendered config too.
+    maxQuick: 1,
+    knobs: {},
+    targets: () => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.policy })),
+    stepsTogether: !sequential,
+    suites,
+    seedFigures: {},
+  };
+  return { experiment, routes };
+}

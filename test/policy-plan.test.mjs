@@ -1,0 +1,52 @@
+/*
+ * A team's policy planned (lab/policy/experiment.mjs): a target per limited route with the model
+ * of what it meets, cases under its rate, filling its burst and overloading it, run together
+ * where each case has a fresh bucket and one after another, a drain apart, where they share one;
+ * and every route it cannot plan named with the reason.
+ */
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readPolicy, policyTools } from '../lab/policy/index.mjs';
+import { policyExperiment } from '../lab/policy/experiment.mjs';
+import { addExperiment } from '../thresholds/experiments/index.js';
+import { plan as makePlan } from '../thresholds/plan.js';
+import { needs } from './lib/needs.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dir = join(root, 'test', 'fixtures', 'policies');
+const tools = policyTools(root);
+const missing = [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
+const planned = (file, suite) => {
+  const { experiment, routes } = policyExperiment(readPolicy(join(dir, file), tools));
+  addExperiment(experiment);
+  return { routes, plan: makePlan({ experiment: experiment.name, suite }) };
+};
+
+test('nginx: the limited routes get cases; a shared bucket puts them one after another, a drain apart', (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
+  const { routes, plan } = planned('gateway.conf', 'spike');
+  assert.match(routes[0].none, /answered 200 before limit_req \(gateway\.conf:13\)/);
+  assert.deepEqual(plan.cases.map((c) => c.id), ['api-under', 'api-fill', 'api-over', 'root-under', 'root-fill', 'root-over']);
+  // /api/ binds at 120r/m (2 r/s) with burst 20; / at 20 r/s with burst 10, a bucket every case shares.
+  assert.deepEqual(plan.cases.slice(0, 3).map((c) => c.rate), [1, 44, 6]);
+  // The longest drain: 21 requests at 2 r/s, 10.5 s: 12 s between cases.
+  assert.equal(plan.cases[1].startMs - (plan.cases[0].startMs + plan.cases[0].durationMs), 12000);
+  const under = plan.cases[0].expected;
+  assert.ok(under.limited.lo === 0 && under.ok.hi >= 10, JSON.stringify(under));
+  const fill = plan.cases[1].expected;
+  assert.ok(fill.limited.lo > 0 && fill.ok.hi < 44, JSON.stringify(fill));
+});
+
+test('nginx: a dry run expects nothing limited; Envoy: a per-connection bucket is not planned, and why', (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
+  const dry = planned(join('inc', 'main.conf'), 'spike').plan;
+  assert.ok(dry.cases.every((c) => c.expected.limited.hi <= 3), dry.cases.map((c) => `${c.id} ${JSON.stringify(c.expected.limited)}`).join('; '));
+  const { routes, plan } = planned('envoy-edge.yaml', 'spike');
+  assert.match(routes[0].none, /a bucket per downstream connection/);
+  assert.deepEqual(plan.cases.map((c) => c.id), ['root-under', 'root-fill', 'root-over']);
+  // 100 tokens and 100 a second: a second at 400 r/s lets about 200 through.
+  assert.ok(plan.cases[1].expected.ok.lo > 180 && plan.cases[1].expected.ok.hi < 220, JSON.stringify(plan.cases[1].expected.ok));
+});
