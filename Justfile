@@ -25,7 +25,7 @@ k6 *args: setup
 test *args: setup
     node lab/cli/index.mjs test "$@"
 
-# Print what the model expects for a suite, as JSON, starting nothing; --sensitivity: what it catches; --policy=FILE: a team's nginx.conf or Envoy bootstrap as the model reads it.
+# Print what the model expects for a suite, as JSON, starting nothing; --sensitivity: what it catches; --policy=FILE: a team's nginx.conf or Envoy bootstrap as the model reads and plans it.
 expect *args: deps
     node lab/cli/index.mjs expect "$@"
 
