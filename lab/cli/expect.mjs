@@ -33,8 +33,9 @@ function caseRows(plan) {
  */
 function showPolicy(words, root, say) {
   const given = words.filter((w) => w.startsWith('--policy='));
-  const rest = words.filter((w) => !w.startsWith('--policy='));
-  if (given.length !== 1 || rest.length > 1) throw new Error(`usage: ./labw expect [smoke|spike|soak] --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
+  const sens = words.includes('--sensitivity');
+  const rest = words.filter((w) => !w.startsWith('--policy=') && w !== '--sensitivity');
+  if (given.length !== 1 || rest.length > 1 || (sens && !rest.length)) throw new Error(`usage: ./labw expect [smoke|spike|soak [--sensitivity]] --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
   const policy = readPolicy(given[0].slice('--policy='.length), policyTools(root));
   const [head, rows] = policyRows(policy);
   say(`${policy.proxy} policy ${policy.file}, as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`);
@@ -42,6 +43,12 @@ function showPolicy(words, root, say) {
   const { experiment, routes } = policyExperiment(policy);
   say(`\nhow each route's cases meet its buckets:\n${formatTable(routes.map((r) => [r.route, r.at, r.target ?? '-', r.none ?? r.cases, (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; ')]), ['route', 'at', 'target', 'cases', 'buckets'])}`);
   addExperiment(experiment);
+  if (sens) {
+    // Every number read from the file is a knob: the smallest change of each that a case catches.
+    say(`\n${formatSensitivity(sensitivity({ experiment: experiment.name, suite: rest[0] }), { perCase: true })}`);
+    say(`\nthe knobs: ${Object.entries(experiment.knobs).map(([k, v]) => `${k}=${v.default} (${v.doc})`).join('; ')}`);
+    return 0;
+  }
   const plan = makePlan({ experiment: experiment.name, suite: rest[0] });
   say(`\n${rest[0]} cases of ${experiment.name} (expected ranges with the tolerance; nothing is run yet):\n${formatTable(caseRows(plan), ['case', 'rate', 'for', 'starts', 'requests', '200', 'limited', 'longest wait'])}`);
   return 0;

@@ -13,6 +13,9 @@
  */
 import { basename } from 'node:path';
 
+/** A knob's name from its parts: lower case letters, digits and underscores. */
+const knobName = (...parts) => parts.join('_').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+
 const slug = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'root';
 
 // Who shares a bucket, by the zone key's kind: a case can carry its own key, or all share one.
@@ -28,6 +31,17 @@ function nginxTarget(policy, r) {
   const drainS = Math.max(...r.limits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli));
   return {
     policy: { kind: 'limit_req_chain', limits: r.limits.map((l, i) => ({ rateMilli: zones[i].rateMilli, burst: l.burst, delay: l.delay })), dryRun: r.dryRun.on },
+    // The numbers the file gives, as knobs: what the sensitivity moves, and a what-if can set.
+    numbers: r.limits.flatMap((l, i) => [
+      { knob: knobName(zones[i].name, 'rate'), kind: 'rate', value: zones[i].perUnit, doc: `${zones[i].name}: limit_req_zone rate (r/${zones[i].unit}, ${zones[i].at})` },
+      { part: 'burst', zone: l.zone, kind: 'count', value: l.burst, doc: `limit_req zone=${l.zone} burst (${l.at})` },
+      ...(l.nodelay ? [] : [{ part: 'delay', zone: l.zone, kind: 'count', value: l.delay, doc: `limit_req zone=${l.zone} delay (${l.at})` }]),
+    ]),
+    build: (k, id) => ({ kind: 'limit_req_chain', dryRun: r.dryRun.on, limits: r.limits.map((l, i) => ({
+      rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
+      burst: k[knobName(id, l.zone, 'burst')],
+      delay: l.nodelay ? Infinity : k[knobName(id, l.zone, 'delay')],
+    })) }),
     status: r.status.code,
     rate,
     burst: binding.burst,
@@ -45,6 +59,12 @@ function envoyTarget(r) {
   const rate = b.tokensPerFill / (b.fillIntervalMs / 1000);
   return {
     policy: { kind: 'local_rate_limit', maxTokens: b.maxTokens, tokensPerFill: b.tokensPerFill, fillIntervalMs: b.fillIntervalMs, enabled: b.enabled, enforced: b.enforced },
+    numbers: [
+      { part: 'max_tokens', kind: 'count', value: b.maxTokens, min: 1, doc: `${b.stat}: token_bucket.max_tokens (${b.at})` },
+      { part: 'tokens_per_fill', kind: 'count', value: b.tokensPerFill, min: 1, doc: `${b.stat}: token_bucket.tokens_per_fill (${b.at})` },
+      { part: 'fill_interval', kind: 'seconds', value: b.fillIntervalMs / 1000, doc: `${b.stat}: token_bucket.fill_interval in s (${b.at})` },
+    ],
+    build: (k, id) => ({ kind: 'local_rate_limit', enabled: b.enabled, enforced: b.enforced, maxTokens: k[knobName(id, 'max_tokens')], tokensPerFill: k[knobName(id, 'tokens_per_fill')], fillIntervalMs: k[knobName(id, 'fill_interval')] * 1000 }),
     status: b.status,
     rate,
     burst: b.maxTokens,
@@ -125,14 +145,21 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
   for (const suite of ['smoke', 'spike', 'soak']) {
     suites[suite] = () => targets.flatMap((t) => steps(t.id, t)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
   }
+  const knobs = {};
+  for (const t of targets) {
+    for (const n of t.numbers) {
+      const knob = n.knob ?? knobName(t.id, ...(n.zone ? [n.zone] : []), n.part);
+      knobs[knob] = { default: n.value, kind: n.kind, doc: n.doc, ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}) };
+    }
+  }
   const experiment = {
     name,
     kind: 'limiter',
     policyFile: policy.file,
     // The numbers are the file's; --quick would have to scale them in the rendered config too.
     maxQuick: 1,
-    knobs: {},
-    targets: () => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.policy })),
+    knobs,
+    targets: (k) => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.build(k, t.id) })),
     stepsTogether: !sequential,
     suites,
     seedFigures: {},

@@ -98,7 +98,7 @@ function zoneOf(d, defined) {
   const n = Number(rate[1]);
   const scale = rate[2] === 'm' ? 60 : 1;
   // nginx keeps the rate in milli-requests per second, by integer division (10r/m is 166).
-  return { name: zone[1], key: d.args[0], who: keyOf(d.args[0], d.at, defined), rate: `${n}r/${rate[2]}`, rateMilli: Math.floor((n * 1000) / scale), at: d.at };
+  return { name: zone[1], key: d.args[0], who: keyOf(d.args[0], d.at, defined), rate: `${n}r/${rate[2]}`, perUnit: n, unit: rate[2], rateMilli: Math.floor((n * 1000) / scale), at: d.at };
 }
 
 /** limit_req zone=NAME [burst=N] [nodelay | delay=N]: delay in requests, Infinity for nodelay. */
