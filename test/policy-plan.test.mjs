@@ -13,6 +13,7 @@ import { readPolicy, policyTools } from '../lab/policy/index.mjs';
 import { policyExperiment } from '../lab/policy/experiment.mjs';
 import { addExperiment } from '../thresholds/experiments/index.js';
 import { plan as makePlan } from '../thresholds/plan.js';
+import { sensitivity } from '../thresholds/sensitivity.js';
 import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,4 +50,16 @@ test('nginx: a dry run expects nothing limited; Envoy: a per-connection bucket i
   assert.deepEqual(plan.cases.map((c) => c.id), ['root-under', 'root-fill', 'root-over']);
   // 100 tokens and 100 a second: a second at 400 r/s lets about 200 through.
   assert.ok(plan.cases[1].expected.ok.lo > 180 && plan.cases[1].expected.ok.hi < 220, JSON.stringify(plan.cases[1].expected.ok));
+});
+
+test("Envoy: every number read from the file is a knob, and its spike cases catch a 20 % change of each, both ways", { timeout: 180_000 }, (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
+  const { experiment } = policyExperiment(readPolicy(join(dir, 'envoy-edge.yaml'), tools));
+  addExperiment(experiment);
+  assert.deepEqual(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]), [['root_max_tokens', 100], ['root_tokens_per_fill', 50], ['root_fill_interval', 0.5]]);
+  const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
+  for (const [knob, v] of Object.entries(s.knobs)) {
+    const value = experiment.knobs[knob].default;
+    for (const dir of ['down', 'up']) assert.ok(v[dir] && v[dir].delta <= value * 0.2, `${knob} ${dir}: ${JSON.stringify(v[dir])} of ${value}`);
+  }
 });
