@@ -63,3 +63,15 @@ test("Envoy: every number read from the file is a knob, and its spike cases catc
     for (const dir of ['down', 'up']) assert.ok(v[dir] && v[dir].delta <= value * 0.2, `${knob} ${dir}: ${JSON.stringify(v[dir])} of ${value}`);
   }
 });
+
+test('nginx: nodelay against delay is a switch the sensitivity tries, and says which limits no case tells apart', { timeout: 180_000 }, (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
+  const { experiment } = policyExperiment(readPolicy(join(dir, 'gateway.conf'), tools));
+  addExperiment(experiment);
+  const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
+  // per_ip_min (delay=2) switched to nodelay, and per_server (delay all) too: the waits change.
+  assert.ok(s.knobs.api_per_ip_min_mode.switch[0].cases > 0 && s.knobs.root_per_server_mode.switch[0].cases > 0, JSON.stringify(s.knobs));
+  // per_ip's nodelay switched to delay is hidden behind per_ip_min's longer waits: said, not guessed.
+  assert.deepEqual(s.knobs.api_per_ip_mode.switch, [{ value: 'delay', by: null, cases: 0 }]);
+  assert.ok(s.unseen.includes('api_per_ip_mode'));
+});

@@ -22,9 +22,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const JUDGED_SUITES = SUITES.filter((s) => s !== 'smoke');
 
 const change = (d) => (d ? `${d.delta} (${d.by})` : 'not seen');
-const knobRow = (k, v) => (v.any !== undefined
-  ? [k, v.any ? `any (unexpected status, ${v.cases} cases)` : 'not seen', '']
-  : [k, v.atMin ? '- (at its minimum)' : change(v.down), change(v.up)]);
+const knobRow = (k, v) => {
+  if (v.any !== undefined) return [k, v.any ? `any (unexpected status, ${v.cases} cases)` : 'not seen', ''];
+  // A switch: each other way, caught or not.
+  if (v.switch) return [k, v.switch.map((x) => `${x.value}: ${x.cases ? `caught (${x.by}, ${x.cases} cases)` : 'not seen'}`).join('; '), ''];
+  return [k, v.atMin ? '- (at its minimum)' : change(v.down), change(v.up)];
+};
 
 /** One experiment's sensitivity as markdown: per knob, or per case and knob with `perCase`. */
 export function formatSensitivity(s, { perCase = false } = {}) {

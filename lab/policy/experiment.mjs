@@ -35,12 +35,15 @@ function nginxTarget(policy, r) {
     numbers: r.limits.flatMap((l, i) => [
       { knob: knobName(zones[i].name, 'rate'), kind: 'rate', value: zones[i].perUnit, doc: `${zones[i].name}: limit_req_zone rate (r/${zones[i].unit}, ${zones[i].at})` },
       { part: 'burst', zone: l.zone, kind: 'count', value: l.burst, doc: `limit_req zone=${l.zone} burst (${l.at})` },
+      // nodelay or not, a switch: the sensitivity tries the other way too.
+      { part: 'mode', zone: l.zone, kind: 'choice', values: ['nodelay', 'delay'], value: l.nodelay ? 'nodelay' : 'delay', doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})` },
       ...(l.nodelay ? [] : [{ part: 'delay', zone: l.zone, kind: 'count', value: l.delay, doc: `limit_req zone=${l.zone} delay (${l.at})` }]),
     ]),
     build: (k, id) => ({ kind: 'limit_req_chain', dryRun: r.dryRun.on, limits: r.limits.map((l, i) => ({
       rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
       burst: k[knobName(id, l.zone, 'burst')],
-      delay: l.nodelay ? Infinity : k[knobName(id, l.zone, 'delay')],
+      // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
+      delay: k[knobName(id, l.zone, 'mode')] === 'nodelay' ? Infinity : k[knobName(id, l.zone, 'delay')] ?? 0,
     })) }),
     status: r.status.code,
     rate,
@@ -149,7 +152,7 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
   for (const t of targets) {
     for (const n of t.numbers) {
       const knob = n.knob ?? knobName(t.id, ...(n.zone ? [n.zone] : []), n.part);
-      knobs[knob] = { default: n.value, kind: n.kind, doc: n.doc, ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}) };
+      knobs[knob] = { default: n.value, kind: n.kind, doc: n.doc, ...(n.values ? { values: n.values } : {}), ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}) };
     }
   }
   const experiment = {

@@ -111,6 +111,12 @@ export function limiterSensitivity(exp, base, predict) {
     const best = (m) => [...m.values()].reduce((a, b) => (a === null || b.delta < a.delta ? b : a), null);
     summary[k.label] = { down: best(found.down), up: best(found.up), cases: new Set([...found.down.keys(), ...found.up.keys()]).size, atMin: k.value === k.min };
   }
+  // A switch (nodelay or delay): is each other way caught by some case?
+  for (const [name, spec] of Object.entries(exp.knobs)) {
+    if (spec.kind !== 'choice') continue;
+    const tried = spec.values.filter((v) => v !== base.knobs[name]).map((v) => ({ value: v, fails: failures({ name, label: name }, v) ?? [] }));
+    summary[name] = { switch: tried.map((x) => ({ value: x.value, by: x.fails[0]?.by ?? null, cases: x.fails.length })), cases: new Set(tried.flatMap((x) => x.fails.map((f) => f.i))).size };
+  }
   // A status the proxy answers with instead of the limited one shows as an unexpected status
   // in every case that expects a limited answer for sure.
   for (const [name, spec] of Object.entries(exp.knobs)) {
