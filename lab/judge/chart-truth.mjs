@@ -2,7 +2,7 @@
  * Do the charts say what the run measured? Each board panel's query declares which of the run's
  * own figures its series must equal (dashboards/src: `truth`, or `noTruth` and why), and each
  * chart of the run pages carries the same declaration on its series. This module reads those
- * figures from the run folder (counts.json, the summaries, the plans, outcomes.json, cpu.json),
+ * figures from the run folder (counts.json, the summaries, the plans, outcomes.json),
  * reads each series as its declaration says (its last value, its sum, its integral over time,
  * its largest, its count of points) and compares, series by series.
  *
@@ -12,8 +12,7 @@
  *   proxyAccepted and proxyLimited (what the proxy counted), p95, p99, maxMs (k6's answer
  *   times), lateMaxMs (k6 late against the schedule), expectedMaxWaitMs (the plan's model),
  *   dropped (iterations), vus and vusMax (each experiment's largest), summary (any of k6's summary
- *   sub-metrics: metric, stat, tags from the series' labels), outcome (a judged figure's field),
- *   cpuSamples (the runner's CPU samples of a service, as drawn: one per ~1 s step).
+ *   sub-metrics: metric, stat, tags from the series' labels), outcome (a judged figure's field).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,7 +44,7 @@ export function runFigures(dir) {
   }
   const counts = new Map();
   for (const r of json(join(dir, 'counts.json'), [])) counts.set(`${r.case}|${r.status}`, r);
-  return { cases, byExperiment, experimentNames: new Set(Object.keys(experiments)), twice, counts, outcomes: json(join(dir, 'outcomes.json'), []), experiments, hasCounts: existsSync(join(dir, 'counts.json')) };
+  return { cases, byExperiment, experimentNames: new Set(Object.keys(experiments)), twice, counts, outcomes: json(join(dir, 'outcomes.json'), []), experiments };
 }
 
 /** A summary sub-metric's values by metric name and tags, whatever order k6 wrote the tags in. */
@@ -128,7 +127,6 @@ export function figureFor(figs, truth, labels, experiment = null) {
     const e = figs.experiments[labels.experiment];
     return e ? { value: e[truth.figure] } : { none: `no experiment '${labels.experiment}' among the run's plans` };
   }
-  if (truth.figure === 'cpuSamples') return truth.samples === undefined ? { none: 'the chart names no CPU samples' } : { value: truth.samples };
   const id = labels.case;
   if (id === undefined) return { none: 'the series has no case label' };
   // The experiment the chart or series is of, where it says: case ids are unique only within one.
