@@ -150,6 +150,9 @@ export const perSecond = (selector, by = 'case', wrap = (x) => x) => {
 
 // What a per-second panel says of its steps: k6 pushes every second, so a burst shorter than a
 // step is drawn as its mean over the step (a half-second burst at 800 r/s as about 400).
+// Percentiles of several series do not merge, and k6 interpolates between samples: in a case of
+// few requests its own p95 can lie above every series's (test/chart-truth.test.mjs shows one).
+export const SLOWEST_SERIES_NO_TRUTH = "k6 keeps one trend per status and url, and a case's percentile is not a function of theirs: with k6's interpolation between samples the case's own can exceed the slowest series's";
 export const STEP_NOTE = 'per step of the chart (1 s at the finest): a burst shorter than a step is drawn averaged over it';
 
 /** A share of a case's answers, from counts (what the counters add up to), not from means of rates. */

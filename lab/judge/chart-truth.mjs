@@ -9,8 +9,8 @@
  * The figures, by name (all times in ms):
  *   requests (by case, or case and status), accepted (200), limited (the policy's status),
  *   failed (statuses the policy does not allow), failedShare and limitedShare (of all answers),
- *   proxyAccepted and proxyLimited (what the proxy counted), p95, p99, maxMs (k6's answer
- *   times), lateMaxMs (k6 late against the schedule), expectedMaxWaitMs (the plan's model),
+ *   proxyAccepted and proxyLimited (what the proxy counted), maxMs (k6's longest answer
+ *   time), lateMaxMs (k6 late against the schedule), expectedMaxWaitMs (the plan's model),
  *   dropped (iterations), vus and vusMax (each experiment's largest), summary (any of k6's summary
  *   sub-metrics: metric, stat, tags from the series' labels), outcome (a judged figure's field).
  */
@@ -97,8 +97,6 @@ const ofCase = {
   limitedShare: (figs, k) => (k.plan.limitedStatus ? ratio(ofCase.limited(figs, k), requestsOf(figs, k, 'all')) : null),
   proxyAccepted: (figs, k) => countOf(figs, k, '200', 'proxy'),
   proxyLimited: (figs, k) => countOf(figs, k, String(k.plan.limitedStatus), 'proxy'),
-  p95: (figs, k) => summaryValues(k.metrics, 'http_req_duration', { case: k.id })?.['p(95)'] ?? null,
-  p99: (figs, k) => summaryValues(k.metrics, 'http_req_duration', { case: k.id })?.['p(99)'] ?? null,
   maxMs: (figs, k) => summaryValues(k.metrics, 'http_req_duration', { case: k.id })?.max ?? null,
   lateMaxMs: (figs, k) => summaryValues(k.metrics, 'lab_arrival_late_ms', { case: k.id })?.max ?? null,
   expectedMaxWaitMs: (figs, k) => k.plan.model?.maxDelayMs?.max ?? null,
@@ -109,6 +107,12 @@ function ratio(part, all) {
   if (part === null || all === null || all === 0) return null;
   return part / all;
 }
+
+// Figures that runs made before a change declared, and why they hold no chart to anything now.
+const RETIRED = {
+  p95: "a bound that does not hold: the slowest series's percentile can lie below the case's own (k6 interpolates)",
+  p99: "a bound that does not hold: the slowest series's percentile can lie below the case's own (k6 interpolates)",
+};
 
 // Figures that are counts: a chart with no line for one says none were counted.
 const COUNTS = new Set(['requests', 'accepted', 'limited', 'failed', 'proxyAccepted', 'proxyLimited', 'dropped']);
@@ -145,6 +149,8 @@ export function figureFor(figs, truth, labels, experiment = null) {
     value = f ? OUTCOME_FIELDS[truth.field](f) ?? null : null;
   } else if (ofCase[truth.figure]) {
     value = ofCase[truth.figure](figs, k, labels);
+  } else if (RETIRED[truth.figure]) {
+    return { none: RETIRED[truth.figure] };
   } else {
     throw new Error(`no run figure named '${truth.figure}' (lab/judge/chart-truth.mjs lists them)`);
   }
