@@ -5,7 +5,7 @@
  * experiments.
  */
 import { experiments } from './experiments/index.js';
-import { kindOf } from './kinds/index.js';
+import { kindOf, kindNamed } from './kinds/index.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
 
 export { experiments };
@@ -45,8 +45,12 @@ export function experimentNamed(name) {
 /** The compose profile (docker-compose.yml) that runs an experiment's stack: its own, or one it shares. */
 export const stackOf = (name) => experimentNamed(name).stack ?? name;
 
-/** The kind (thresholds/kinds/) of a plan or an experiment, by the experiment's declaration. */
-export const kindOfPlan = (p) => kindOf(experimentNamed(p.experiment ?? p.name));
+/**
+ * The kind (thresholds/kinds/) of a plan, as it says (a team's policy is known only to the
+ * process that read its file: k6 and later readers of the run have its plan), or of an
+ * experiment, by its declaration.
+ */
+export const kindOfPlan = (p) => (p.kind ? kindNamed(p.kind) : kindOf(experimentNamed(p.experiment ?? p.name)));
 
 export function suiteExperiments(suite) {
   const list = suites[suite];
@@ -68,6 +72,8 @@ export function stackTargets(name, knobs, policy) {
   return exp.targets(policy).map((t) => ({ ...t, cases: [...(ids[t.id] || [])].map((id) => ({ id })) }));
 }
 
+const withKind = (exp, p) => ({ experiment: p.experiment, kind: exp.kind, ...p });
+
 /**
  * plan({experiment, suite, factor, overrides, segments, untold}) -> {experiment, suite, factor, knobs, policy, cases, ...}
  * The runner prints it (`just expect`), k6 turns it into scenarios and thresholds, and the
@@ -87,7 +93,7 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
   const policy = { ...scaleKnobs(exp, knobs, factor), ...exp.derived?.(knobs) };
   if (exp.checkScaled) exp.checkScaled(policy, factor);
   const seedComparable = isDefault(exp, knobs);
-  const planned = checkLimits(kindOf(exp).plan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable, segments }));
+  const planned = withKind(exp, checkLimits(kindOf(exp).plan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable, segments })));
   if (Object.keys(untold).length === 0) return planned;
   const stackKnobs = resolveKnobs(exp, { ...overrides, ...untold });
   const stackPolicy = { ...scaleKnobs(exp, stackKnobs, factor), ...exp.derived?.(stackKnobs) };

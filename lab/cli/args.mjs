@@ -28,14 +28,42 @@ export function flagValue(words, i, flag, what) {
   return [words[i + 1], 2];
 }
 
-export function parseRunArgs(words, { target = 'suite' } = {}) {
+/**
+ * `only`: the one experiment a run is of, outside the list (a team's policy, lab/policy/use.mjs):
+ * the suite is then the name alone.
+ */
+/** `--policy=FILE [--stack-policy=FILE2]` (lab/policy/use.mjs): the words without them, and the files they name ({policy, stackPolicy}). */
+export function policyFlags(words) {
+  const rest = [];
+  const files = {};
+  for (let i = 0; i < words.length; i += 1) {
+    const found = ['--policy', '--stack-policy'].map((flag) => [flag, flagValue(words, i, flag, 'FILE')]).find(([, v]) => v);
+    if (!found) {
+      rest.push(words[i]);
+      continue;
+    }
+    const [flag, [value, took]] = found;
+    const key = flag === '--policy' ? 'policy' : 'stackPolicy';
+    if (files[key]) throw new Error(`${flag} is given twice`);
+    files[key] = value;
+    i += took - 1;
+  }
+  if (files.stackPolicy && !files.policy) throw new Error('--stack-policy=FILE2 runs FILE2 while the model reads --policy=FILE: give --policy too');
+  return { rest, ...files };
+}
+
+export function parseRunArgs(words, { target = 'suite', only = null } = {}) {
   const [name, ...rest] = words;
   if (!name || name.startsWith('-') || name.includes('=')) {
     const valid = target === 'suite' ? Object.keys(suites).filter((s) => suites[s].length).join(', ') : Object.keys(experiments).join(', ');
     throw new Error(`name a ${target} first (${valid})`);
   }
   let names;
-  if (target === 'suite') {
+  if (only) {
+    if (name.includes('/')) throw new Error(`'${name}': with --policy, name the suite alone (smoke, spike or soak)`);
+    if (!experimentNamed(only).suites[name]) throw new Error(`a policy has no '${name}' cases; it has: ${Object.keys(experimentNamed(only).suites).join(', ')}`);
+    names = [only];
+  } else if (target === 'suite') {
     // `spike/burst` runs one experiment of a suite.
     const [suite, only, ...extra] = name.split('/');
     if (extra.length) throw new Error(`'${name}': name a suite, or suite/experiment (like spike/burst)`);

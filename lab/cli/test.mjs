@@ -1,10 +1,17 @@
 /*
  * `test <suite[/experiment]> [--quick[=N]] [--segments=N] [--no-metrics] [knobs]`: run a suite,
- * print its tables; the exit code says whether every case passed.
+ * print its tables; the exit code says whether every case passed. `test <suite> --policy=FILE
+ * [--stack-policy=FILE2]`: a team's nginx.conf or Envoy bootstrap, read, planned, run and judged.
  */
-import { parseRunArgs } from './args.mjs';
+import { parseRunArgs, policyFlags } from './args.mjs';
 import { runSuite } from '../run/suite.mjs';
+import { usePolicy } from '../policy/use.mjs';
 
 export default async function test(words, { root, say }) {
-  return runSuite(root, parseRunArgs(words), { say });
+  const flags = policyFlags(words);
+  if (!flags.policy) return runSuite(root, parseRunArgs(words), { say });
+  const used = usePolicy(flags, root);
+  const request = parseRunArgs(flags.rest, { only: used.experiment.name });
+  if (used.stackPolicy) say(`${used.experiment.name}: PERTURBED stack, the model is not told: the stack runs ${used.stackPolicy}, the model reads ${used.policy.file}`);
+  return runSuite(root, { ...request, ...(used.stackPolicy ? { stackPolicy: used.stackPolicy } : {}) }, { say });
 }

@@ -90,10 +90,10 @@ export function envoyPolicy(file, { envoy }) {
         // A route's own config replaces the listener's whole (its bucket, and its shares).
         const bucket = li2 < 0 ? null : own ? bucketOf(own, at([...rpath, 'typed_per_filter_config', LOCAL])) : listenerBucket;
         // A direct_response route is answered by the router, after the rate limit: limited too.
-        routes.push({ listener: l.name, host: vh.name, match: r.match, at: at(rpath), bucket, bucketFrom: own ? 'route' : 'listener' });
+        routes.push({ listener: l.name, host: vh.name, domains: vh.domains ?? ['*'], match: r.match, at: at(rpath), bucket, bucketFrom: own ? 'route' : 'listener' });
       }));
     }));
   });
   if (!routes.some((r) => r.bucket && r.bucket.enabled > 0)) throw new Error(`${file}: no route meets an enabled local rate limit: nothing for the lab to model`);
-  return { proxy: 'envoy', file, routes };
+  return { proxy: 'envoy', file, routes, config: root };
 }

@@ -51,10 +51,21 @@ function nginxTarget(policy, r) {
     keys: zones.map((z) => ({ zone: z.name, key: z.key, ...z.who, how: OWN_KEY[z.who.kind] ?? 'one bucket every case shares' })),
     shared: shared.length > 0,
     drainS,
-    path: r.location.replace(/^[=^~]+\s*/, ''),
-    regex: /^~/.test(r.location),
+    path: r.location.split(' > ').pop().replace(/^[=^~]+\s*/, ''),
+    regex: /^~/.test(r.location.split(' > ').pop()),
+    host: plainName(r.server.names),
+    addressable: r.server.isDefault || plainName(r.server.names) !== null,
+    // The case's own key, where a zone keys by a header or an argument: the case id in it.
+    keyHeaders: zones.filter((z) => z.who.kind === 'header').map((z) => z.who.name),
+    keyArguments: zones.filter((z) => z.who.kind === 'argument').map((z) => z.who.name),
   };
 }
+
+/** A server name a request can carry as its Host (not a wildcard, a regex or the catch-all '_'), or null. */
+const plainName = (names) => names.find((n) => /^[a-z0-9.-]+$/i.test(n) && n !== '_') ?? null;
+
+/** A Host for an Envoy virtual host's domains: '*' needs none; a wildcard gets a name it matches. */
+const hostFor = (domains) => (domains.includes('*') ? null : domains[0].replace(/^\*/, 'lab').replace(/\*$/, 'lab'));
 
 /** An Envoy route's bucket as the model's policy; every case on it shares it. */
 function envoyTarget(r) {
@@ -77,6 +88,10 @@ function envoyTarget(r) {
     path: r.match.path ?? r.match.prefix ?? null,
     regex: Boolean(r.match.safe_regex),
     perConnection: b.perConnection,
+    host: hostFor(r.domains),
+    addressable: !(r.match.headers?.length || r.match.query_parameters?.length),
+    keyHeaders: [],
+    keyArguments: [],
   };
 }
 
@@ -84,8 +99,19 @@ function envoyTarget(r) {
 function unplanned(t) {
   if (t.regex || !t.path) return 'a regular-expression or unnamed match: the lab does not choose a path for it';
   if (t.perConnection) return 'a bucket per downstream connection: how k6 spreads its requests over connections is not modelled';
+  if (!t.addressable) return 'a route matched by more than its path and host (headers, arguments), or a server with no plain name that is not the default: the lab does not choose a request for it';
   return null;
 }
+
+/**
+ * What every request of a case to target `t` carries beyond the lab's x-lab-case: the route's
+ * Host, and the case's own key in each header or argument a zone keys by ({case} stands for the
+ * case's id, filled in by the limiter kind's plan).
+ */
+const caseRequest = (t) => ({
+  headers: { ...(t.host ? { host: t.host } : {}), ...Object.fromEntries(t.keyHeaders.map((h) => [h, '{case}'])) },
+  query: t.keyArguments.map((a) => `${encodeURIComponent(a)}={case}`).join('&'),
+});
 
 /** The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests). */
 function steps(id, t) {
@@ -162,7 +188,9 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
     // The numbers are the file's; --quick would have to scale them in the rendered config too.
     maxQuick: 1,
     knobs,
-    targets: (k) => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.build(k, t.id) })),
+    targets: (k) => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.build(k, t.id), request: caseRequest(t) })),
+    // The k6 script that runs any policy's plan (k6/policy.js).
+    script: 'policy',
     stepsTogether: !sequential,
     suites,
     seedFigures: {},

@@ -195,7 +195,10 @@ export function nginxPolicy(file, tools) {
   const defined = definedByBlocks(http);
   const zones = Object.fromEntries(http.block.filter((d) => d.directive === 'limit_req_zone').map((d) => zoneOf(d, defined)).map((z) => [z.name, z]));
   const httpLevel = { ...level(http.block, { limits: null, limitsFrom: null, status: { code: 503, at: '(nginx default)' }, dryRun: { on: false, at: '(nginx default)' } }, zones), levelName: 'http' };
-  const routes = http.block.filter((d) => d.directive === 'server').flatMap((s) => serverRoutes(s, httpLevel, zones));
+  const servers = http.block.filter((d) => d.directive === 'server');
+  // The server a request with no name of its own meets: the default_server, else the first.
+  const fallback = servers.find((s) => s.block.some((d) => d.directive === 'listen' && d.args.includes('default_server'))) ?? servers[0];
+  const routes = servers.flatMap((s) => serverRoutes(s, httpLevel, zones).map((r) => ({ ...r, server: { ...r.server, isDefault: s === fallback } })));
   if (!routes.some((r) => r.limits?.length && !r.answeredBefore)) throw new Error(`${file}: no location meets a limit_req: nothing for the lab to model (zones: ${Object.keys(zones).join(', ') || 'none'})`);
-  return { proxy: 'nginx', file, zones, routes };
+  return { proxy: 'nginx', file, zones, routes, tree };
 }

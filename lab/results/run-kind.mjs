@@ -20,6 +20,7 @@ export function perturbationWords(info, only = null) {
     ...words(p.knobs, '--stack-knob ', only),
     ...Object.entries(p.cpu || {}).map(([s, n]) => `--stack-cpu ${s}=${n}`),
     ...(p.k6Cpu ? [`--k6-cpu ${p.k6Cpu}`] : []),
+    ...(p.policy ? [`--stack-policy=${p.policy}`] : []),
   ];
 }
 

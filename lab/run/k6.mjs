@@ -13,6 +13,7 @@ import { segmentArgs, mergeSummaries } from './segments.mjs';
 import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 import { sentByK6 } from '../../thresholds/generator.js';
+import { experimentNamed } from '../../thresholds/plan.js';
 
 /**
  * The measured skew between the segments' schedules, said; a problem when it exceeds what the
@@ -46,8 +47,8 @@ export const atPriority = (nice, argv) => (nice === null ? argv : ['nice', '-n',
 /** A plan's file names: suite.experiment, and the phase of a plan that runs in phases. */
 export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
 
-/** The k6 script of a plan's experiment: k6/<experiment>.js, runnable with k6 alone too. */
-export const scriptOf = (root, plan) => join(root, 'k6', `${plan.experiment}.js`);
+/** The k6 script of a plan's experiment: k6/<experiment>.js (or the one it names), runnable with k6 alone too. */
+export const scriptOf = (root, plan) => join(root, 'k6', `${experimentNamed(plan.experiment).script ?? plan.experiment}.js`);
 
 /**
  * Runs k6; resolves to {problems} (the run fails, the cases are still judged: a store refused

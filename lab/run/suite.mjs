@@ -15,7 +15,7 @@ import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
 import { writeOutcomes, outcomeCounts } from '../stores/outcomes.mjs';
 import { buildSite, siteIndex } from '../results/build.mjs';
-import { experiments, stackOf } from '../../thresholds/plan.js';
+import { experiments, stackOf, experimentNamed } from '../../thresholds/plan.js';
 import { kindFor } from '../kinds/index.mjs';
 import { labEnv, openRun, plansFor } from './open.mjs';
 import { runPhase, nothingJudged } from './phase.mjs';
@@ -95,6 +95,8 @@ function placeSlowed(plans, slowed, topology) {
 export async function runSuite(root, request, { say = console.log } = {}) {
   const plans = plansFor(request);
   const topology = loadTopology(join(root, 'docker-compose.yml'));
+  // An experiment may bring its stack with it (a team's policy: lab/policy/stack.mjs).
+  for (const p of plans) Object.assign(topology.services, experimentNamed(p.experiment).services ?? {});
   if (request.slowed) placeSlowed(plans, request.slowed, topology);
   const env = labEnv(root);
   requireTools(['k6'], env);
@@ -155,7 +157,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
     testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), metrics: Boolean(stores),
     influx: Boolean(stores) && plans.some((p) => kindFor(p).streams.includes('influx')),
     factor: request.factor, factors: Object.fromEntries(plans.map((p) => [p.experiment, p.factor])), segments: request.segments || 1, knobs: request.overrides, git: gitState(root),
-    ...(request.untold || request.slowed ? { perturbed: { knobs: request.untold, cpu: request.slowed, ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}) } } : {}),
+    ...(request.untold || request.slowed || request.stackPolicy ? { perturbed: { knobs: request.untold, cpu: request.slowed, ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}), ...(request.stackPolicy ? { policy: request.stackPolicy } : {}) } } : {}),
     cases: { passed: passedCount, failed: outcomes.length - passedCount }, problems, interrupted: Boolean(interrupted),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));

@@ -24,9 +24,13 @@ export function serviceView({ policy, targets, ports, service, prefix = '', conf
   return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, experiment: service.profiles?.[0], prefix, config, root, native, bind: network?.bind ?? '127.0.0.1', at };
 }
 
-/** Every config template of `service`, rendered: {key: {file (its base name), text}}. */
+/**
+ * Every config of `service`, rendered: {key: {file (its base name), text}}. A config is a
+ * template's path in the repository, or (a team's policy, lab/policy/stack.mjs) {file, render(view)}.
+ */
 export function renderedConfigs(root, service, view) {
-  return Object.fromEntries(Object.entries(service.configs).map(([key, rel]) => [key, { file: basename(rel), text: renderText(readFileSync(join(root, rel), 'utf8'), view) }]));
+  const one = (c) => (typeof c === 'string' ? { file: basename(c), text: renderText(readFileSync(join(root, c), 'utf8'), view) } : { file: c.file, text: c.render(view) });
+  return Object.fromEntries(Object.entries(service.configs).map(([key, c]) => [key, one(c)]));
 }
 
 /** Renders every config template of `service` into `dir`; returns {key: renderedPath}. */

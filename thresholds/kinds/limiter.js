@@ -61,6 +61,17 @@ function latencyExpectation({ min, max }) {
 }
 
 /**
+ * A case's path, and the headers its requests carry beyond x-lab-case: a target may ask for
+ * its route's Host and for the case's own key ('{case}') in a header or an argument.
+ */
+function caseRequest(target, id) {
+  const fill = (v) => v.split('{case}').join(id);
+  const query = target.request?.query ? fill(target.request.query) : '';
+  const headers = Object.fromEntries(Object.entries(target.request?.headers ?? {}).map(([k, v]) => [k, fill(v)]));
+  return { path: `${target.path}${query ? `${target.path.includes('?') ? '&' : '?'}${query}` : ''}`, ...(Object.keys(headers).length ? { headers } : {}) };
+}
+
+/**
  * The counts a case of `requests` could give whatever the limiter's policy: a fresh key (every
  * case has its own) passes its first request, nginx's limit_req and Envoy's token bucket alike,
  * and k6 sends no more than the schedule. A range holding all of them judges nothing.
@@ -124,7 +135,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       Object.assign(c, {
         name: `${name}/${c.id}`,
         service: target.service,
-        path: target.path,
+        ...caseRequest(target, c.id),
         limitedStatus: target.limitedStatus,
         requests: requestCount(c),
         // A queue wait shrinks with --quick; the seed's millisecond response times do not.

@@ -16,6 +16,8 @@ export default function limiter(plan) {
   // The limited status is what the policy asks for: k6 counts it as expected, so that
   // http_req_failed means "not what the policy allows" (k6 makes these only at init).
   const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
+  // What a case's requests carry: its id, and what its plan asks for (a Host, its own key).
+  const headers = Object.fromEntries(plan.cases.map((c) => [c.id, { 'x-lab-case': c.id, ...(c.headers || {}) }]));
   return {
     setup() {
       for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });
@@ -23,7 +25,7 @@ export default function limiter(plan) {
     hit() {
       const due = exec.scenario.startTime + ((exec.scenario.iterationInTest + 1) * 1000) / Number(__ENV.LAB_RATE);
       late.add(Date.now() - due);
-      const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: { 'x-lab-case': __ENV.LAB_CASE }, responseCallback: allowed[__ENV.LAB_CASE] });
+      const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: headers[__ENV.LAB_CASE], responseCallback: allowed[__ENV.LAB_CASE] });
       if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
     },
   };

@@ -1,0 +1,69 @@
+/*
+ * A team's Envoy bootstrap as the lab runs it: the file as written, with only what must move
+ * moved, and what the lab needs to watch it added:
+ *   - its listener on the lab's port on 127.0.0.1, its admin on the lab's admin port;
+ *   - every cluster's endpoints at the lab's backend (plain HTTP: an upstream TLS socket goes);
+ *   - its access logs replaced by the lab's: per request its case, when Envoy began it (µs)
+ *     and the status it answered, in the service's folder: the sightings the replay reads, and
+ *     the proxy's own count of each case (its rate-limit stats are per bucket, not per case);
+ *   - a `/healthz` route first in each virtual host, answered by Envoy with its rate limit off
+ *     there, for the lab's readiness check.
+ * What cannot be moved is refused, naming where it is.
+ */
+import YAML from 'yaml';
+import { join } from 'node:path';
+
+const LOCAL = 'envoy.filters.http.local_ratelimit';
+const HCM = 'envoy.filters.network.http_connection_manager';
+const LRL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit';
+
+/** The lab's access log: case, start (s.µs), status, one line per request. */
+const labLog = (prefix) => [{
+  name: 'envoy.access_loggers.file',
+  typed_config: {
+    '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog',
+    path: join(prefix, 'seen.log'),
+    log_format: { text_format_source: { inline_string: '%REQ(X-LAB-CASE)% %START_TIME(%s.%6f)% %RESPONSE_CODE%\n' } },
+  },
+}];
+
+// Not enabled (no filter_enabled: 0 %), so a readiness check spends no token of the route's bucket.
+const healthRoute = () => ({
+  match: { path: '/healthz' },
+  direct_response: { status: 200, body: { inline_string: 'ok\n' } },
+  typed_per_filter_config: { [LOCAL]: { '@type': LRL_TYPE, stat_prefix: 'lab_healthz', token_bucket: { max_tokens: 1, tokens_per_fill: 1, fill_interval: '1s' } } },
+});
+
+const at = (port) => ({ socket_address: { address: '127.0.0.1', port_value: port } });
+
+/** Every cluster's endpoints at the backend, over plain HTTP. */
+function moveClusters(clusters, backendPort) {
+  for (const c of clusters) {
+    delete c.transport_socket;
+    if (c.type === 'STRICT_DNS' || c.type === 'LOGICAL_DNS') c.type = 'STATIC';
+    const endpoints = c.load_assignment?.endpoints ?? [];
+    for (const e of endpoints) for (const lb of e.lb_endpoints ?? []) if (lb.endpoint?.address) lb.endpoint.address = at(backendPort);
+  }
+}
+
+/**
+ * The YAML the lab runs for `policy` (lab/policy/envoy.mjs: its parsed bootstrap): `port` the
+ * lab's listener, `adminPort` its admin, `backend` the backend's host:port, `prefix` the service's folder.
+ */
+export function renderEnvoy(policy, { port, adminPort, backend, prefix }) {
+  const cfg = structuredClone(policy.config);
+  const listeners = cfg.static_resources.listeners ?? [];
+  if (listeners.length !== 1) throw new Error(`${policy.file}: ${listeners.length} listeners: the lab runs one, on its own port`);
+  const l = listeners[0];
+  if (l.filter_chains?.some((fc) => fc.transport_socket)) throw new Error(`${policy.file}: listener ${l.name}: a TLS listener: the lab sends plain HTTP/1.1`);
+  cfg.admin = { address: at(adminPort) };
+  l.address = at(port);
+  for (const fc of l.filter_chains ?? []) {
+    for (const f of (fc.filters ?? []).filter((x) => x.name === HCM)) {
+      f.typed_config.access_log = labLog(prefix);
+      for (const vh of f.typed_config.route_config?.virtual_hosts ?? []) vh.routes = [healthRoute(), ...(vh.routes ?? [])];
+    }
+  }
+  moveClusters(cfg.static_resources.clusters ?? [], Number(backend.split(':')[1]));
+  return `# ${policy.file}, as the lab runs it (lab/policy/render-envoy.mjs says what moved)\n${YAML.stringify(cfg)}`;
+}

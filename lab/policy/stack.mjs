@@ -1,0 +1,66 @@
+/*
+ * The stack a team's policy runs in, natively: the lab's backend (servers/node/hello.js) and
+ * the team's proxy with its file as the lab renders it (lab/policy/render-<proxy>.mjs), as
+ * topology services like those docker-compose.yml declares (lab/stack/topology.mjs), kept in
+ * memory: the policy is known only to the command that read its file. The rendered config and
+ * the original are both kept in the run's config folder.
+ */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { renderNginx } from './render-nginx.mjs';
+import { renderEnvoy } from './render-envoy.mjs';
+
+// The policy stack's ports on 127.0.0.1: its proxy's listener, the proxy's own port (nginx's
+// counters, Envoy's admin) and the backend.
+export const POLICY_PORTS = { http: 18200, own: 18201, backend: 18202 };
+
+// Per proxy: how it runs, is checked and is ready, and where Prometheus reads its counters.
+const proxies = {
+  nginx: {
+    file: 'nginx.conf',
+    render: (policy, view, tools, backend) => renderNginx(policy, { port: view.self.http, metricsPort: view.self.own, backend, prefix: view.prefix, root: view.root, python: tools.python }),
+    command: ['nginx', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr', '-g', 'daemon off;'],
+    validate: ['nginx', '-t', '-q', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr'],
+    ready: 'http://127.0.0.1:{{self.own}}/healthz',
+    metrics: { port: 'own', path: '/metrics' },
+  },
+  envoy: {
+    file: 'envoy.yaml',
+    render: (policy, view, tools, backend) => renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix }),
+    // The lab's own Envoy (lab/install.sh), flushing its access log every 100 ms: the sightings.
+    command: ['{{root}}/.lab/venv/bin/envoy', '-c', '{{config.conf}}', '--concurrency', '1', '--disable-hot-restart', '--log-level', 'warn', '--file-flush-interval-msec', '100'],
+    validate: ['{{root}}/.lab/venv/bin/envoy', '--mode', 'validate', '-c', '{{config.conf}}', '--log-level', 'error'],
+    ready: 'http://127.0.0.1:{{self.own}}/ready',
+    metrics: { port: 'own', path: '/stats/prometheus' },
+  },
+};
+
+const service = (name, profile, fields) => ({ name, profiles: [profile], dependsOn: [], validate: null, prepare: null, init: [], configs: {}, data: false, caps: null, metrics: null, docker: {}, ...fields });
+
+/**
+ * The services of policy `name`: {<name>-backend, <name>-<proxy>}. The proxy renders `run`
+ * (the file the stack runs: --stack-policy's, or the policy's own) and keeps the original beside it.
+ */
+export function policyServices(name, run, tools) {
+  const proxy = proxies[run.proxy];
+  const backendName = `${name}-backend`;
+  const backend = service(backendName, name, {
+    ports: { http: POLICY_PORTS.backend },
+    command: ['node', 'servers/node/hello.js', '--port', '{{self.http}}', '--name', '{{service}}'],
+    ready: 'http://127.0.0.1:{{self.http}}/',
+    metrics: { port: 'http', path: '/metrics' },
+  });
+  const front = service(`${name}-${run.proxy}`, name, {
+    dependsOn: [backendName],
+    ports: { http: POLICY_PORTS.http, own: POLICY_PORTS.own },
+    command: proxy.command,
+    validate: proxy.validate,
+    ready: proxy.ready,
+    metrics: proxy.metrics,
+    configs: {
+      conf: { file: proxy.file, render: (view) => proxy.render(run, view, tools, `127.0.0.1:${view.svc[backendName].http}`) },
+      original: { file: `original-${basename(run.file)}`, render: () => readFileSync(run.file, 'utf8') },
+    },
+  });
+  return { [backend.name]: backend, [front.name]: front };
+}
