@@ -61,6 +61,19 @@ export async function proxyCounts(plan, kind, topology) {
   return out;
 }
 
+/**
+ * A proxy's own count per case and status from its access log of `case start status` lines
+ * (the lab's log in a team's Envoy: its rate-limit stats count per bucket, not per case), added
+ * into `into`; lines of no case (warm-up, readiness) are not a case's.
+ */
+export function addLoggedCounts(into, text, cases) {
+  for (const line of text.split('\n')) {
+    const [kase, , status] = line.trim().split(/\s+/);
+    if (status && cases.has(kase)) add(into, kase, status, 1);
+  }
+  return into;
+}
+
 /** What k6's summary says per case and status (the statuses its thresholds name), and in all. */
 export function k6Counts(plan, kind, summary) {
   const m = summary?.metrics || {};

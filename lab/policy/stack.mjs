@@ -27,11 +27,13 @@ const proxies = {
   envoy: {
     file: 'envoy.yaml',
     render: (policy, view, tools, backend) => renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix }),
-    // The lab's own Envoy (lab/install.sh), flushing its access log every 100 ms: the sightings.
-    command: ['{{root}}/.lab/venv/bin/envoy', '-c', '{{config.conf}}', '--concurrency', '1', '--disable-hot-restart', '--log-level', 'warn', '--file-flush-interval-msec', '100'],
-    validate: ['{{root}}/.lab/venv/bin/envoy', '--mode', 'validate', '-c', '{{config.conf}}', '--log-level', 'error'],
+    // Envoy as the lab installs it (lab/install.sh, on the runner's PATH), flushing its access log every 100 ms: the sightings.
+    command: ['envoy', '-c', '{{config.conf}}', '--concurrency', '1', '--disable-hot-restart', '--log-level', 'warn', '--file-flush-interval-msec', '100'],
+    validate: ['envoy', '--mode', 'validate', '-c', '{{config.conf}}', '--log-level', 'error'],
     ready: 'http://127.0.0.1:{{self.own}}/ready',
     metrics: { port: 'own', path: '/stats/prometheus' },
+    // Its count per case: the lab's access log (render-envoy.mjs), its stats being per bucket.
+    countsLog: 'seen.log',
   },
 };
 
@@ -57,6 +59,7 @@ export function policyServices(name, run, tools) {
     validate: proxy.validate,
     ready: proxy.ready,
     metrics: proxy.metrics,
+    countsLog: proxy.countsLog ?? null,
     configs: {
       conf: { file: proxy.file, render: (view) => proxy.render(run, view, tools, `127.0.0.1:${view.svc[backendName].http}`) },
       original: { file: `original-${basename(run.file)}`, render: () => readFileSync(run.file, 'utf8') },

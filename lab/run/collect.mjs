@@ -5,7 +5,7 @@
  */
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { proxyCounts, k6Counts, storeCounts, countsTable } from '../judge/nothing-lost.mjs';
+import { proxyCounts, addLoggedCounts, k6Counts, storeCounts, countsTable } from '../judge/nothing-lost.mjs';
 import { runName } from './k6.mjs';
 
 /** The CPU the phase used, saved beside its summary; k6's own is said. */
@@ -19,10 +19,19 @@ export function stopSampling(plan, started, { run, stores, say }) {
   return { cpu, cgroupSamples, caps: started.caps };
 }
 
-/** The proxy's own counts, and a scrape more, so that Prometheus holds the last of them too. */
-export async function readProxy(plan, kind, { topology }) {
+/**
+ * The proxy's own counts, and a scrape more, so that Prometheus holds the last of them too; a
+ * service that counts per case in its access log (countsLog) is read after that wait, its log flushed.
+ */
+export async function readProxy(plan, kind, { topology }, stack) {
   const counts = await proxyCounts(plan, kind, topology);
   await new Promise((r) => setTimeout(r, 2000));
+  if (!counts) return counts;
+  const cases = new Set(plan.cases.map((c) => c.id));
+  for (const p of stack.procs.filter((x) => topology.services[x.name]?.countsLog)) {
+    const file = join(p.prefix, topology.services[p.name].countsLog);
+    if (existsSync(file)) addLoggedCounts(counts, readFileSync(file, 'utf8'), cases);
+  }
   return counts;
 }
 

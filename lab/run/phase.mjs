@@ -53,7 +53,7 @@ export async function runPhase(plan, kind, ctx) {
       out.problems.push(result.problem);
       broken = true; // k6 or the stack failed: whatever the summary says, the cases fail
     } else if (ctx.stores) {
-      proxy = await readProxy(plan, kind, ctx);
+      proxy = await readProxy(plan, kind, ctx, started.stack);
     }
   } catch (e) {
     out.problems.push(`${plan.experiment}: ${e.message}`);

@@ -24,13 +24,15 @@ export const TRIALS = 48;
 // only: with too few VUs an open model drops arrivals (docs/model.md#vus).
 export const SERVICE_MS = 150;
 
-// Each policy kind's model, made per trial (`rand`: the trial's draws, for a model that draws).
+// Each policy kind's model, made per trial (`rand`: the trial's draws, for a model that draws),
+// and the proxy whose recorded lags (SEEN_LAG_MS, by its seed's model) its requests draw.
 const limiters = {
   limit_req: (p) => ({ limiter: limitReq(p), msClock: true }),
   token_bucket: (p) => ({ limiter: tokenBucket(p), msClock: false }),
   limit_req_chain: (p) => ({ limiter: limitReqChain(p.limits, { dryRun: p.dryRun }), msClock: true }),
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
 };
+const LAGS_OF = { limit_req: 'limit_req', limit_req_chain: 'limit_req', token_bucket: 'token_bucket', local_rate_limit: 'token_bucket' };
 
 /** Per policy kind, its numbers and whether each is whole. */
 export const POLICY_NUMBERS = { limit_req: limitReq.numbers, token_bucket: tokenBucket.numbers };
@@ -195,7 +197,7 @@ function seenDraw(sends, sightings, lags, rand) {
  * phase drawn per trial when the run did not measure it. Calls onTrial(answers) with
  * {sent, ok, delayMs} per request.
  */
-function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[policy.kind], clockOffsetMs = null, trials = REPLAY_TRIALS, seed = 'replay' }, onTrial) {
+function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[LAGS_OF[policy.kind]], clockOffsetMs = null, trials = REPLAY_TRIALS, seed = 'replay' }, onTrial) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${sends.length}`);
