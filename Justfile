@@ -77,6 +77,10 @@ clean *args: deps
 render experiment *args: deps
     node lab/cli/index.mjs render "$@"
 
+# Every policy of test/policies/tests.json: smoke and spike pass, one number changed in the stack's copy fails the cases it names (test/policies/README.md).
+policies *args: setup
+    node lab/cli/index.mjs policies "$@"
+
 # List every experiment's knobs and their seed defaults.
 knobs *experiment: deps
     node lab/cli/index.mjs knobs "$@"

@@ -56,7 +56,7 @@ test("Envoy: every number read from the file is a knob, and its spike cases catc
   if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
   const { experiment } = policyExperiment(readPolicy(join(dir, 'envoy-edge.yaml'), tools));
   addExperiment(experiment);
-  assert.deepEqual(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]), [['root_max_tokens', 100], ['root_tokens_per_fill', 50], ['root_fill_interval', 0.5]]);
+  assert.deepEqual(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]), [['edge_rl_max_tokens', 100], ['edge_rl_tokens_per_fill', 50], ['edge_rl_fill_interval', 0.5]]);
   const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
   for (const [knob, v] of Object.entries(s.knobs)) {
     const value = experiment.knobs[knob].default;
@@ -70,8 +70,8 @@ test('nginx: nodelay against delay is a switch the sensitivity tries, and says w
   addExperiment(experiment);
   const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
   // per_ip_min (delay=2) switched to nodelay, and per_server (delay all) too: the waits change.
-  assert.ok(s.knobs.api_per_ip_min_mode.switch[0].cases > 0 && s.knobs.root_per_server_mode.switch[0].cases > 0, JSON.stringify(s.knobs));
+  assert.ok(s.knobs.per_ip_min_mode.switch[0].cases > 0 && s.knobs.per_server_mode.switch[0].cases > 0, JSON.stringify(s.knobs));
   // per_ip's nodelay switched to delay is hidden behind per_ip_min's longer waits: said, not guessed.
-  assert.deepEqual(s.knobs.api_per_ip_mode.switch, [{ value: 'delay', by: null, cases: 0 }]);
-  assert.ok(s.unseen.includes('api_per_ip_mode'));
+  assert.deepEqual(s.knobs.per_ip_mode.switch, [{ value: 'delay', by: null, cases: 0 }]);
+  assert.ok(s.unseen.includes('per_ip_mode'));
 });

@@ -24,6 +24,8 @@ export const LIMITS = { maxRate: 20_000, maxVus: 5000, maxQuick: 100 };
 function checkLimits(p) {
   for (const c of p.cases) {
     const rate = c.rate ?? Math.max(...(c.steps || [0]));
+    // k6 takes an arrival rate as whole iterations per time unit (1 s here).
+    if (c.rate !== undefined && !Number.isInteger(c.rate)) throw new Error(`${p.experiment} ${c.id} would ask ${c.rate} r/s: k6's arrival rates are whole requests per second`);
     if (rate > LIMITS.maxRate) throw new Error(`${p.experiment} ${c.id} would ask ${rate} r/s: this kind of machine sends at most ${LIMITS.maxRate} (k6 beside the stack on 2 cores)`);
     if ((c.vus || 0) > LIMITS.maxVus) throw new Error(`${p.experiment} ${c.id} would hold ${c.vus} VUs at once: at most ${LIMITS.maxVus} here (the open-files limit is 20000)`);
   }

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseRunArgs } from './args.mjs';
+import { parseRunArgs, policyFlags } from './args.mjs';
 import { readRun } from '../results/runs.mjs';
 import { replaySensitivity } from '../judge/replay-sensitivity.mjs';
 import { table } from './markdown.mjs';
@@ -15,9 +15,8 @@ import { plansFor } from '../run/suite.mjs';
 import { sensitivity } from '../../thresholds/sensitivity.js';
 import { formatSensitivity } from './docs.mjs';
 import { formatTable } from '../judge/table.mjs';
-import { readPolicy, policyRows, policyTools } from '../policy/index.mjs';
-import { policyExperiment } from '../policy/experiment.mjs';
-import { addExperiment } from '../../thresholds/experiments/index.js';
+import { policyRows } from '../policy/index.mjs';
+import { usePolicy } from '../policy/use.mjs';
 import { plan as makePlan } from '../../thresholds/plan.js';
 
 /** A policy plan's cases as a table: the load, and the ranges each is judged by. */
@@ -28,29 +27,27 @@ function caseRows(plan) {
 }
 
 /**
- * `expect [<suite>] --policy=FILE`: what the model read of a team's policy, route by route; with
- * a suite, the cases it chooses and what each must give.
+ * `expect [<suite> [--quick[=N]] [knobs] [--sensitivity]] --policy=FILE`: what the model read of
+ * a team's policy, route by route; with a suite, the cases it chooses and what each must give.
  */
 function showPolicy(words, root, say) {
-  const given = words.filter((w) => w.startsWith('--policy='));
   const sens = words.includes('--sensitivity');
-  const rest = words.filter((w) => !w.startsWith('--policy=') && w !== '--sensitivity');
-  if (given.length !== 1 || rest.length > 1 || (sens && !rest.length)) throw new Error(`usage: ./labw expect [smoke|spike|soak [--sensitivity]] --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
-  const policy = readPolicy(given[0].slice('--policy='.length), policyTools(root));
+  const flags = policyFlags(words.filter((w) => w !== '--sensitivity'));
+  if (flags.stackPolicy || (sens && !flags.rest.length)) throw new Error(`usage: ./labw expect [smoke|spike|soak [--quick[=N]] [knob=value ...] [--sensitivity]] --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
+  const { experiment, routes, policy } = usePolicy(flags, root);
   const [head, rows] = policyRows(policy);
   say(`${policy.proxy} policy ${policy.file}, as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`);
-  if (!rest.length) return 0;
-  const { experiment, routes } = policyExperiment(policy);
+  if (!flags.rest.length) return 0;
   say(`\nhow each route's cases meet its buckets:\n${formatTable(routes.map((r) => [r.route, r.at, r.target ?? '-', r.none ?? r.cases, (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; ')]), ['route', 'at', 'target', 'cases', 'buckets'])}`);
-  addExperiment(experiment);
+  const request = parseRunArgs(flags.rest, { only: experiment.name });
   if (sens) {
     // Every number read from the file is a knob: the smallest change of each that a case catches.
-    say(`\n${formatSensitivity(sensitivity({ experiment: experiment.name, suite: rest[0] }), { perCase: true })}`);
+    say(`\n${formatSensitivity(sensitivity({ experiment: experiment.name, suite: request.name }), { perCase: true })}`);
     say(`\nthe knobs: ${Object.entries(experiment.knobs).map(([k, v]) => `${k}=${v.default} (${v.doc})`).join('; ')}`);
     return 0;
   }
-  const plan = makePlan({ experiment: experiment.name, suite: rest[0] });
-  say(`\n${rest[0]} cases of ${experiment.name} (expected ranges with the tolerance; nothing is run yet):\n${formatTable(caseRows(plan), ['case', 'rate', 'for', 'starts', 'requests', '200', 'limited', 'longest wait'])}`);
+  const plan = makePlan({ experiment: experiment.name, suite: request.name, factor: request.factor, overrides: request.overrides[experiment.name] });
+  say(`\n${request.name} cases of ${experiment.name}${plan.factor > 1 ? ` at --quick x${plan.factor}` : ''} (expected ranges with the tolerance; nothing is run yet):\n${formatTable(caseRows(plan), ['case', 'rate', 'for', 'starts', 'requests', '200', 'limited', 'longest wait'])}`);
   return 0;
 }
 
@@ -72,7 +69,7 @@ function recordedRun(root, id) {
 }
 
 export default async function expect(words, { say, root }) {
-  if (words.some((w) => w.startsWith('--policy='))) return showPolicy(words, root, say);
+  if (words.some((w) => w === '--policy' || w.startsWith('--policy='))) return showPolicy(words, root, say);
   const replay = words.filter((w) => w.startsWith('--replay='));
   if (replay.length) {
     if (replay.length > 1 || !words.includes('--sensitivity')) throw new Error('--replay=<testid> goes once, with --sensitivity');

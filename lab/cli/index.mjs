@@ -28,6 +28,7 @@ import { root, stateDir, say, topology } from './context.mjs';
  *   verdict <testid> [suite/experiment ...] the limiter cases of a run judged from Prometheus alone
  *   knobs [experiment]                     list knobs with their defaults
  *   results [serve|compare|baseline|check] the results site from results/ (lab/cli/results.mjs)
+ *   policies [smoke|spike|perturbed ...]   every policy of test/policies/tests.json run, and perturbed
  * A flag that needs a value takes it after `=` or a space: --segments=2 or --segments 2.
  */
 const commands = {
@@ -45,6 +46,7 @@ const commands = {
   render: './render.mjs',
   knobs: './knobs.mjs',
   results: './results.mjs',
+  policies: './policies.mjs',
 };
 
 const [cmd, ...words] = process.argv.slice(2);

@@ -41,7 +41,8 @@ export async function proxyCounts(plan, kind, topology) {
     const limited = Object.fromEntries(mine.map((c) => [c.id, String(c.limitedStatus)]));
     // Where a request passes two of the proxy's locations (caching's front and back ends), the
     // one the case targets counts it.
-    const entry = Object.fromEntries(mine.map((c) => [c.id, c.path || '/']));
+    // (nginx counts by the URI's path: a case's query, its own key in an argument, is not in it.)
+    const entry = Object.fromEntries(mine.map((c) => [c.id, (c.path || '/').split('?')[0]]));
     for (const { name, labels, value } of samples) {
       if (name === 'lab_nginx_requests_total' && labels.case in limited) {
         if (labels.location.startsWith(entry[labels.case])) add(out, labels.case, labels.status, value);

@@ -31,7 +31,7 @@ function durationMs(v, at) {
 }
 
 /** One local_ratelimit config as the model needs it (null when it has no bucket). */
-function bucketOf(cfg, at) {
+function bucketOf(cfg, at, path) {
   if (cfg.descriptors?.length) throw new Error(`${at}: local_ratelimit descriptors: which requests share a descriptor's bucket is not modelled`);
   if (!cfg.token_bucket) return null;
   const tb = cfg.token_bucket;
@@ -45,6 +45,8 @@ function bucketOf(cfg, at) {
     enforced: share(cfg.filter_enforced),
     status: Number(cfg.status?.code ?? 429),
     at,
+    // Where it stands in the bootstrap (keys and indices): the rendered config's numbers go there.
+    path,
   };
 }
 
@@ -83,12 +85,12 @@ export function envoyPolicy(file, { envoy }) {
       if (global >= 0) throw new Error(`${at([...base, 'http_filters', global])}: ${GLOBAL}, a global rate limit service: not modelled`);
       if (hcm.rds) throw new Error(`${at([...base, 'rds'])}: routes from RDS: the lab reads only the file it was pointed at`);
       const li2 = filters.findIndex((h) => h.name === LOCAL);
-      const listenerBucket = li2 >= 0 ? bucketOf(filters[li2].typed_config || {}, at([...base, 'http_filters', li2])) : null;
+      const listenerBucket = li2 >= 0 ? bucketOf(filters[li2].typed_config || {}, at([...base, 'http_filters', li2]), [...base, 'http_filters', li2, 'typed_config']) : null;
       (hcm.route_config?.virtual_hosts || []).forEach((vh, vi) => (vh.routes || []).forEach((r, ri) => {
         const rpath = [...base, 'route_config', 'virtual_hosts', vi, 'routes', ri];
         const own = r.typed_per_filter_config?.[LOCAL];
         // A route's own config replaces the listener's whole (its bucket, and its shares).
-        const bucket = li2 < 0 ? null : own ? bucketOf(own, at([...rpath, 'typed_per_filter_config', LOCAL])) : listenerBucket;
+        const bucket = li2 < 0 ? null : own ? bucketOf(own, at([...rpath, 'typed_per_filter_config', LOCAL]), [...rpath, 'typed_per_filter_config', LOCAL]) : listenerBucket;
         // A direct_response route is answered by the router, after the rate limit: limited too.
         routes.push({ listener: l.name, host: vh.name, domains: vh.domains ?? ['*'], match: r.match, at: at(rpath), bucket, bucketFrom: own ? 'route' : 'listener' });
       }));

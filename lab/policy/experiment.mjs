@@ -21,29 +21,44 @@ const slug = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^
 // Who shares a bucket, by the zone key's kind: a case can carry its own key, or all share one.
 const OWN_KEY = { header: 'the case sends its own value of the header', argument: 'the case sends its own value of the argument', client: 'each case is one client: the rendered config keys the zone by the case' };
 
+/** The line of a file:line. */
+const lineOf = (at) => at.split(':').pop();
+
+/**
+ * The knob of a number read from a directive: `<zone>_<param>` where the zone's limit_req (or
+ * Envoy's bucket) appears once in the file, else `<zone>_l<line>_<param>`: one knob per place in
+ * the file, however many routes meet it (an http-level limit_req, a listener's bucket).
+ */
+const knobAt = (base, at, unique, param) => knobName(base, ...(unique ? [] : [`l${lineOf(at)}`]), param);
+
 /** A route's limits as the model's policy, and what it takes for a bucket to be fresh again. */
-function nginxTarget(policy, r) {
+function nginxTarget(policy, r, uniqueZone, dryPlaces) {
   const zones = r.limits.map((l) => policy.zones[l.zone]);
   const shared = zones.filter((z) => !OWN_KEY[z.who.kind]);
   const binding = r.limits.reduce((a, l, i) => (zones[i].rateMilli < policy.zones[a.zone].rateMilli ? l : a), r.limits[0]);
   const rate = policy.zones[binding.zone].rateMilli / 1000;
   // The longest a bucket takes to empty from its fullest: burst + 1 requests at its rate.
   const drainS = Math.max(...r.limits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli));
+  const knob = (l, param) => knobAt(l.zone, l.at, uniqueZone(l.zone), param);
+  const dry = r.dryRun.at.startsWith('(') ? null : { knob: dryPlaces.size === 1 ? 'dry_run' : knobName('dry_run', `l${lineOf(r.dryRun.at)}`), at: r.dryRun.at };
   return {
-    policy: { kind: 'limit_req_chain', limits: r.limits.map((l, i) => ({ rateMilli: zones[i].rateMilli, burst: l.burst, delay: l.delay })), dryRun: r.dryRun.on },
-    // The numbers the file gives, as knobs: what the sensitivity moves, and a what-if can set.
-    numbers: r.limits.flatMap((l, i) => [
-      { knob: knobName(zones[i].name, 'rate'), kind: 'rate', value: zones[i].perUnit, doc: `${zones[i].name}: limit_req_zone rate (r/${zones[i].unit}, ${zones[i].at})` },
-      { part: 'burst', zone: l.zone, kind: 'count', value: l.burst, doc: `limit_req zone=${l.zone} burst (${l.at})` },
-      // nodelay or not, a switch: the sensitivity tries the other way too.
-      { part: 'mode', zone: l.zone, kind: 'choice', values: ['nodelay', 'delay'], value: l.nodelay ? 'nodelay' : 'delay', doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})` },
-      ...(l.nodelay ? [] : [{ part: 'delay', zone: l.zone, kind: 'count', value: l.delay, doc: `limit_req zone=${l.zone} delay (${l.at})` }]),
-    ]),
-    build: (k, id) => ({ kind: 'limit_req_chain', dryRun: r.dryRun.on, limits: r.limits.map((l, i) => ({
+    // The numbers the file gives, as knobs: what the sensitivity moves, a what-if sets, and the
+    // rendered config takes (at: where in the file, param: which of the directive's).
+    numbers: [
+      ...r.limits.flatMap((l, i) => [
+        { knob: knobName(zones[i].name, 'rate'), kind: 'rate', value: zones[i].perUnit, at: zones[i].at, param: 'rate', unit: zones[i].unit, doc: `${zones[i].name}: limit_req_zone rate (r/${zones[i].unit}, ${zones[i].at})` },
+        { knob: knob(l, 'burst'), kind: 'count', value: l.burst, at: l.at, param: 'burst', doc: `limit_req zone=${l.zone} burst (${l.at})` },
+        // nodelay or not, a switch: the sensitivity tries the other way too.
+        { knob: knob(l, 'mode'), kind: 'choice', values: ['nodelay', 'delay'], value: l.nodelay ? 'nodelay' : 'delay', at: l.at, param: 'mode', doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})` },
+        ...(l.nodelay ? [] : [{ knob: knob(l, 'delay'), kind: 'count', value: l.delay, at: l.at, param: 'delay', doc: `limit_req zone=${l.zone} delay (${l.at})` }]),
+      ]),
+      ...(dry ? [{ knob: dry.knob, kind: 'choice', values: ['on', 'off'], value: r.dryRun.on ? 'on' : 'off', at: dry.at, param: 'dry_run', doc: `limit_req_dry_run (${dry.at})` }] : []),
+    ],
+    build: (k) => ({ kind: 'limit_req_chain', dryRun: dry ? k[dry.knob] === 'on' : r.dryRun.on, limits: r.limits.map((l, i) => ({
       rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
-      burst: k[knobName(id, l.zone, 'burst')],
+      burst: k[knob(l, 'burst')],
       // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
-      delay: k[knobName(id, l.zone, 'mode')] === 'nodelay' ? Infinity : k[knobName(id, l.zone, 'delay')] ?? 0,
+      delay: k[knob(l, 'mode')] === 'nodelay' ? Infinity : k[knob(l, 'delay')] ?? 0,
     })) }),
     status: r.status.code,
     rate,
@@ -68,17 +83,17 @@ const plainName = (names) => names.find((n) => /^[a-z0-9.-]+$/i.test(n) && n !==
 const hostFor = (domains) => (domains.includes('*') ? null : domains[0].replace(/^\*/, 'lab').replace(/\*$/, 'lab'));
 
 /** An Envoy route's bucket as the model's policy; every case on it shares it. */
-function envoyTarget(r) {
+function envoyTarget(r, uniqueBucket) {
   const b = r.bucket;
   const rate = b.tokensPerFill / (b.fillIntervalMs / 1000);
+  const knob = (param) => knobAt(b.stat, b.at, uniqueBucket(b), param);
   return {
-    policy: { kind: 'local_rate_limit', maxTokens: b.maxTokens, tokensPerFill: b.tokensPerFill, fillIntervalMs: b.fillIntervalMs, enabled: b.enabled, enforced: b.enforced },
     numbers: [
-      { part: 'max_tokens', kind: 'count', value: b.maxTokens, min: 1, doc: `${b.stat}: token_bucket.max_tokens (${b.at})` },
-      { part: 'tokens_per_fill', kind: 'count', value: b.tokensPerFill, min: 1, doc: `${b.stat}: token_bucket.tokens_per_fill (${b.at})` },
-      { part: 'fill_interval', kind: 'seconds', value: b.fillIntervalMs / 1000, doc: `${b.stat}: token_bucket.fill_interval in s (${b.at})` },
+      { knob: knob('max_tokens'), kind: 'count', value: b.maxTokens, min: 1, at: b.at, path: b.path, param: 'max_tokens', doc: `${b.stat}: token_bucket.max_tokens (${b.at})` },
+      { knob: knob('tokens_per_fill'), kind: 'count', value: b.tokensPerFill, min: 1, at: b.at, path: b.path, param: 'tokens_per_fill', doc: `${b.stat}: token_bucket.tokens_per_fill (${b.at})` },
+      { knob: knob('fill_interval'), kind: 'seconds', value: b.fillIntervalMs / 1000, at: b.at, path: b.path, param: 'fill_interval', doc: `${b.stat}: token_bucket.fill_interval in s (${b.at})` },
     ],
-    build: (k, id) => ({ kind: 'local_rate_limit', enabled: b.enabled, enforced: b.enforced, maxTokens: k[knobName(id, 'max_tokens')], tokensPerFill: k[knobName(id, 'tokens_per_fill')], fillIntervalMs: k[knobName(id, 'fill_interval')] * 1000 }),
+    build: (k) => ({ kind: 'local_rate_limit', enabled: b.enabled, enforced: b.enforced, maxTokens: k[knob('max_tokens')], tokensPerFill: k[knob('tokens_per_fill')], fillIntervalMs: k[knob('fill_interval')] * 1000 }),
     status: b.status,
     rate,
     burst: b.maxTokens,
@@ -116,7 +131,8 @@ const caseRequest = (t) => ({
 /** The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests). */
 function steps(id, t) {
   const R = t.rate;
-  const at = (x) => Math.max(1, Math.round(x * 100) / 100);
+  // Whole requests per second: k6's arrival rates are whole numbers per time unit.
+  const at = (x) => Math.max(1, Math.round(x));
   return {
     smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
     spike: [
@@ -140,6 +156,13 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
   const routes = [];
   const targets = [];
   const used = new Set();
+  // Where each zone's limit_req and each Envoy bucket stand: a knob per place in the file.
+  const places = (list) => list.reduce((m, [name, at]) => m.set(name, new Set([...(m.get(name) ?? []), at])), new Map());
+  const zonePlaces = places(policy.routes.flatMap((r) => (r.limits ?? []).map((l) => [l.zone, l.at])));
+  const uniqueZone = (zone) => zonePlaces.get(zone).size === 1;
+  const bucketPlaces = places(policy.routes.filter((r) => r.bucket).map((r) => [r.bucket.stat, r.bucket.at]));
+  const uniqueBucket = (b) => bucketPlaces.get(b.stat).size === 1;
+  const dryPlaces = new Set(policy.routes.filter((r) => r.dryRun && !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at));
   for (const r of policy.routes) {
     const label = policy.proxy === 'nginx' ? `${r.server.names[0] ?? r.server.listen[0] ?? ''} ${r.location}`.trim() : `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
     if (policy.proxy === 'nginx' && (r.answeredBefore || !r.limits?.length)) {
@@ -150,7 +173,7 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
       routes.push({ route: label, at: r.at, none: 'no local rate limit enabled' });
       continue;
     }
-    const t = policy.proxy === 'nginx' ? nginxTarget(policy, r) : envoyTarget(r);
+    const t = policy.proxy === 'nginx' ? nginxTarget(policy, r, uniqueZone, dryPlaces) : envoyTarget(r, uniqueBucket);
     const why = unplanned(t);
     if (why) {
       routes.push({ route: label, at: r.at, none: why });
@@ -175,20 +198,23 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
     suites[suite] = () => targets.flatMap((t) => steps(t.id, t)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
   }
   const knobs = {};
-  for (const t of targets) {
-    for (const n of t.numbers) {
-      const knob = n.knob ?? knobName(t.id, ...(n.zone ? [n.zone] : []), n.part);
-      knobs[knob] = { default: n.value, kind: n.kind, doc: n.doc, ...(n.values ? { values: n.values } : {}), ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}) };
-    }
+  const numbers = new Map(); // knob -> where it stands in the file
+  for (const n of targets.flatMap((t) => t.numbers)) {
+    knobs[n.knob] = { default: n.value, kind: n.kind, doc: n.doc, ...(n.values ? { values: n.values } : {}), ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}) };
+    numbers.set(n.knob, { at: n.at, path: n.path, param: n.param, unit: n.unit });
   }
   const experiment = {
     name,
     kind: 'limiter',
     policyFile: policy.file,
-    // The numbers are the file's; --quick would have to scale them in the rendered config too.
-    maxQuick: 1,
     knobs,
-    targets: (k) => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.build(k, t.id), request: caseRequest(t) })),
+    /**
+     * The knobs' values placed where they stand in the file: [{at, path, param, unit, value}],
+     * what the rendered config takes (lab/policy/render-<proxy>.mjs), --quick's scaling, a
+     * what-if's and a --stack-knob's included.
+     */
+    placed: (k) => [...numbers].map(([knob, where]) => ({ ...where, value: k[knob] })),
+    targets: (k) => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.build(k), request: caseRequest(t) })),
     // The k6 script that runs any policy's plan (k6/policy.js).
     script: 'policy',
     stepsTogether: !sequential,

@@ -48,10 +48,16 @@ function moveClusters(clusters, backendPort) {
 
 /**
  * The YAML the lab runs for `policy` (lab/policy/envoy.mjs: its parsed bootstrap): `port` the
- * lab's listener, `adminPort` its admin, `backend` the backend's host:port, `prefix` the service's folder.
+ * lab's listener, `adminPort` its admin, `backend` the backend's host:port, `prefix` the service's
+ * folder, `placed` the knobs' values where they stand (lab/policy/experiment.mjs).
  */
-export function renderEnvoy(policy, { port, adminPort, backend, prefix }) {
+export function renderEnvoy(policy, { port, adminPort, backend, prefix, placed = [] }) {
   const cfg = structuredClone(policy.config);
+  // Each knob's value in its bucket's token_bucket.
+  for (const p of placed) {
+    const bucket = p.path.reduce((o, k) => o[k], cfg).token_bucket;
+    bucket[p.param] = p.param === 'fill_interval' ? `${p.value}s` : p.value;
+  }
   const listeners = cfg.static_resources.listeners ?? [];
   if (listeners.length !== 1) throw new Error(`${policy.file}: ${listeners.length} listeners: the lab runs one, on its own port`);
   const l = listeners[0];
@@ -65,5 +71,5 @@ export function renderEnvoy(policy, { port, adminPort, backend, prefix }) {
     }
   }
   moveClusters(cfg.static_resources.clusters ?? [], Number(backend.split(':')[1]));
-  return `# ${policy.file}, as the lab runs it (lab/policy/render-envoy.mjs says what moved)\n${YAML.stringify(cfg)}`;
+  return `# ${policy.file}, as the lab runs it (lab/policy/render-envoy.mjs says what moved)\n${YAML.stringify(cfg, { lineWidth: 0 })}`;
 }

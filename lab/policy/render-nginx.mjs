@@ -26,6 +26,23 @@ const CLIENT_KEY = '$lab_client';
 
 const d = (directive, args = [], block) => ({ directive, args: args.map(String), ...(block ? { block } : {}) });
 
+/** A limit_req's arguments with its knobs' values: zone, burst, then nodelay or delay=N. */
+const limitArgs = (args, v) => [args.find((a) => a.startsWith('zone=')), `burst=${v.burst}`, ...(v.mode === 'nodelay' ? ['nodelay'] : v.delay ? [`delay=${v.delay}`] : [])];
+
+/** The tree with each knob's value put where it stands (`placed`: [{at, param, unit, value}]). */
+function withNumbers(tree, placed) {
+  const at = new Map();
+  for (const p of placed) at.set(p.at, { ...at.get(p.at), [p.param]: p.param === 'rate' ? `${p.value}r/${p.unit}` : p.value });
+  const edit = (dirs) => dirs.map((x) => {
+    const v = at.get(x.at);
+    if (v && x.directive === 'limit_req_zone') return { ...x, args: x.args.map((a) => (a.startsWith('rate=') ? `rate=${v.rate}` : a)) };
+    if (v && x.directive === 'limit_req') return { ...x, args: limitArgs(x.args, v) };
+    if (v && x.directive === 'limit_req_dry_run') return { ...x, args: [v.dry_run] };
+    return x.block ? { ...x, block: edit(x.block) } : x;
+  });
+  return edit(tree);
+}
+
 /** The refusals of a tree for running it: what the lab cannot point at its backend. */
 function refusedToRun(tree) {
   const out = [];
@@ -110,9 +127,9 @@ function httpBlock(http, ctx) {
  * The config text the lab runs for `policy` (lab/policy/nginx.mjs: its tree and routes):
  * `port` the lab's listener, `metricsPort` its counters', `backend` the lab backend's
  * host:port, `prefix` the service's folder, `root` the repository (for the lab's lua modules),
- * `python` crossplane's.
+ * `python` crossplane's, `placed` the knobs' values where they stand (lab/policy/experiment.mjs).
  */
-export function renderNginx(policy, { port, metricsPort, backend, prefix, root, python }) {
+export function renderNginx(policy, { port, metricsPort, backend, prefix, root, python, placed = [] }) {
   const refused = refusedToRun(policy.tree);
   if (refused.length) throw new Error(`${policy.file}: the lab cannot run:\n  ${refused.join('\n  ')}`);
   const ctx = {
@@ -121,8 +138,9 @@ export function renderNginx(policy, { port, metricsPort, backend, prefix, root, 
     clientZones: new Set(Object.values(policy.zones).filter((z) => z.who.kind === 'client').map((z) => z.at)),
     watchedAt: new Set(policy.routes.filter((r) => r.limits?.length && !r.answeredBefore).map((r) => r.at)),
   };
-  const modules = new Set(policy.tree.filter((x) => x.directive === 'load_module').map((x) => x.args[0]));
-  const main = policy.tree.flatMap((x) => (MOVED.has(x.directive) ? [] : x.directive === 'http' ? [httpBlock(x, ctx)] : [x]));
+  const tree = withNumbers(policy.tree, placed);
+  const modules = new Set(tree.filter((x) => x.directive === 'load_module').map((x) => x.args[0]));
+  const main = tree.flatMap((x) => (MOVED.has(x.directive) ? [] : x.directive === 'http' ? [httpBlock(x, ctx)] : [x]));
   const payload = [
     ...LUA_MODULES.filter((m) => !modules.has(m)).map((m) => d('load_module', [m])),
     d('pid', [join(prefix, 'nginx.pid')]),

@@ -18,7 +18,7 @@ export const POLICY_PORTS = { http: 18200, own: 18201, backend: 18202 };
 const proxies = {
   nginx: {
     file: 'nginx.conf',
-    render: (policy, view, tools, backend) => renderNginx(policy, { port: view.self.http, metricsPort: view.self.own, backend, prefix: view.prefix, root: view.root, python: tools.python }),
+    render: (policy, view, tools, backend, placed) => renderNginx(policy, { port: view.self.http, metricsPort: view.self.own, backend, prefix: view.prefix, root: view.root, python: tools.python, placed }),
     command: ['nginx', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr', '-g', 'daemon off;'],
     validate: ['nginx', '-t', '-q', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr'],
     ready: 'http://127.0.0.1:{{self.own}}/healthz',
@@ -26,7 +26,7 @@ const proxies = {
   },
   envoy: {
     file: 'envoy.yaml',
-    render: (policy, view, tools, backend) => renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix }),
+    render: (policy, view, tools, backend, placed) => renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix, placed }),
     // Envoy as the lab installs it (lab/install.sh, on the runner's PATH), flushing its access log every 100 ms: the sightings.
     command: ['envoy', '-c', '{{config.conf}}', '--concurrency', '1', '--disable-hot-restart', '--log-level', 'warn', '--file-flush-interval-msec', '100'],
     validate: ['envoy', '--mode', 'validate', '-c', '{{config.conf}}', '--log-level', 'error'],
@@ -40,11 +40,13 @@ const proxies = {
 const service = (name, profile, fields) => ({ name, profiles: [profile], dependsOn: [], validate: null, prepare: null, init: [], configs: {}, data: false, caps: null, metrics: null, docker: {}, ...fields });
 
 /**
- * The services of policy `name`: {<name>-backend, <name>-<proxy>}. The proxy renders `run`
- * (the file the stack runs: --stack-policy's, or the policy's own) and keeps the original beside it.
+ * The services of `experiment` (a policy's, lab/policy/experiment.mjs): {<name>-backend,
+ * <name>-<proxy>}. The proxy renders `policy`'s file with the stack's knob values (the view's:
+ * --quick's scaling, a what-if, a --stack-knob) and keeps the original beside it.
  */
-export function policyServices(name, run, tools) {
-  const proxy = proxies[run.proxy];
+export function policyServices(experiment, policy, tools) {
+  const { name } = experiment;
+  const proxy = proxies[policy.proxy];
   const backendName = `${name}-backend`;
   const backend = service(backendName, name, {
     ports: { http: POLICY_PORTS.backend },
@@ -52,7 +54,7 @@ export function policyServices(name, run, tools) {
     ready: 'http://127.0.0.1:{{self.http}}/',
     metrics: { port: 'http', path: '/metrics' },
   });
-  const front = service(`${name}-${run.proxy}`, name, {
+  const front = service(`${name}-${policy.proxy}`, name, {
     dependsOn: [backendName],
     ports: { http: POLICY_PORTS.http, own: POLICY_PORTS.own },
     command: proxy.command,
@@ -61,8 +63,8 @@ export function policyServices(name, run, tools) {
     metrics: proxy.metrics,
     countsLog: proxy.countsLog ?? null,
     configs: {
-      conf: { file: proxy.file, render: (view) => proxy.render(run, view, tools, `127.0.0.1:${view.svc[backendName].http}`) },
-      original: { file: `original-${basename(run.file)}`, render: () => readFileSync(run.file, 'utf8') },
+      conf: { file: proxy.file, render: (view) => proxy.render(policy, view, tools, `127.0.0.1:${view.svc[backendName].http}`, experiment.placed(view)) },
+      original: { file: `original-${basename(policy.file)}`, render: () => readFileSync(policy.file, 'utf8') },
     },
   });
   return { [backend.name]: backend, [front.name]: front };

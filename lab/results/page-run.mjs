@@ -13,6 +13,7 @@ import { resourceTables, serviceCharts } from './resources.mjs';
 import { resultKind } from './kinds.mjs';
 import { knobWords, perturbationWords, quickWords } from './run-kind.mjs';
 import { esc, mark, table, page, section, grid, panel, utc, duration } from './layout.mjs';
+import { policyHtml } from './policy.mjs';
 
 const caseIds = (exp) => exp.cases.map((c) => c.id);
 const raw = (run, file) => `../../../${run.id}/${file}`;
@@ -92,7 +93,9 @@ export function experimentPage(run, exp, links = {}) {
     ? table(['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc), exp.counts.map((r) => [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(mark(r.agree === 'ok'))), { attrs: (r, i) => (exp.counts[i].agree === 'ok' ? '' : ' class="bad"') })
     : note(run.info.metrics === false ? 'No nothing-lost table: without the stores there is nothing to compare k6\'s counts with.' : 'No counts.json in the run folder.');
   const resTables = resourceTables(exp).map((t) => `<h3>${esc(t.phase || exp.name)}</h3>${table(t.head.slice(1).map(esc), t.rows.map((r) => r.slice(1).map(esc)), { cls: 'compact' })}`).join('');
+  const policy = policyHtml(run, exp.policy);
   const sections = [
+    ...(policy ? [['policy', 'Policy', policy, 'The policy file as the model read it, route by route, and the configs the stack ran (every cell shown, not judged).']] : []),
     ['insights', 'Insights', `<ul class="insights">${insights(run, exp).map((i) => `<li class="${i.level}">${esc(i.text)}</li>`).join('')}</ul>`],
     ['overview', 'Overview', overview.length ? grid(overview) : note(gone ? 'No time series in this run: see the note at the top.' : 'panels.json has no k6 run board.'), "From the lab / k6 run board (Prometheus), this experiment's cases and window."],
     ['thresholds', 'Thresholds', thresholdsHtml, "k6's thresholds from its summary, and the lab's own judgements: the failed ones, then the passed."],

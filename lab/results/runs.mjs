@@ -72,10 +72,13 @@ export function listRuns(results) {
 /** The epoch ms a testid names (UTC, as the runner stamps it). */
 export const testidMs = (id) => Date.UTC(+id.slice(0, 4), +id.slice(4, 6) - 1, +id.slice(6, 8), +id.slice(9, 11), +id.slice(11, 13), +id.slice(13, 15));
 
-/** An experiment's kind name, or null for an experiment the model no longer has. */
-export function kindName(experiment) {
+/**
+ * An experiment's kind name, as its plan says (a team's policy is in no list), or by the
+ * experiment's declaration; null for an experiment the model no longer has.
+ */
+export function kindName(experiment, plan = null) {
   try {
-    return kindOfPlan({ experiment }).name;
+    return kindOfPlan(plan?.kind ? plan : { experiment }).name;
   } catch {
     return null;
   }
@@ -194,7 +197,10 @@ export function readRun(results, id, { panels: withPanels = true } = {}) {
   const panels = withPanels ? readJson(join(dir, 'panels.json'), null) : null;
   const suite = raw.suite ?? files.find((f) => f.endsWith('.plan.json'))?.split('.')[0];
   const names = raw.experiments ?? [...new Set(files.filter((f) => f.endsWith('.plan.json')).map((f) => f.split('.')[1]))];
-  const exps = names.map((name) => ({ name, kindName: kindName(name), phases: experimentFiles(dir, files, suite, name) }));
+  const exps = names.map((name) => {
+    const phases = experimentFiles(dir, files, suite, name);
+    return { name, kindName: kindName(name, phases[0]?.plan), phases, policy: readJson(join(dir, `${name}.policy.json`), null) };
+  });
   const info = runInfo(raw, id, outcomes, exps);
   windows(exps, info).forEach((w, i) => { exps[i].window = w; });
   k6Windows(exps).forEach((w, i) => { exps[i].k6Window = w; });

@@ -102,6 +102,11 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   requireTools(['k6'], env);
   const run = await openRun(root, `${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`, { kind: 'test', say });
   const { dir } = run;
+  // A team's policy as the model read it, for the run page (lab/results/policy.mjs).
+  for (const p of plans) {
+    const asRead = experimentNamed(p.experiment).asRead;
+    if (asRead) writeFileSync(join(dir, `${p.experiment}.policy.json`), JSON.stringify(asRead, null, 1));
+  }
 
   let interrupted = null;
   const running = new Set(); // the k6 processes of the plans under way

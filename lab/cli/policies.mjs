@@ -1,0 +1,54 @@
+/*
+ * `policies [smoke|spike|perturbed ...]`: every policy of test/policies/tests.json through the
+ * lab: `test smoke --policy=FILE` and `test spike --policy=FILE` must pass, and `test spike`
+ * with one number changed in the stack's copy (--stack-policy) must fail on the cases the entry
+ * names. One row per entry and run; the exit code says whether every row came out as it must.
+ */
+import { readFileSync, writeFileSync, mkdirSync, rmSync, appendFileSync, realpathSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import test from './test.mjs';
+import { formatTable } from '../judge/table.mjs';
+
+const RUNS = ['smoke', 'spike', 'perturbed'];
+
+/** The stack's copy of an entry's file with its one change; refused when `from` is not in it once. */
+function perturbedCopy(root, entry, dir) {
+  const text = readFileSync(join(root, entry.file), 'utf8');
+  if (text.split(entry.perturb.from).length !== 2) throw new Error(`test/policies/tests.json: '${entry.perturb.from}' is not in ${entry.file} exactly once`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, basename(entry.file));
+  writeFileSync(file, text.replace(entry.perturb.from, entry.perturb.to));
+  return file;
+}
+
+/** The cases the latest run failed, from its outcomes.json. */
+const failedCases = (root) => JSON.parse(readFileSync(join(realpathSync(join(root, 'results', 'latest')), 'outcomes.json'), 'utf8')).filter((o) => !o.pass).map((o) => o.case.split('/').pop());
+
+export default async function policies(words, { root, say }) {
+  const which = words.length ? words : RUNS;
+  const unknown = which.filter((w) => !RUNS.includes(w));
+  if (unknown.length) throw new Error(`policies: '${unknown.join(' ')}': name runs among ${RUNS.join(', ')}`);
+  const entries = JSON.parse(readFileSync(join(root, 'test', 'policies', 'tests.json'), 'utf8'));
+  const scratch = join(root, '.lab', 'tmp', `policies-${process.pid}`);
+  const log = join(root, '.lab', 'logs', `policies-${process.pid}.log`);
+  mkdirSync(join(root, '.lab', 'logs'), { recursive: true });
+  const quiet = (line) => appendFileSync(log, `${line}\n`);
+  const rows = [];
+  try {
+    for (const entry of entries) {
+      for (const run of which) {
+        const flags = run === 'perturbed' ? ['spike', `--policy=${entry.file}`, `--stack-policy=${perturbedCopy(root, entry, join(scratch, String(rows.length)))}`] : [run, `--policy=${entry.file}`];
+        say(`policies: ${entry.file} ${run}`);
+        const code = await test(flags, { root, say: quiet });
+        const failed = failedCases(root);
+        const ok = run === 'perturbed' ? code === 1 && entry.catches.every((c) => failed.includes(c)) : code === 0;
+        rows.push([entry.file, run, run === 'perturbed' ? `${entry.perturb.from} -> ${entry.perturb.to}` : '', failed.join(' ') || '-', run === 'perturbed' ? entry.catches.join(' ') : '-', ok ? 'ok' : 'FAIL']);
+      }
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  say(formatTable(rows, ['policy', 'run', 'changed in the stack', 'cases failed', 'must fail', 'as it must']));
+  say(`each run's tables: ${log}`);
+  return rows.every((r) => r.at(-1) === 'ok') ? 0 : 1;
+}
