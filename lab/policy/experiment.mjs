@@ -128,14 +128,18 @@ const caseRequest = (t) => ({
   query: t.keyArguments.map((a) => `${encodeURIComponent(a)}={case}`).join('&'),
 });
 
-/** The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests). */
-function steps(id, t) {
+/**
+ * The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests);
+ * the load knobs (LOAD_KNOBS), where set, give the spike's and the soak's rates and length instead.
+ */
+function steps(id, t, k) {
   const R = t.rate;
   // Whole requests per second: k6's arrival rates are whole numbers per time unit.
   const at = (x) => Math.max(1, Math.round(x));
+  const chosen = k.load_rates.length > 0;
   return {
     smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
-    spike: [
+    spike: chosen ? k.load_rates.map((r) => ({ name: `${r}rps`, rate: r, seconds: k.load_seconds || 10, targets: [id] })) : [
       // Under its rate for 10 s: nothing limited, nothing waits long.
       { name: 'under', rate: at(R / 2), seconds: 10, targets: [id] },
       // Twice burst and rate in one second: the burst fills and the rest is limited, by the burst's size.
@@ -143,9 +147,15 @@ function steps(id, t) {
       // Three times its rate for 5 s: what it lets through in a sustained overload, by its rate.
       { name: 'over', rate: at(3 * R), seconds: 5, targets: [id] },
     ],
-    soak: [{ name: 'over-long', rate: at(2 * R), seconds: 60, targets: [id] }],
+    soak: [{ name: 'over-long', rate: chosen ? Math.max(...k.load_rates) : at(2 * R), seconds: k.load_seconds || 60, targets: [id] }],
   };
 }
+
+// The load, settable as knobs (not the policy's: the sensitivity leaves them alone).
+const LOAD_KNOBS = {
+  load_rates: { default: [], kind: 'counts', load: true, doc: "spike: one step per rate (r/s) and route, instead of the lab's choice (under its rate, filling its burst, a sustained overload); soak: the largest" },
+  load_seconds: { default: 0, kind: 'count', load: true, doc: "spike and soak: each step's length in s (0: the lab's, 10 s and 60 s)" },
+};
 
 /**
  * The experiment of a policy read from `file` ({proxy, routes, ...}): {experiment, routes} where
@@ -195,9 +205,9 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
   }
   const suites = {};
   for (const suite of ['smoke', 'spike', 'soak']) {
-    suites[suite] = () => targets.flatMap((t) => steps(t.id, t)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
+    suites[suite] = (k) => targets.flatMap((t) => steps(t.id, t, k)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
   }
-  const knobs = {};
+  const knobs = { ...LOAD_KNOBS };
   const numbers = new Map(); // knob -> where it stands in the file
   for (const n of targets.flatMap((t) => t.numbers)) {
     knobs[n.knob] = { default: n.value, kind: n.kind, doc: n.doc, ...(n.values ? { values: n.values } : {}), ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}) };

@@ -24,6 +24,8 @@ function caughtBy(c, s) {
 function movable(exp, knobs) {
   const out = [];
   for (const [name, spec] of Object.entries(exp.knobs)) {
+    // A knob of the load (a policy's load_rates) is not the policy's: what a run sees of it is the plan.
+    if (spec.load) continue;
     if (spec.kind === 'counts') knobs[name].forEach((v, i) => out.push({ name, index: i, label: `${name}[${v}]`, value: v, step: 1, min: 0 }));
     else if (spec.kind === 'rate' || spec.kind === 'count') out.push({ name, label: name, value: knobs[name], step: 1, min: spec.min ?? (spec.kind === 'rate' ? 1 : 0) });
     else if (spec.kind === 'seconds') out.push({ name, label: name, value: knobs[name], step: 0.001, min: 0.001 });
