@@ -7,7 +7,7 @@
  *     and the status it answered, in the service's folder: the sightings the replay reads, and
  *     the proxy's own count of each case (its rate-limit stats are per bucket, not per case);
  *   - a `/healthz` route first in each virtual host, answered by Envoy with its rate limit off
- *     there, for the lab's readiness check.
+ *     there, for the lab's readiness check (and a virtual host for any name, if none is).
  * What cannot be moved is refused, naming where it is.
  */
 import YAML from 'yaml';
@@ -67,7 +67,10 @@ export function renderEnvoy(policy, { port, adminPort, backend, prefix, placed =
   for (const fc of l.filter_chains ?? []) {
     for (const f of (fc.filters ?? []).filter((x) => x.name === HCM)) {
       f.typed_config.access_log = labLog(prefix);
-      for (const vh of f.typed_config.route_config?.virtual_hosts ?? []) vh.routes = [healthRoute(), ...(vh.routes ?? [])];
+      const hosts = f.typed_config.route_config?.virtual_hosts ?? [];
+      for (const vh of hosts) vh.routes = [healthRoute(), ...(vh.routes ?? [])];
+      // The readiness check names no host: where no virtual host takes any, one of the lab's does.
+      if (f.typed_config.route_config && !hosts.some((vh) => vh.domains?.includes('*'))) hosts.push({ name: 'lab_healthz', domains: ['*'], routes: [healthRoute()] });
     }
   }
   moveClusters(cfg.static_resources.clusters ?? [], Number(backend.split(':')[1]));
