@@ -89,7 +89,7 @@ knobs *experiment: deps
 unit: setup
     node --test test/*.test.mjs
 
-# What CI runs: unit tests, then smoke (every stack up briefly) with its dashboards' panels and pages, then spike, stress/caching, breakpoint and load/cdn in quick time, each with its panels. Spike at x2: at x5 burst's b0-2rps arrives 33 ms inside nginx's spacing, which k6 on 2 busy cores missed 3 times in a fresh-clone CI.
+# What CI runs: unit tests, then smoke (every stack up briefly) with its dashboards' panels and pages, then spike, stress/caching, breakpoint and load/cdn in quick time, then a team's nginx and Envoy policies (test/policies/) in spike --quick, each with its panels. Spike at x2: at x5 burst's b0-2rps arrives 33 ms inside nginx's spacing, which k6 on 2 busy cores missed 3 times in a fresh-clone CI.
 ci: unit
     node lab/cli/index.mjs test smoke
     node lab/cli/index.mjs panels
@@ -101,4 +101,8 @@ ci: unit
     node lab/cli/index.mjs test breakpoint --quick
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs test load/cdn --quick
+    node lab/cli/index.mjs panels
+    node lab/cli/index.mjs test spike --quick --policy=test/fixtures/policies/gateway.conf
+    node lab/cli/index.mjs panels
+    node lab/cli/index.mjs test spike --quick --policy=test/policies/envoy-route-bucket.yaml
     node lab/cli/index.mjs panels
