@@ -56,8 +56,9 @@ test("Envoy: every number read from the file is a knob, and its spike cases catc
   if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
   const { experiment } = policyExperiment(readPolicy(join(dir, 'envoy-edge.yaml'), tools));
   addExperiment(experiment);
-  assert.deepEqual(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]), [['edge_rl_max_tokens', 100], ['edge_rl_tokens_per_fill', 50], ['edge_rl_fill_interval', 0.5]]);
+  assert.deepEqual(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]), [['load_rates', []], ['load_seconds', 0], ['edge_rl_max_tokens', 100], ['edge_rl_tokens_per_fill', 50], ['edge_rl_fill_interval', 0.5]]);
   const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
+  assert.deepEqual(Object.keys(s.knobs), ['edge_rl_max_tokens', 'edge_rl_tokens_per_fill', 'edge_rl_fill_interval'], 'the load knobs are not the policy\'s');
   for (const [knob, v] of Object.entries(s.knobs)) {
     const value = experiment.knobs[knob].default;
     for (const dir of ['down', 'up']) assert.ok(v[dir] && v[dir].delta <= value * 0.2, `${knob} ${dir}: ${JSON.stringify(v[dir])} of ${value}`);

@@ -52,7 +52,7 @@ export const stackOf = (name) => experimentNamed(name).stack ?? name;
  * process that read its file: k6 and later readers of the run have its plan), or of an
  * experiment, by its declaration.
  */
-export const kindOfPlan = (p) => (p.kind ? kindNamed(p.kind) : kindOf(experimentNamed(p.experiment ?? p.name)));
+export const kindOfPlan = ({ kind, experiment, name }) => kindNamed(kind ?? experimentNamed(experiment ?? name).kind);
 
 export function suiteExperiments(suite) {
   const list = suites[suite];
