@@ -63,6 +63,8 @@ function nginxTarget(policy, r, uniqueZone, dryPlaces) {
     status: r.status.code,
     rate,
     burst: binding.burst,
+    // Its limits from the slowest: a load between two rates fills the slower one's burst alone.
+    chain: r.limits.map((l, i) => ({ zone: l.zone, rate: zones[i].rateMilli / 1000, burst: l.burst })).sort((a, b) => a.rate - b.rate),
     keys: zones.map((z) => ({ zone: z.name, key: z.key, ...z.who, how: OWN_KEY[z.who.kind] ?? 'one bucket every case shares' })),
     shared: shared.length > 0,
     drainS,
@@ -146,9 +148,25 @@ function steps(id, t, k) {
       { name: 'fill', rate: at(2 * (R + t.burst)), seconds: 1, targets: [id] },
       // Three times its rate for 5 s: what it lets through in a sustained overload, by its rate.
       { name: 'over', rate: at(3 * R), seconds: 5, targets: [id] },
+      ...chainSteps(id, t),
     ],
     soak: [{ name: 'over-long', rate: chosen ? Math.max(...k.load_rates) : at(2 * R), seconds: k.load_seconds || 60, targets: [id] }],
   };
+}
+
+/**
+ * Where a route meets several limit_req, the faster ones hide the slower one's burst from the
+ * cases above: per limit but the fastest, a load between its rate and the next one's, in whole
+ * r/s, long enough (at most 30 s) to fill its burst half as much again; none where no whole rate
+ * lies between.
+ */
+function chainSteps(id, t) {
+  return (t.chain ?? []).slice(0, -1).flatMap((l, i) => {
+    const rate = Math.ceil(t.chain[i + 1].rate) - 1;
+    if (rate <= l.rate) return [];
+    const seconds = Math.min(30, Math.ceil((1.5 * l.burst + 2) / (rate - l.rate)));
+    return [{ name: `fill-${l.zone.replace(/_/g, '-')}`, rate, seconds, targets: [id] }];
+  });
 }
 
 // The load, settable as knobs (not the policy's: the sensitivity leaves them alone).

@@ -26,8 +26,9 @@ function parseOne(python, file, checkCtx) {
     throw new Error(`crossplane could not read ${file}: ${String(e.stderr || e.message).trim().split('\n').pop()}`);
   }
   const parsed = JSON.parse(out);
-  const errors = parsed.config.flatMap((c) => c.errors);
-  if (errors.length) throw new Error(errors.map((x) => `${x.file}:${x.line}: ${x.error}`).join('\n'));
+  const errors = parsed.config.flatMap((c) => c.errors.map((x) => ({ ...x, file: x.file ?? c.file })));
+  // crossplane words them as nginx does, most with the file:line at their end.
+  if (errors.length) throw new Error(errors.map((x) => (x.error.includes(`${x.file}:`) ? x.error : `${x.file}:${x.line}: ${x.error}`)).join('\n'));
   return parsed.config[0].parsed;
 }
 
