@@ -81,6 +81,10 @@ render experiment *args: deps
 policies *args: setup
     node lab/cli/index.mjs policies "$@"
 
+# Make a team's nginx.conf or Envoy bootstrap an experiment of the repository: `new <name> --policy=FILE` (its test beside its config, with history and CI).
+new *args: deps
+    node lab/cli/index.mjs new "$@"
+
 # List every experiment's knobs and their seed defaults.
 knobs *experiment: deps
     node lab/cli/index.mjs knobs "$@"

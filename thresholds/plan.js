@@ -4,7 +4,7 @@
  * expected comes from anywhere else: each plan kind (thresholds/kinds/) makes the plans of its
  * experiments.
  */
-import { experiments } from './experiments/index.js';
+import { experiments, list } from './experiments/index.js';
 import { kindOf, kindNamed } from './kinds/index.js';
 import { resolveKnobs, scaleKnobs, isDefault } from './knobs.js';
 
@@ -36,7 +36,10 @@ const LEAD_IN_MS = 2000;
 
 /** Suites are k6 test types; each holds the experiments that define it, in the list's order. */
 export const SUITES = ['smoke', 'spike', 'soak', 'stress', 'load', 'breakpoint'];
-export const suites = Object.fromEntries(SUITES.map((s) => [s, Object.values(experiments).filter((e) => e.suites[s]).map((e) => e.name)]));
+// Read when asked, not at import: a team's policy in the list (one `./labw new` made) has its
+// suites once the lab has read its file (lab/policy/declared.mjs); k6 never asks.
+export const suites = {};
+for (const s of SUITES) Object.defineProperty(suites, s, { enumerable: true, get: () => list.filter((e) => e.suites?.[s]).map((e) => e.name) });
 
 export function experimentNamed(name) {
   const e = experiments[name];

@@ -29,6 +29,7 @@ import { root, stateDir, say, topology } from './context.mjs';
  *   knobs [experiment]                     list knobs with their defaults
  *   results [serve|compare|baseline|check] the results site from results/ (lab/cli/results.mjs)
  *   policies [smoke|spike|perturbed ...]   every policy of test/policies/tests.json run, and perturbed
+ *   new <name> --policy=FILE               a team's policy made an experiment of the repository
  * A flag that needs a value takes it after `=` or a space: --segments=2 or --segments 2.
  */
 const commands = {
@@ -47,6 +48,7 @@ const commands = {
   knobs: './knobs.mjs',
   results: './results.mjs',
   policies: './policies.mjs',
+  new: './new.mjs',
 };
 
 const [cmd, ...words] = process.argv.slice(2);

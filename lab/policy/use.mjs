@@ -30,7 +30,7 @@ function untoldOf(experiment, file, stackFile, tools) {
 }
 
 /** What the run folder keeps of the policy (<name>.policy.json): the run page shows it. */
-function asRead(experiment, policy, routes, stackFile) {
+export function asRead(experiment, policy, routes, stackFile) {
   const [head, rows] = policyRows(policy);
   const proxy = Object.values(experiment.services).find((s) => s.configs.conf);
   return {
