@@ -5,9 +5,10 @@
  * Writes, and refuses to overwrite:
  *   stacks/<name>/<file> (and the files it includes), stacks/<name>/README.md
  *   thresholds/experiments/<name>.js, one import and one list entry in thresholds/experiments/index.js
- *   k6/<name>.js
+ *   k6/<name>.js, dashboards/src/<name>.mjs (its board) and the boards' JSON (dashboards/build.mjs)
  */
 import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { policyFlags } from './args.mjs';
 import { experiments } from '../../thresholds/experiments/index.js';
@@ -60,6 +61,17 @@ overload, each judged against the model of what the policy does (README.md, "You
 - \`./labw test spike/${name} --stack-knob <knob>=<value>\`: a perturbed stack that must fail
 `;
 
+// The proxy's own counts of a policy's stack are in its nothing-lost table: the stores scrape
+// what docker-compose.yml declares, and a policy's stack is read from its file instead.
+const boardFile = (name, proxy) => `/*
+ * ${name}: a team's own ${proxy} policy (stacks/${name}/): k6's view of each case, and the longest
+ * wait against the model's. The proxy's own counts are in each run's nothing-lost table.
+ */
+import { limiterBoard } from './lib.mjs';
+
+export default () => limiterBoard('${name}', "A team's own ${proxy} policy, stacks/${name}/.", []);
+`;
+
 export default async function newExperiment(words, { root, say }) {
   const flags = policyFlags(words);
   const [name, ...extra] = flags.rest;
@@ -72,7 +84,7 @@ export default async function newExperiment(words, { root, say }) {
   policyExperiment(policy, { name });
   const files = filesOf(policy);
   const own = files[0];
-  const written = [...files.map((f) => join('stacks', name, f)), join('stacks', name, 'README.md'), join('thresholds', 'experiments', `${name}.js`), join('k6', `${name}.js`)];
+  const written = [...files.map((f) => join('stacks', name, f)), join('stacks', name, 'README.md'), join('thresholds', 'experiments', `${name}.js`), join('k6', `${name}.js`), join('dashboards', 'src', `${name}.mjs`)];
   const there = written.filter((f) => existsSync(join(root, f)));
   if (there.length) throw new Error(`'${name}': ${there.join(', ')} exist already`);
   const from = dirname(resolve(flags.policy));
@@ -83,8 +95,12 @@ export default async function newExperiment(words, { root, say }) {
   writeFileSync(join(root, 'stacks', name, 'README.md'), readmeFile(name, policy.proxy, own));
   writeFileSync(join(root, 'thresholds', 'experiments', `${name}.js`), experimentFile(name, policy.proxy, own));
   writeFileSync(join(root, 'k6', `${name}.js`), scriptFile(name));
+  writeFileSync(join(root, 'dashboards', 'src', `${name}.mjs`), boardFile(name, policy.proxy));
   const index = join(root, 'thresholds', 'experiments', 'index.js');
   writeFileSync(index, listed(readFileSync(index, 'utf8'), name));
-  say(`${name}: ${policy.proxy} policy ${relative(root, resolve(flags.policy))} made an experiment; written:\n  ${[...written, `${relative(root, index)} (one import, one list entry)`].join('\n  ')}\nnext: ./labw expect spike/${name}, then ./labw test spike/${name} --quick`);
+  // Its board's JSON beside the others' (a unit test checks they are current).
+  const built = spawnSync(process.execPath, [join(root, 'dashboards', 'build.mjs')], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`dashboards/build.mjs: ${built.stderr || built.stdout}`);
+  say(`${name}: ${policy.proxy} policy ${relative(root, resolve(flags.policy))} made an experiment; written:\n  ${[...written, `${relative(root, index)} (one import, one list entry)`, `dashboards/lab-${name}.json`].join('\n  ')}\nnext: ./labw expect spike/${name}, then ./labw test spike/${name} --quick`);
   return 0;
 }
