@@ -106,18 +106,25 @@ test('the k6 side (thresholds/, k6/) imports no node: module and no Node-only pa
   assert.deepEqual(bad, []);
 });
 
-/**
- * A copy of the tree (the project's files, node_modules linked, k6's bundled vendor copied),
- * with the fixture's files added and one entry in the list of experiments.
- */
-function treeWithFixture() {
+/** A copy of the tree: the project's files, node_modules (and the lab's Python, with crossplane) linked, k6's bundled vendor copied. */
+function treeCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'lab-extend-'));
   for (const f of sources()) {
     mkdirSync(dirname(join(dir, f)), { recursive: true });
     cpSync(join(root, f), join(dir, f));
   }
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  if (existsSync(join(root, '.lab/venv'))) {
+    mkdirSync(join(dir, '.lab'));
+    symlinkSync(join(root, '.lab/venv'), join(dir, '.lab/venv'));
+  }
   if (existsSync(join(root, 'k6/lib/vendor'))) cpSync(join(root, 'k6/lib/vendor'), join(dir, 'k6/lib/vendor'), { recursive: true });
+  return dir;
+}
+
+/** A copy of the tree with the fixture's files added and one entry in the list of experiments. */
+function treeWithFixture() {
+  const dir = treeCopy();
   const added = [];
   const walk = (d) => readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(join(d, e.name)) : added.push(relative(FIXTURE, join(d, e.name)))));
   walk(FIXTURE);
@@ -190,6 +197,37 @@ test('a new experiment of an existing kind is its own files and one list entry: 
       assert.deepEqual(Object.keys(options.scenarios).sort(), ['b0-10rps', 'b20-10rps', 'warmup']);
       assert.deepEqual(options.thresholds['http_reqs{case:b20-10rps,status:200}'], ['count>=48', 'count<=52']);
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("`./labw new <name> --policy=FILE`: a team's policy made an experiment, read from stacks/<name>/ whenever the lab plans; the tree's own tests still pass", { timeout: 180_000 }, (t) => {
+  if (needs(t, existsSync(join(root, '.lab/venv/bin/crossplane')) ? null : 'crossplane is not installed', './labw setup installs it')) return;
+  const dir = treeCopy();
+  try {
+    const lab = (...args) => spawnSync(process.execPath, ['lab/cli/index.mjs', ...args], { cwd: dir, encoding: 'utf8' });
+    const ok = (r) => { assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`); return r.stdout; };
+    assert.match(lab('new', 'Bad_Name', '--policy=test/policies/header-key.conf').stderr, /is not a name the lab takes/);
+    assert.match(lab('new', 'burst', '--policy=test/policies/header-key.conf').stderr, /already in thresholds\/experiments\/index\.js/);
+    assert.match(lab('new', 'api-keys', '--policy=test/fixtures/policies/refused-conn.conf').stderr, /limit_conn/);
+    ok(lab('new', 'api-keys', '--policy=test/policies/header-key.conf'));
+    assert.match(readFileSync(join(dir, 'thresholds/experiments/index.js'), 'utf8'), /export const list = \[[^\]]*, apiKeys\];/);
+    assert.equal(readFileSync(join(dir, 'stacks/api-keys/header-key.conf'), 'utf8'), readFileSync(join(root, 'test/policies/header-key.conf'), 'utf8'));
+    // The cases come from the file, in the suites it joins, and an edit to the file moves them.
+    const [spike] = JSON.parse(ok(lab('expect', 'spike/api-keys')));
+    assert.deepEqual(spike.cases.map((c) => c.id), ['v1-under', 'v1-fill', 'v1-over']);
+    assert.ok(JSON.parse(ok(lab('expect', 'smoke'))).some((p) => p.experiment === 'api-keys'));
+    const file = join(dir, 'stacks/api-keys/header-key.conf');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('rate=10r/s', 'rate=20r/s'));
+    const [faster] = JSON.parse(ok(lab('expect', 'spike/api-keys')));
+    assert.equal(faster.knobs.per_key_rate, 20);
+    assert.ok(faster.cases[2].expected.ok.lo > spike.cases[2].expected.ok.hi, 'twice the rate passes more of the overload');
+    assert.match(ok(lab('knobs', 'api-keys')), /api-keys\.per_key_burst=5/);
+    assert.equal(JSON.parse(readFileSync(join(dir, 'dashboards/api-keys.json'), 'utf8')).uid, 'lab-api-keys');
+    // The tree's own checks of every experiment hold with it in the list.
+    const tests = spawnSync(process.execPath, ['--test', 'test/provenance.test.mjs', 'test/runner.test.mjs', 'test/metrics.test.mjs', 'test/chart-truth.test.mjs'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(tests.status, 0, tests.stdout.split('\n').filter((l) => /^not ok|error/.test(l)).join('\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -101,6 +101,6 @@ export default async function newExperiment(words, { root, say }) {
   // Its board's JSON beside the others' (a unit test checks they are current).
   const built = spawnSync(process.execPath, [join(root, 'dashboards', 'build.mjs')], { cwd: root, encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`dashboards/build.mjs: ${built.stderr || built.stdout}`);
-  say(`${name}: ${policy.proxy} policy ${relative(root, resolve(flags.policy))} made an experiment; written:\n  ${[...written, `${relative(root, index)} (one import, one list entry)`, `dashboards/lab-${name}.json`].join('\n  ')}\nnext: ./labw expect spike/${name}, then ./labw test spike/${name} --quick`);
+  say(`${name}: ${policy.proxy} policy ${relative(root, resolve(flags.policy))} made an experiment; written:\n  ${[...written, `${relative(root, index)} (one import, one list entry)`, `dashboards/${name}.json`].join('\n  ')}\nnext: ./labw expect spike/${name}, then ./labw test spike/${name} --quick`);
   return 0;
 }
