@@ -30,7 +30,9 @@ test('nginx: the limited routes get cases; a shared bucket puts them one after a
   if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
   const { routes, plan } = planned('gateway.conf', 'spike');
   assert.match(routes[0].none, /answered 200 before limit_req \(gateway\.conf:13\)/);
-  assert.deepEqual(plan.cases.map((c) => c.id), ['api-under', 'api-fill', 'api-over', 'root-under', 'root-fill', 'root-over']);
+  // per_ip_min (2 r/s) sits behind per_ip (5 r/s): a case at 4 r/s fills its burst alone.
+  assert.deepEqual(plan.cases.map((c) => c.id), ['api-under', 'api-fill', 'api-over', 'api-fill-per-ip-min', 'root-under', 'root-fill', 'root-over']);
+  assert.deepEqual([plan.cases[3].rate, plan.cases[3].durationMs], [4, 16000]);
   // /api/ binds at 120r/m (2 r/s) with burst 20; / at 20 r/s with burst 10, a bucket every case shares.
   assert.deepEqual(plan.cases.slice(0, 3).map((c) => c.rate), [1, 44, 6]);
   // The longest drain: 21 requests at 2 r/s, 10.5 s: 12 s between cases.
@@ -75,4 +77,6 @@ test('nginx: nodelay against delay is a switch the sensitivity tries, and says w
   // per_ip's nodelay switched to delay is hidden behind per_ip_min's longer waits: said, not guessed.
   assert.deepEqual(s.knobs.per_ip_mode.switch, [{ value: 'delay', by: null, cases: 0 }]);
   assert.ok(s.unseen.includes('per_ip_mode'));
+  // per_ip_min's burst (20), hidden behind per_ip in the other cases, is caught within 20 % both ways by its own.
+  for (const dir of ['down', 'up']) assert.ok(s.knobs.per_ip_min_burst[dir]?.delta <= 4, `${dir}: ${JSON.stringify(s.knobs.per_ip_min_burst)}`);
 });
