@@ -113,8 +113,14 @@ export function plan({ experiment: name, suite, factor: requested = 1, overrides
 export function caseCourse(plan, caseId) {
   const kind = kindOfPlan(plan);
   const c = plan.cases.find((x) => x.id === caseId);
-  return kind.course && c ? kind.course(experimentNamed(plan.experiment), plan, c) : null;
+  return kind.course && c ? kind.course(experimentOfPlan(plan), plan, c) : null;
 }
+
+/**
+ * The experiment a plan is of, to judge it again: the list's, or for a team's policy read by
+ * another process only its name (its plan carries what its targets do: targetPolicies).
+ */
+export const experimentOfPlan = (plan) => experiments[plan.experiment] ?? { name: plan.experiment };
 
 /**
  * Which policy explains what a case measured, where its kind can search (limiter: a knob's value

@@ -10,7 +10,7 @@ import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
 import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
 import { sendsOf, sightingsOf, usableOffset } from '../run/sends.mjs';
-import { experimentNamed } from '../../thresholds/plan.js';
+import { experimentOfPlan } from '../../thresholds/plan.js';
 
 /** The judged figure of k6's lateness, as outcomes.json names it (lab/cli/k6-lateness.mjs reads it). */
 export const LATE_MEASURE = 'k6 late spread ms';
@@ -39,7 +39,7 @@ function replayOf(plan, c, sent, sends) {
   const exact = seen && (seen.clock === 'monotonic' || seen.resolutionMs < 1) ? onWall(seen, sends.offsetMs) : null;
   const times = mine.length === sent ? mine : exact;
   if (!times) return { why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted, and the proxy logged ${logged?.ms.length ?? 'no'} sightings` };
-  return { expected: replayExpected(experimentNamed(plan.experiment), plan, c, times, { clockOffsetMs: sends.offsetMs, sightings: seen }) };
+  return { expected: replayExpected(experimentOfPlan(plan), plan, c, times, { clockOffsetMs: sends.offsetMs, sightings: seen }) };
 }
 
 function judgeCase(plan, c, summary, sends) {

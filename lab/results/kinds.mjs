@@ -5,13 +5,12 @@
  * capped, throughput against its range and the bottleneck's CPU against its quota; capacity,
  * delivered against offered per step, and CPU per request against the references.
  */
-import { caseCourse } from '../../thresholds/plan.js';
+import { caseCourse, experimentOfPlan } from '../../thresholds/plan.js';
 import { kinds as labKinds } from '../kinds/index.mjs';
 import { boardPanels, panelSeries } from './boards.mjs';
 import { chart, chartId, GREEN, BAND, BAND_LINE, PALETTE } from './chart.mjs';
 import { cpuPercent } from './resources.mjs';
 import { sendsOf, sightingsOf, usableOffset } from '../run/sends.mjs';
-import { experimentNamed } from '../../thresholds/plan.js';
 
 const ORANGE = '#FF9830';
 const ORANGE_BAND = 'rgba(255, 152, 48, 0.16)';
@@ -66,7 +65,7 @@ function replayedCourseOf(phase, c, startMs) {
   if (!sends?.length || !phase.plan) return null;
   const seen = sightingsOf(phase.sends)[c.id];
   try {
-    return labKinds.limiter.replayedCourse(experimentNamed(phase.plan.experiment), phase.plan, c, sends, startMs, {
+    return labKinds.limiter.replayedCourse(experimentOfPlan(phase.plan), phase.plan, c, sends, startMs, {
       clockOffsetMs: usableOffset(phase.sends.clock), sightings: seen?.ms.length === sends.length ? seen : null,
     });
   } catch {

@@ -175,6 +175,9 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE, replay: { trials: REPLAY_TRIALS }, ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}) },
     leadInMs,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
+    // A team's policy is known only to the process that read its file: its plan says what each
+    // target does, so that the run's pages and verdicts can judge it again without the file.
+    ...(exp.policyFile ? { targetPolicies: Object.fromEntries(targets.map((t) => [t.id, t.policy])) } : {}),
     cases,
   };
 }
