@@ -6,13 +6,14 @@
  */
 import { resolve } from 'node:path';
 import { addExperiment } from '../../thresholds/experiments/index.js';
+import { resolveKnobs } from '../../thresholds/knobs.js';
 import { readPolicy, policyTools, policyRows } from './index.mjs';
 import { policyExperiment } from './experiment.mjs';
 import { policyServices } from './stack.mjs';
 
 /** What a policy plans, but for its numbers: targets, statuses, keys and which knobs it has. */
 const shape = (experiment) => JSON.stringify({
-  targets: experiment.targets(Object.fromEntries(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]))).map((t) => [t.id, t.path, t.limitedStatus, t.request]),
+  targets: experiment.targets(resolveKnobs(experiment)).map((t) => [t.id, t.path, t.limitedStatus, t.request]),
   knobs: Object.keys(experiment.knobs),
 });
 
