@@ -65,13 +65,14 @@ function judged(c, figure) {
 }
 const show = (r) => (r ? `${+r.min.toFixed(3)}..${+r.max.toFixed(3)}` : '-');
 const plans = new Map();
-/** A case of the plan with one knob set (plans memoised: each simulates every mode). */
-function caseWith(id, knob, value) {
-  const suite = id.split('-').pop();
-  const key = `${suite}:${knob}=${value}`;
-  if (!plans.has(key)) plans.set(key, byId(plan({ experiment: 'caching', suite, overrides: { [knob]: String(value) } })));
-  return plans.get(key)[id];
+/** A suite's plan by case, with some knobs set (memoised: each simulates every mode's trials). */
+function planWith(suite, overrides = {}) {
+  const key = `${suite}:${JSON.stringify(overrides)}`;
+  if (!plans.has(key)) plans.set(key, byId(plan({ experiment: 'caching', suite, overrides })));
+  return plans.get(key);
 }
+/** A case of the plan with one knob set. */
+const caseWith = (id, knob, value) => planWith(id.split('-').pop(), { [knob]: String(value) })[id];
 // The constants fitted to the seed's figures, as the model runs with them: ramp_s is the default,
 // seed_workers is workers=4.
 const FITTED = caching.provenance.fitted;
@@ -134,18 +135,18 @@ test('the load order is seeded, recorded in the plan, and each iteration is the 
 });
 
 test('a policy the model is not told about falls outside the expected ranges', () => {
-  const base = byId(plan({ experiment: 'caching', suite: 'stress' }));
-  const life1 = byId(plan({ experiment: 'caching', suite: 'stress', overrides: { hare_max_age: '1' } }));
+  const base = planWith('stress');
+  const life1 = planWith('stress', { hare_max_age: '1' });
   assert.ok(disjoint(base['server-stress'].expected.appServed, life1['server-stress'].expected.appServed), 'lifetime 1 s instead of 3');
   // The cache off: what the server mode expects against what no cache gives.
   assert.ok(disjoint(base['server-stress'].expected.appServed, base['none-stress'].expected.appServed), 'cache off');
-  const back20 = byId(plan({ experiment: 'caching', suite: 'stress', overrides: { back_rate: '20' } }));
+  const back20 = planWith('stress', { back_rate: '20' });
   assert.ok(caught(base['none-stress'], back20['none-stress']).includes('spanMs'), 'back limiter 20 r/s: the run takes half as long');
   assert.ok(caught(base['retry-stress'], back20['retry-stress']).includes('ok'));
 });
 
 test('the plan is deterministic, and refuses --quick and unknown cache kinds', () => {
-  assert.deepEqual(plan({ experiment: 'caching', suite: 'stress' }), plan({ experiment: 'caching', suite: 'stress' }));
+  assert.deepEqual(byId(plan({ experiment: 'caching', suite: 'stress' })), planWith('stress'));
   assert.equal(plan({ experiment: 'caching', suite: 'stress', factor: 5 }).factor, 1, 'lifetimes are whole seconds');
   assert.throws(() => plan({ experiment: 'caching', suite: 'stress', overrides: { server_cache: 'varnish' } }), /'varnish' is not one of proxy_cache, lua/);
 });

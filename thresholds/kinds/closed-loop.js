@@ -4,6 +4,7 @@
  * (closed-loop.js) over jitter trials, widened by the tolerance below.
  */
 import { predictLoop, HOP_MS, LOOP_JITTER_MS } from '../models/closed-loop.js';
+import { RANGE_TRIALS } from '../models/random.js';
 import { countRange } from '../count-range.js';
 import { sentMetric, okMetric, limitedMetric } from './limiter.js';
 import { withTeeth, shownRanges, KEEP_ONLY } from './judged.js';
@@ -128,7 +129,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     requestedFactor: requested,
     knobs,
     policy,
-    model: { tolerance: T },
+    model: { tolerance: T, trials: RANGE_TRIALS },
     leadInMs,
     accounting: exp.accounting,
     durationS: t / 1000,

@@ -6,7 +6,7 @@ import { limitReq } from './limit-req.js';
 import { tokenBucket } from './token-bucket.js';
 import { limitReqChain } from './limit-req-chain.js';
 import { localRateLimit } from './local-rate-limit.js';
-import { seededRandom } from './random.js';
+import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 
 // How much later than its schedule k6 may start a request than another of the same case (ms):
@@ -164,9 +164,8 @@ function courseOf(perTrial, startMs, stepMs) {
   return out;
 }
 
-// Trials of a replay: each draws every request's lag from SEEN_LAG_MS. With the model right,
-// a run falls outside the range of N trials with odds 2/(N+1): 256 makes that under 1 %.
-export const REPLAY_TRIALS = 256;
+// Trials of a replay: each draws every request's lag from SEEN_LAG_MS.
+export const REPLAY_TRIALS = RANGE_TRIALS;
 
 /**
  * When the limiter saw each send, one draw: from the proxy's own sightings where the run has
