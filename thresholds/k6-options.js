@@ -16,7 +16,7 @@ export function k6Options(plan, baseUrls) {
   const thresholds = {};
   for (const c of plan.cases) Object.assign(thresholds, kind.thresholds(c, plan));
   return {
-    scenarios: kind.scenarios(plan, baseUrls),
+    scenarios: kind.scenarios(plan),
     thresholds,
     discardResponseBodies: true,
     summaryTrendStats: kind.trendStats ?? TREND_STATS,

@@ -28,6 +28,7 @@ export function experimentRun(experiment) {
   const options = k6Options(plan, baseUrls);
   const origin = new Gauge('lab_schedule_origin');
   const offsets = Object.fromEntries(Object.entries(options.scenarios || {}).map(([name, sc]) => [name, durationMs(sc.startTime)]));
+  const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   const services = [...new Set([...plan.cases.map((c) => c.service), ...(plan.accounting ? [plan.accounting.service] : [])])];
   return {
     options,
@@ -50,9 +51,11 @@ export function experimentRun(experiment) {
       return { t0, setupMs: t0 - began, ...data };
     },
 
-    // Opens a VU's connections before the load it is part of (LAB_WARM_URLS: its scenario's).
+    // Opens a VU's connections before the load it is part of: a case's '<case>-connect'
+    // scenario opens its service's, the 'warmup' scenario every service's.
     warm() {
-      for (const url of __ENV.LAB_WARM_URLS.split(' ')) http.get(url, { timeout: '5s' });
+      const c = byId[exec.scenario.name.replace(/-connect$/, '')];
+      for (const s of c ? [c.service] : services) http.get(`${baseUrls[s]}/healthz`, { timeout: '5s' });
     },
 
     hit: (data) => {

@@ -338,16 +338,15 @@ function sensitivity(exp, base) {
  * Per server a short open run at a fixed arrival rate, a closed run with a fixed number of
  * connections (opened first, each in a window of its own), or a ramp of held arrival rates.
  */
-function scenarios(plan, baseUrls) {
+function scenarios(plan) {
   const out = {};
   for (const c of plan.cases.filter(sentByK6)) {
-    const env = { LAB_URL: baseUrls[c.service] + c.path, LAB_CASE: c.id, LAB_RELAYS_ALL: String(c.relaysAll) };
-    const common = { exec: 'hit', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id }, env };
+    const common = { exec: 'hit', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id } };
     if (c.connectS) {
       // Every VU opens its connection (GET /healthz) in the window before the run.
       out[`${c.id}-connect`] = {
         executor: 'per-vu-iterations', vus: c.vus, iterations: 1, exec: 'warm', startTime: `${Math.round(c.startMs - c.connectS * 1000)}ms`,
-        maxDuration: `${c.connectS * 1000 - 500}ms`, gracefulStop: '0s', tags: { case: `${c.id}-connect` }, env: { LAB_WARM_URLS: `${baseUrls[c.service]}/healthz` },
+        maxDuration: `${c.connectS * 1000 - 500}ms`, gracefulStop: '0s', tags: { case: `${c.id}-connect` },
       };
     }
     if (c.kind === 'closed') {
@@ -363,10 +362,8 @@ function scenarios(plan, baseUrls) {
         preAllocatedVUs: 300,
         maxVUs: 3000,
         stages: c.steps.flatMap((r) => [{ target: r, duration: `${Math.round(c.rampS * 1000)}ms` }, { target: r, duration: `${Math.round(c.holdS * 1000)}ms` }]),
-        env: { ...env, LAB_STEPS: c.steps.join(','), LAB_RAMP_MS: String(c.rampS * 1000), LAB_HOLD_MS: String(c.holdS * 1000) },
       };
     }
-    if (c.warmS) out[c.id].env = { ...out[c.id].env, LAB_WARM_MS: String(c.warmS * 1000), LAB_DURATION_MS: String(c.durationMs) };
   }
   return out;
 }

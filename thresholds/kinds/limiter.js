@@ -188,7 +188,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
  * without constant-arrival-rate's 1 s minimum and its extra iteration at the end, so the
  * requests are exactly those the model replays (see arrivalTimes).
  */
-function scenarios(plan, baseUrls) {
+function scenarios(plan) {
   const out = {};
   for (const c of plan.cases) {
     out[c.id] = {
@@ -202,13 +202,11 @@ function scenarios(plan, baseUrls) {
       gracefulStop: `${Math.round(c.graceS * 1000)}ms`,
       exec: 'hit',
       tags: { case: c.id },
-      env: { LAB_URL: baseUrls[c.service] + c.path, LAB_CASE: c.id, LAB_RATE: String(c.rate), LAB_TIMEOUT: `${c.timeoutS}s`, LAB_LIMITED: String(c.limitedStatus) },
     };
   }
   // Every VU makes one request to each proxy's unlimited /healthz before the first case, so no
   // case meets a VU that still has to compile its code and open its connection: cold VUs at a
   // 2000 r/s start were slow enough for k6 to drop or abandon iterations.
-  const services = [...new Set(plan.cases.map((c) => c.service))];
   out.warmup = {
     executor: 'per-vu-iterations',
     vus: Math.max(...plan.cases.map((c) => c.vus)),
@@ -217,7 +215,6 @@ function scenarios(plan, baseUrls) {
     gracefulStop: '0s',
     exec: 'warm',
     tags: { case: 'warmup' },
-    env: { LAB_WARM_URLS: services.map((s) => `${baseUrls[s]}/healthz`).join(' ') },
   };
   return out;
 }

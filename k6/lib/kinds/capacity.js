@@ -6,10 +6,13 @@
  */
 import http from 'k6/http';
 import exec from 'k6/execution';
-import { fail } from 'k6';
+import { check, fail } from 'k6';
 import { Trend, Counter, Rate } from 'k6/metrics';
 import { experimentNamed } from '../../../thresholds/plan.js';
 import { sentByK6 } from '../../../thresholds/generator.js';
+
+// A filtered or relayed document is answered 204 No Content.
+const NO_CONTENT = { 'status is 204': (r) => r.status === 204 };
 
 export default function capacity(plan, baseUrls) {
   // The document the experiment names, relative to k6/.
@@ -17,6 +20,7 @@ export default function capacity(plan, baseUrls) {
   const bodies = { relay: JSON.stringify({ ...sample, relay: true }), filtered: JSON.stringify({ ...sample, relay: false }) };
   const backendUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const perCase = {};
+  const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   // The cases wrk sends (lab/run/wrk.mjs) are not k6's.
   const k6Cases = plan.cases.filter(sentByK6);
   for (const c of k6Cases) {
@@ -45,28 +49,28 @@ export default function capacity(plan, baseUrls) {
     setup: () => ({ before: backendPaths(), t0: Date.now() }),
 
     hit() {
-      const mine = perCase[__ENV.LAB_CASE];
       // exec.scenario is built afresh on each read: read once per iteration.
-      const { iterationInTest: n, startTime } = exec.scenario;
+      const { name, iterationInTest: n, startTime } = exec.scenario;
+      const c = byId[name];
+      const mine = perCase[name];
       // Every (100 / relay_percent)-th document asks to be relayed, spread evenly.
       const relay = Math.floor(((n + 1) * plan.relayPercent) / 100) > Math.floor((n * plan.relayPercent) / 100);
-      const toBackend = relay || __ENV.LAB_RELAYS_ALL === 'true';
+      const toBackend = relay || c.relaysAll;
       const started = Date.now();
       const elapsed = started - startTime;
       let step = null;
       if (mine.steps) {
-        const period = Number(__ENV.LAB_RAMP_MS) + Number(__ENV.LAB_HOLD_MS);
+        const period = (c.rampS + c.holdS) * 1000;
         const i = Math.floor(elapsed / period);
-        const rates = __ENV.LAB_STEPS.split(',');
-        if (i < rates.length && elapsed - i * period >= Number(__ENV.LAB_RAMP_MS)) step = mine.steps[rates[i]];
+        if (i < c.steps.length && elapsed - i * period >= c.rampS * 1000) step = mine.steps[c.steps[i]];
       }
       if (toBackend) mine.relaySent.add(1);
-      const res = http.post(__ENV.LAB_URL, relay ? bodies.relay : bodies.filtered, {
+      const res = http.post(baseUrls[c.service] + c.path, relay ? bodies.relay : bodies.filtered, {
         headers: { 'content-type': 'application/json' },
         tags: { route: toBackend ? 'backend' : 'filter' },
         timeout: '10s',
       });
-      const ok = res.status === 204;
+      const ok = check(res, NO_CONTENT);
       if (toBackend && res.status !== 0) {
         mine.relayAnswered.add(1);
         if (ok) mine.relayOk.add(1);
@@ -74,7 +78,7 @@ export default function capacity(plan, baseUrls) {
       }
       if (mine.steady) {
         const ended = Date.now() - startTime;
-        if (ended >= Number(__ENV.LAB_WARM_MS) && ended <= Number(__ENV.LAB_DURATION_MS)) mine.steady.add(1);
+        if (ended >= c.warmS * 1000 && ended <= c.durationMs) mine.steady.add(1);
       }
       if (step) {
         step.reqs.add(1);

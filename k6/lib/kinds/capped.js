@@ -5,9 +5,12 @@
  * how often the edges refilled.
  */
 import http from 'k6/http';
-import { fail } from 'k6';
+import { check, fail } from 'k6';
 import { Counter } from 'k6/metrics';
 import { parsePrometheusText } from '../prom-text.js';
+
+// Every answer of the page is a 200, from an edge's cache or its origin.
+const OK = { 'status is 200': (r) => r.status === 200 };
 
 export default function capped(plan, baseUrls) {
   const answers = new Counter('lab_cdn_answers');
@@ -37,6 +40,7 @@ export default function capped(plan, baseUrls) {
       const tags = { case: c.id };
       const res = http.get(url, { headers: { 'x-lab-case': c.id }, timeout: '10s', tags });
       answers.add(1, { ...tags, status: String(res.status), cache: res.headers['X-Cache-Status'] || 'none' });
+      check(res, OK, tags);
     },
 
     teardown(data) {

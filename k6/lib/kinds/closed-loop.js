@@ -5,7 +5,8 @@
  */
 import http from 'k6/http';
 import exec from 'k6/execution';
-import { sleep, fail } from 'k6';
+import { check, sleep, fail } from 'k6';
+import { statusChecks } from '../checks.js';
 import { Counter, Trend } from 'k6/metrics';
 import CachePolicy from '../vendor/http-cache-semantics.js';
 
@@ -28,6 +29,7 @@ export default function closedLoop(plan, baseUrls) {
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   // The limited status is what the policy asks for: expected, so http_req_failed is what it does not allow.
   const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
+  const checks = Object.fromEntries(plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus)]));
   const countsUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const appCounts = () => {
     const res = http.get(countsUrl, { tags: { case: 'accounting' }, responseType: 'text' });
@@ -65,6 +67,7 @@ export default function closedLoop(plan, baseUrls) {
             sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
           }
           status = res.status;
+          check(res, checks[c.id], tags);
           source = res.headers['X-Lab-Cache'] === 'HIT' ? 'server-cache' : c.target === 'app' ? 'app' : 'upstream';
           if (c.clientCache && status === 200) {
             const policy = new CachePolicy(request, { status, headers: lowerCased(res.headers) }, { shared: false });

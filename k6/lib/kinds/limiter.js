@@ -1,13 +1,16 @@
 /*
- * The limiter kind's requests: each is tagged with its case, names the limiter key (or Envoy
- * route) it meets, a fresh one per case, and counts as 200, limited or unexpected. The model's
- * longest wait per case is written once, so that dashboards can set it beside k6's.
+ * The limiter kind's requests: each is tagged with its case (its scenario's name), names the
+ * limiter key (or Envoy route) it meets, a fresh one per case, and is checked for a status the
+ * policy allows: 200 or the limited one. The model's longest wait per case is written once, so
+ * that dashboards can set it beside k6's.
  */
 import http from 'k6/http';
 import exec from 'k6/execution';
+import { check } from 'k6';
 import { Counter, Gauge, Trend } from 'k6/metrics';
+import { statusChecks } from '../checks.js';
 
-export default function limiter(plan) {
+export default function limiter(plan, baseUrls) {
   const unexpected = new Counter('unexpected_status');
   const expectedWait = new Gauge('lab_expected_max_wait_ms');
   // How late k6 starts each request against the schedule the model replays (arrivalTimes: the
@@ -16,17 +19,23 @@ export default function limiter(plan) {
   // The limited status is what the policy asks for: k6 counts it as expected, so that
   // http_req_failed means "not what the policy allows" (k6 makes these only at init).
   const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
+  const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   // What a case's requests carry: its id, and what its plan asks for (a Host, its own key).
-  const headers = Object.fromEntries(plan.cases.map((c) => [c.id, { 'x-lab-case': c.id, ...(c.headers || {}) }]));
+  const params = Object.fromEntries(plan.cases.map((c) => [c.id, { timeout: `${c.timeoutS}s`, headers: { 'x-lab-case': c.id, ...(c.headers || {}) }, responseCallback: allowed[c.id] }]));
+  const checks = Object.fromEntries(plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus)]));
   return {
     setup() {
       for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });
     },
     hit() {
-      const due = exec.scenario.startTime + ((exec.scenario.iterationInTest + 1) * 1000) / Number(__ENV.LAB_RATE);
-      late.add(Date.now() - due);
-      const res = http.get(__ENV.LAB_URL, { timeout: __ENV.LAB_TIMEOUT, headers: headers[__ENV.LAB_CASE], responseCallback: allowed[__ENV.LAB_CASE] });
-      if (res.status !== 200 && res.status !== Number(__ENV.LAB_LIMITED)) unexpected.add(1, { status: String(res.status) });
+      // exec.scenario is built afresh on each read: read once per iteration.
+      const { name, startTime, iterationInTest } = exec.scenario;
+      const c = byId[name];
+      // The i-th arrival is due (i + lead) periods after the scenario's start: lead 1 for the
+      // held ramping-arrival-rate, 0 for a constant-arrival-rate (an exported script's).
+      late.add(Date.now() - (startTime + ((iterationInTest + (c.leadPeriods ?? 1)) * 1000) / c.rate));
+      const res = http.get(baseUrls[c.service] + c.path, params[name]);
+      if (!check(res, checks[name])) unexpected.add(1, { status: String(res.status) });
     },
   };
 }

@@ -1,0 +1,7 @@
+/*
+ * The checks a response gets, named as k6's summary and the pages list them: the statuses the
+ * policy allows. A case counts the answers outside them as unexpected too, by status. k6-safe.
+ */
+
+/** One check: the answer is 200 or the status the policy limits with. */
+export const statusChecks = (limitedStatus) => ({ [`status is 200 or ${limitedStatus}`]: (r) => r.status === 200 || r.status === limitedStatus });
