@@ -85,6 +85,10 @@ policies *args: setup
 new *args: deps
     node lab/cli/index.mjs new "$@"
 
+# One experiment's test as a standalone k6 script (k6 modules only) for `k6 run`, `k6 archive`, k6-operator or Grafana Cloud k6: `export spike/burst --quick --out=burst.js` (a relative FILE is under the repository).
+export *args: deps
+    node lab/cli/index.mjs export "$@"
+
 # List every experiment's knobs and their seed defaults.
 knobs *experiment: deps
     node lab/cli/index.mjs knobs "$@"

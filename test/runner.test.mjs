@@ -128,7 +128,7 @@ const lab = (...words) => spawnSync(process.execPath, [join(root, 'lab', 'cli', 
 test('the command line: the entry point picks the command; errors print as error: <message>, exit 2', () => {
   for (const r of [lab(), lab('nosuch')]) {
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /^usage: lab <test\|bench\|expect\|docs\|up\|metrics\|panels\|verdict\|clean\|keep\|down\|render\|knobs\|results\|policies\|new> \.\.\.; unknown command '(nosuch)?'\n$/);
+    assert.match(r.stderr, /^usage: lab <test\|bench\|expect\|docs\|up\|metrics\|panels\|verdict\|clean\|keep\|down\|render\|knobs\|results\|policies\|new\|export> \.\.\.; unknown command '(nosuch)?'\n$/);
   }
   const bad = lab('expect', 'spike', '--segments');
   assert.equal(bad.status, 2);

@@ -11,6 +11,7 @@ import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, p
 import { resolveKnobs, scaleKnobs, parseFactor } from '../../thresholds/knobs.js';
 import { MAX_SEGMENTS } from '../run/segments.mjs';
 import { kinds } from '../../thresholds/kinds/index.js';
+import { usePolicy } from '../policy/use.mjs';
 
 /** The words parseRunArgs reads after the name, for the error on a word it cannot read. */
 export const RUN_FORMS = ['--quick[=N]', '--segments=N', '--no-metrics', '--stack-knob knob=value', '--stack-cpu service=N', 'knob=value', 'experiment.knob=value'];
@@ -32,24 +33,43 @@ export function flagValue(words, i, flag, what) {
  * `only`: the one experiment a run is of, outside the list (a team's policy, lab/policy/use.mjs):
  * the suite is then the name alone.
  */
-/** `--policy=FILE [--stack-policy=FILE2]` (lab/policy/use.mjs): the words without them, and the files they name ({policy, stackPolicy}). */
-export function policyFlags(words) {
+/**
+ * Flags that take a value, each at most once: `flags` maps a flag to [its key, what its value
+ * is]. Returns the words without them, and {key: value} of those given.
+ */
+export function valueFlags(words, flags) {
   const rest = [];
-  const files = {};
+  const values = {};
   for (let i = 0; i < words.length; i += 1) {
-    const found = ['--policy', '--stack-policy'].map((flag) => [flag, flagValue(words, i, flag, 'FILE')]).find(([, v]) => v);
+    const found = Object.entries(flags).map(([flag, [k, what]]) => [flag, k, flagValue(words, i, flag, what)]).find(([, , v]) => v);
     if (!found) {
       rest.push(words[i]);
       continue;
     }
-    const [flag, [value, took]] = found;
-    const key = flag === '--policy' ? 'policy' : 'stackPolicy';
-    if (files[key]) throw new Error(`${flag} is given twice`);
-    files[key] = value;
+    const [flag, k, [value, took]] = found;
+    if (values[k] !== undefined) throw new Error(`${flag} is given twice`);
+    values[k] = value;
     i += took - 1;
   }
+  return { rest, values };
+}
+
+/** `--policy=FILE [--stack-policy=FILE2]` (lab/policy/use.mjs): the words without them, and the files they name ({policy, stackPolicy}). */
+export function policyFlags(words) {
+  const { rest, values: files } = valueFlags(words, { '--policy': ['policy', 'FILE'], '--stack-policy': ['stackPolicy', 'FILE'] });
   if (files.stackPolicy && !files.policy) throw new Error('--stack-policy=FILE2 runs FILE2 while the model reads --policy=FILE: give --policy too');
   return { rest, ...files };
+}
+
+/**
+ * `up`'s and `keep`'s words with `--policy=FILE` read: the policy's experiment named first, as
+ * any experiment is (`up <experiment> [--quick] [knobs]`). Other words as they are.
+ */
+export function stackWords(words, root) {
+  const flags = policyFlags(words);
+  if (!flags.policy) return words;
+  if (flags.stackPolicy) throw new Error('--stack-policy perturbs a run: `up` serves the policy as written');
+  return [usePolicy(flags, root).experiment.name, ...flags.rest];
 }
 
 export function parseRunArgs(words, { target = 'suite', only = null } = {}) {

@@ -30,6 +30,8 @@ import { root, stateDir, say, topology } from './context.mjs';
  *   results [serve|compare|baseline|check] the results site from results/ (lab/cli/results.mjs)
  *   policies [smoke|spike|perturbed ...]   every policy of test/policies/tests.json run, and perturbed
  *   new <name> --policy=FILE               a team's policy made an experiment of the repository
+ *   export <suite>/<experiment> [--quick[=N]] [knobs] [--policy=FILE] [--phase=ID] [--out=FILE]
+ *                                          the test as one standalone k6 script (k6 modules only)
  * A flag that needs a value takes it after `=` or a space: --segments=2 or --segments 2.
  */
 const commands = {
@@ -49,6 +51,7 @@ const commands = {
   results: './results.mjs',
   policies: './policies.mjs',
   new: './new.mjs',
+  export: './export.mjs',
 };
 
 const [cmd, ...words] = process.argv.slice(2);

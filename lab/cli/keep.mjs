@@ -4,28 +4,30 @@
  */
 import { join } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
-import { parseRunArgs } from './args.mjs';
+import { parseRunArgs, stackWords } from './args.mjs';
 import { policyFor } from './context.mjs';
 import { labEnv } from '../run/suite.mjs';
 import { startStack, stopStack } from '../stack/start-stop.mjs';
 import { StateFile } from '../stack/procs.mjs';
 import { METRICS_PROFILE, storesPolicy, applyRetention, storeUrls } from '../stores/stores.mjs';
-import { stackOf } from '../../thresholds/plan.js';
+import { stackOf, experiments } from '../../thresholds/plan.js';
 
 /** What `keep` serves: an experiment's stack with its knobs, or the metrics stores. */
-function keptStack(words) {
+function keptStack(words, root) {
   if (words[0] === METRICS_PROFILE) return { name: METRICS_PROFILE, profile: METRICS_PROFILE, kind: METRICS_PROFILE, policy: storesPolicy(), targets: [] };
-  const req = parseRunArgs(words, { target: 'experiment' });
+  const req = parseRunArgs(stackWords(words, root), { target: 'experiment' });
   return { name: req.name, profile: stackOf(req.name), kind: 'up', ...policyFor(req) };
 }
 
 export default async function keep(words, { root, stateDir, say, topology }) {
-  const { name, profile, kind, policy, targets } = keptStack(words);
+  const { name, profile, kind, policy, targets } = keptStack(words, root);
+  // An experiment may bring its stack with it (a team's policy: lab/policy/stack.mjs).
+  const services = { ...topology().services, ...(experiments[name]?.services ?? {}) };
   const dir = join(root, '.lab', 'tmp', `up-${name}`);
   const state = new StateFile(stateDir, `up-${name}`, { kind, tmp: dir });
   let stack;
   try {
-    stack = await startStack({ root, env: labEnv(root), topology: topology(), profile, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
+    stack = await startStack({ root, env: labEnv(root), topology: { ...topology(), services }, profile, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
     if (kind === METRICS_PROFILE) await applyRetention(storeUrls(topology()), policy.retention);
   } catch (e) {
     state.remove();

@@ -27,6 +27,7 @@ import { kindFor } from '../kinds/index.mjs';
 import { k6Outputs } from './stores.mjs';
 import { sim, modules, resetSamples, installGlobals, record } from './k6-shim.mjs';
 import { table } from '../cli/markdown.mjs';
+import { durationMs } from '../../thresholds/k6-duration.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -95,9 +96,6 @@ export async function load(url, context, next) {
 }`;
   register(`data:text/javascript,${encodeURIComponent(hooks)}`);
 }
-
-/** A k6 duration ('1500ms', '2s', '1m30s', '250us') in ms. */
-const durationMs = (d) => [...String(d || '0s').matchAll(/([0-9.]+)(us|µs|ms|s|m|h)/g)].reduce((ms, [, n, u]) => ms + Number(n) * { us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6 }[u], 0);
 
 /** How many iterations a scenario runs (a time-bound closed one: a few per VU). */
 function plannedIterations(sc) {

@@ -3,7 +3,7 @@
  * what a correct server must do, and how it must compare with the references measured in the
  * same run (nginx relaying everything, and the backend reached directly).
  */
-import { shownRanges, KEEP_ONLY } from './judged.js';
+import { shownRanges, KEEP_ONLY, keepNote } from './judged.js';
 import { heldRateStages } from '../held-rate.js';
 import { sentBy, sentByK6 } from '../generator.js';
 
@@ -199,6 +199,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // the wrk stage before and after each of its cases.
     accounting: { service: 'json-filter-backend', path: '/stats' },
     // What wrk posts (lab/run/wrk.mjs): the experiment's document, every one asking to be relayed.
+    // The document every request sends, relative to k6/ (an exported script carries it as `sample`).
+    sampleBody: exp.sampleBody,
     wrk: { script: exp.wrkScript, body: `k6/${exp.sampleBody}`, set: { relay: true } },
     // Per phase (server) its length; the whole run's is their sum.
     phaseS: Object.fromEntries(Object.entries(phaseMs).map(([id, ms]) => [id, ms / 1000])),
@@ -313,6 +315,27 @@ export function capacityThresholds(c) {
   return t;
 }
 
+/** Per threshold of capacityThresholds, the figure and the rule it came from (CAPACITY). */
+export function capacityNotes(c) {
+  const e = c.expected;
+  if (!sentByK6(c)) return {};
+  const notes = {};
+  if (c.kind === 'ramp') {
+    const first = `${c.metric}_${c.steps[0]}`;
+    notes[`${first}_reqs`] = `the first step, ${c.steps[0]} r/s, answered in its ${c.holdS} s hold: at least CAPACITY.sustain ${CAPACITY.sustain * 100} % of its arrivals`;
+    notes[`${first}_failed`] = `the first step's failed share: under CAPACITY.errorRate ${CAPACITY.errorRate}`;
+    notes[`${first}_ms`] = `the first step's p99 (ms): under CAPACITY.p99Ms ${CAPACITY.p99Ms}`;
+    notes[`http_reqs{case:${c.id}}`] = keepNote('requests', "the ramp's whole count holds failed requests too; its first step is judged instead");
+  } else {
+    const shown = shownRanges(e, possibleCounts(c)).requests;
+    notes[`http_reqs{case:${c.id}}`] = shown ? keepNote('requests', shown) : `requests: ${c.kind === 'open' ? `the schedule's ${Math.round(c.rate * c.seconds)}, at least CAPACITY.sustain ${CAPACITY.sustain * 100} % answered` : `at least ${FIRST_STEP} r/s over the run`}: ${e.requests.lo}..${e.requests.hi ?? ''}`;
+  }
+  if (e.p99Ms) notes[`http_req_duration{case:${c.id}}`] = `p99 (ms): under CAPACITY.p99Ms ${CAPACITY.p99Ms}`;
+  if (e.errorRate) notes[`http_req_failed{case:${c.id}}`] = `failed share: under CAPACITY.errorRate ${CAPACITY.errorRate}`;
+  notes[relayedMetric(c)] = `a relayed answer comes no sooner than the backend's delay, less 1 ms: at least ${e.relayMinMs.lo} ms`;
+  return notes;
+}
+
 /**
  * Capacity plans are not simulated, so what their thresholds catch is read off them: only a
  * backend answering sooner than the relayed-latency floor is a policy change any case sees.
@@ -373,6 +396,7 @@ export default {
   plan,
   scenarios,
   thresholds: capacityThresholds,
+  notes: capacityNotes,
   phaseIds,
   k6Plan,
   possible: possibleCounts,

@@ -4,6 +4,7 @@
  * closed load. The first level is uncapped: it measures what one request costs each service in
  * CPU, from the cgroups' accounting, and the model predicts each capped level from those costs.
  */
+import { rangeNote } from './judged.js';
 
 /**
  * The stated tolerance. For every capped level the model predicts:
@@ -165,6 +166,21 @@ export function cappedThresholds(c, plan) {
   return t;
 }
 
+/** Per threshold of cappedThresholds, the model figure and the tolerance it came from. */
+export function cappedNotes(c, plan) {
+  const e = c.expected;
+  const T = CAPPED_TOLERANCE;
+  const notes = {
+    [`http_req_failed{case:${c.id}}`]: `errors (non-2xx, timeouts): under CAPPED_TOLERANCE.errorRate ${T.errorRate}`,
+    [`http_reqs{case:${c.id}}`]: e.requests
+      ? `requests: the model's throughput ${+e.rps.model.toFixed(1)} r/s over the run (bottleneck ${e.bottleneck.service}), x${T.rpsLo}..x${T.rpsHi} (CAPPED_TOLERANCE.rps*): ${e.requests.lo}..${e.requests.hi}`
+      : `requests: every connection answered at least once (no cost measured yet to model a throughput): ${c.vus} or more`,
+    [`lab_origin_fills{case:${c.id}}`]: rangeNote('origin fills (each edge once per cache lifetime)', e.originFills, `+-${T.originAbs} per edge in use (CAPPED_TOLERANCE.originAbs)`),
+  };
+  for (const edge of plan.roles.edge) notes[`lab_edge_requests{case:${c.id},edge:${edge}}`] = `requests ${edge} answered: round robin reaches every edge in use, at least 1`;
+  return notes;
+}
+
 /**
  * A closed load on one cap level: `vus` connections, each asking again as soon as the answer is
  * in (k6's constant-vus, wrk's model).
@@ -191,6 +207,7 @@ export default {
   k6Plan,
   phaseIds: (whole) => whole.cases.map((c) => c.id),
   thresholds: cappedThresholds,
+  notes: cappedNotes,
   possible: possibleValues,
   // A capped plan's cases all go to its one entry; no stack config is per case.
   caseTargets: () => [],

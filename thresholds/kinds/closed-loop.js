@@ -7,7 +7,7 @@ import { predictLoop, HOP_MS, LOOP_JITTER_MS } from '../models/closed-loop.js';
 import { RANGE_TRIALS } from '../models/random.js';
 import { countRange } from '../count-range.js';
 import { sentMetric, okMetric, limitedMetric } from './limiter.js';
-import { withTeeth, shownRanges, KEEP_ONLY } from './judged.js';
+import { withTeeth, shownRanges, KEEP_ONLY, rangeNote, keepNote } from './judged.js';
 
 /**
  * The stated tolerance around the model's range. A closed loop feeds its own timing back (an
@@ -144,17 +144,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
 export function closedThresholds(c) {
   const e = c.expected;
   const range = (stat, r) => [`${stat}>=${r.lo}`, `${stat}<=${r.hi}`];
-  // The counts, by metric: of answers as the users got them, of what the application served,
-  // and of the requests themselves, as the proxy counts them too.
-  const counts = {
-    [`lab_responses{case:${c.id}}`]: 'responses',
-    [`lab_responses{case:${c.id},status:200}`]: 'ok',
-    [`lab_responses{case:${c.id},status:${c.limitedStatus}}`]: 'limited',
-    [`lab_app_served{case:${c.id}}`]: 'appServed',
-    [okMetric(c)]: 'sentOk',
-    [limitedMetric(c)]: 'sentLimited',
-    [sentMetric(c)]: 'sent',
-  };
+  const counts = countMetrics(c);
   const shown = shownRanges(e, possibleCounts(c));
   const t = Object.fromEntries(Object.entries(counts).map(([metric, key]) => [metric, shown[key] ? [KEEP_ONLY] : range('count', e[key])]));
   return {
@@ -162,6 +152,38 @@ export function closedThresholds(c) {
     [`lab_response_time{case:${c.id}}`]: [...range('avg', e.meanMs), ...range('max', e.maxMs)],
     [`lab_case_end{case:${c.id}}`]: range('max', e.spanMs),
     [`unexpected_status{case:${c.id}}`]: ['count<1'],
+  };
+}
+
+/** Per threshold of closedThresholds, the model figure and the tolerance it came from. */
+export function closedNotes(c) {
+  const e = c.expected;
+  const shown = shownRanges(e, possibleCounts(c));
+  const counts = `+-${T.countRel * 100} % or +-${T.countAbs} (CLOSED_TOLERANCE.countRel, countAbs)`;
+  const notes = Object.fromEntries(Object.entries(countMetrics(c)).map(([metric, key]) => [metric, shown[key] ? keepNote(COUNT_NAMES[key], shown[key]) : rangeNote(COUNT_NAMES[key], e[key], counts)]));
+  return {
+    ...notes,
+    [`lab_response_time{case:${c.id}}`]: `${rangeNote('mean latency (ms)', e.meanMs, `+-${T.meanRel * 100} % and +-${T.meanAbsMs} ms (CLOSED_TOLERANCE.mean*)`)}; ${rangeNote('max latency (ms)', e.maxMs, `-${T.maxRel * 100} % - ${T.maxBelowMs} ms, +${T.maxRel * 100} % + ${T.maxAboveMs} ms (CLOSED_TOLERANCE.max*)`)}`,
+    [`lab_case_end{case:${c.id}}`]: rangeNote("the run's length, first request to last answer (ms)", e.spanMs, `+-${T.spanRel * 100} % and +-${T.spanAbsMs} ms (CLOSED_TOLERANCE.span*)`),
+    [`unexpected_status{case:${c.id}}`]: `answers the policy does not give: none but 200 and ${c.limitedStatus}`,
+  };
+}
+
+const COUNT_NAMES = {
+  responses: 'answers the users got, one per request of their lists', ok: '200s the users got', limited: '503s the users got', appServed: 'requests the application served',
+  sentOk: '200s sent over the wire', sentLimited: '503s sent over the wire', sent: 'requests sent over the wire',
+};
+
+/** The counts a closed-loop case judges, by metric: answers as users got them, what the app served, requests as the proxy counts them. */
+function countMetrics(c) {
+  return {
+    [`lab_responses{case:${c.id}}`]: 'responses',
+    [`lab_responses{case:${c.id},status:200}`]: 'ok',
+    [`lab_responses{case:${c.id},status:${c.limitedStatus}}`]: 'limited',
+    [`lab_app_served{case:${c.id}}`]: 'appServed',
+    [okMetric(c)]: 'sentOk',
+    [limitedMetric(c)]: 'sentLimited',
+    [sentMetric(c)]: 'sent',
   };
 }
 
@@ -184,6 +206,7 @@ export default {
   plan,
   scenarios,
   thresholds: closedThresholds,
+  notes: closedNotes,
   possible: possibleCounts,
   caseTargets: (exp, suite, knobs) => exp.cases[suite](knobs, 1).map((c) => [exp.modes[c.mode].target, c.id]),
   // No per-case replay to bisect cheaply (each step is a full simulation of every user): its

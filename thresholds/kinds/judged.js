@@ -53,3 +53,20 @@ export const KEEP_TREND = 'min>=-86400000';
 
 /** Is a threshold expression one of the keep-only ones above? */
 export const keepsOnly = (expr) => expr === KEEP_ONLY || expr === KEEP_TREND;
+
+const num = (v) => (Number.isInteger(v) ? String(v) : String(+Number(v).toFixed(1)));
+
+/**
+ * A threshold's comment, as an exported script and the run's Script tab print it: the figure,
+ * the model's own range, the stated tolerance that widened it, and the range judged.
+ */
+export function rangeNote(figure, r, tolerance) {
+  const judged = `${r.lo ?? ''}..${r.hi ?? ''}`;
+  if (r.min === undefined) return `${figure}: ${judged}`;
+  // withTeeth's range: the model's count itself, where the tolerance would judge nothing.
+  if (r.min === r.max && r.lo === r.min && r.hi === r.max) return `${figure}: ${num(r.min)}, as every trial of the model gave it (the tolerance would admit every count this case can give)`;
+  return `${figure}: the model's ${num(r.min)}..${num(r.max)}, ${tolerance}: ${judged}`;
+}
+
+/** The comment of a keep-only threshold: what it keeps, and why it judges nothing. */
+export const keepNote = (figure, why) => `${figure}: judges nothing (${why}); k6 keeps a sub-metric in its summary only with a threshold (grafana/k6#1321)`;

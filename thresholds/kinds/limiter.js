@@ -8,7 +8,7 @@ import { countRange } from '../count-range.js';
 import { simulate, simulateCourse, replaySends, replayCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS, REPLAY_TRIALS } from '../models/limiter-replay.js';
 import { SEEN_LAG_MS } from '../models/seen-lag.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
-import { withTeeth, shownRanges, KEEP_ONLY, KEEP_TREND } from './judged.js';
+import { withTeeth, shownRanges, KEEP_ONLY, KEEP_TREND, rangeNote, keepNote } from './judged.js';
 import { heldRateStages } from '../held-rate.js';
 
 /** The stated tolerance of every threshold. */
@@ -247,6 +247,26 @@ export function caseThresholds(c) {
   return t;
 }
 
+/** Per threshold of caseThresholds, the model figure and the tolerance it came from. */
+export function caseNotes(c) {
+  const T = TOLERANCE;
+  const e = c.expected;
+  const shown = shownRanges(e, possibleCounts(c));
+  const counts = `+-${T.countRel * 100} % or +-${T.countAbs} (TOLERANCE.countRel, countAbs)`;
+  const count = (key, figure, tolerance) => (shown[key] ? keepNote(figure, shown[key]) : rangeNote(figure, e[key], tolerance));
+  return {
+    [okMetric(c)]: count('ok', '200s', counts),
+    [limitedMetric(c)]: count('limited', `${c.limitedStatus}s`, `${counts}, less what k6 may leave unsent`),
+    [sentMetric(c)]: shown.sent ? keepNote('requests sent', shown.sent) : `requests sent: the schedule's ${c.requests}, up to ${T.sentRel * 100} % or ${T.countAbs} fewer (TOLERANCE.sentRel: k6 late beside the stack): ${e.sent.lo}..${e.sent.hi}`,
+    [`unexpected_status{case:${c.id}}`]: `answers the policy does not give: none but 200 and ${c.limitedStatus}`,
+    [`dropped_iterations{scenario:${c.id}}`]: 'arrivals k6 dropped for want of a free VU: none (the VUs are sized from the model)',
+    [lateMetric(c)]: keepNote('how late k6 started each arrival', 'the lab judges its spread, max less min, which no threshold says'),
+    [latencyMetric(c)]: e.maxMs
+      ? rangeNote('longest wait (ms)', e.maxMs, `-${T.latencyRel * 100} % - ${T.latencyBelowMs} ms, +${T.latencyRel * 100} % + ${T.latencyAboveMs} ms (TOLERANCE.latency*)`)
+      : `p99 (ms): the model queues nothing (longest wait under TOLERANCE.queuedMs ${T.queuedMs} ms), so under TOLERANCE.p99Ms ${T.p99Ms}`,
+  };
+}
+
 /**
  * A case's model policy: its target's, under the plan's (model's) knobs, unless the plan names
  * the target's policy itself (`targetPolicies`: a policy no knob can say, as the replay's
@@ -284,6 +304,7 @@ export default {
   plan,
   scenarios,
   thresholds: caseThresholds,
+  notes: caseNotes,
   possible: possibleCounts,
   trendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'],
   /** [target, case id] of every case of a suite, without planning it (the stack's routes). */

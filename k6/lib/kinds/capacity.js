@@ -8,15 +8,14 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 import { check, fail } from 'k6';
 import { Trend, Counter, Rate } from 'k6/metrics';
-import { experimentNamed } from '../../../thresholds/plan.js';
 import { sentByK6 } from '../../../thresholds/generator.js';
 
 // A filtered or relayed document is answered 204 No Content.
 const NO_CONTENT = { 'status is 204': (r) => r.status === 204 };
 
 export default function capacity(plan, baseUrls) {
-  // The document the experiment names, relative to k6/.
-  const sample = JSON.parse(open(import.meta.resolve(`../../${experimentNamed(plan.experiment).sampleBody}`)));
+  // The document the plan names, relative to k6/ (an exported script carries it in the plan).
+  const sample = plan.sample ?? JSON.parse(open(import.meta.resolve(`../../${plan.sampleBody}`)));
   const bodies = { relay: JSON.stringify({ ...sample, relay: true }), filtered: JSON.stringify({ ...sample, relay: false }) };
   const backendUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const perCase = {};
@@ -45,8 +44,7 @@ export default function capacity(plan, baseUrls) {
   };
 
   return {
-    // The scenarios' clock starts as setup() returns: the lab lines its CPU samples up with it.
-    setup: () => ({ before: backendPaths(), t0: Date.now() }),
+    setup: () => ({ before: backendPaths() }),
 
     hit() {
       // exec.scenario is built afresh on each read: read once per iteration.

@@ -32,9 +32,8 @@ export default function capped(plan, baseUrls) {
   const countAll = () => Object.fromEntries([...plan.roles.edge, ...plan.roles.origin].map((sv) => [sv, counted(sv)]));
 
   return {
-    // The counters before the load, and when the scenarios' clock starts (the lab lines the
-    // cgroups' samples up with it).
-    setup: () => ({ before: countAll(), t0: Date.now() }),
+    // The counters before the load.
+    setup: () => ({ before: countAll() }),
 
     hit() {
       const tags = { case: c.id };
