@@ -10,9 +10,12 @@ const inline = (v) => (v && typeof v === 'object'
   : JSON.stringify(v));
 const comment = (text, pad) => `${pad}// ${text}\n`;
 
-/** One entry per line, each with its comment (notes[name]) above it. */
-function block(name, entries, notes, pad) {
-  const lines = Object.entries(entries).map(([k, v]) => `${notes[k] ? comment(notes[k], pad) : ''}${pad}${key(k)}: ${inline(v)},\n`);
+/** An object one property per line (a scenario), its values inline. */
+const multiline = (v, pad) => `{\n${Object.entries(v).map(([k, x]) => `${pad}  ${key(k)}: ${inline(x)},\n`).join('')}${pad}}`;
+
+/** One entry per line (or per property, `spread`), each with its comment (notes[name]) above it. */
+function block(name, entries, notes, pad, spread = false) {
+  const lines = Object.entries(entries).map(([k, v]) => `${notes[k] ? comment(notes[k], pad) : ''}${pad}${key(k)}: ${spread ? multiline(v, pad) : inline(v)},\n`);
   return `  ${name}: {\n${lines.join('')}  },\n`;
 }
 
@@ -27,5 +30,5 @@ export function optionsCode({ scenarios, thresholds, scenarioNotes = {}, thresho
   const th = picked(thresholds, (k) => only.includes(caseOf(k)));
   const others = ['leadPeriods'];
   const tail = Object.entries(rest).filter(([k]) => !others.includes(k)).map(([k, v]) => `  ${key(k)}: ${inline(v)},\n`).join('');
-  return `export const options = {\n${block('scenarios', sc, scenarioNotes, '    ')}${block('thresholds', th, thresholdNotes, '    ')}${only ? '' : tail}};\n`;
+  return `export const options = {\n${block('scenarios', sc, scenarioNotes, '    ', true)}${block('thresholds', th, thresholdNotes, '    ')}${only ? '' : tail}};\n`;
 }

@@ -14,6 +14,7 @@ import { resultKind } from './kinds.mjs';
 import { knobWords, perturbationWords, quickWords } from './run-kind.mjs';
 import { esc, mark, table, page, section, grid, panel, utc, duration } from './layout.mjs';
 import { policyHtml } from './policy.mjs';
+import { scriptHtml } from './script.mjs';
 
 const caseIds = (exp) => exp.cases.map((c) => c.id);
 const raw = (run, file) => `../../../${run.id}/${file}`;
@@ -67,6 +68,14 @@ ${own.length ? `<div class="case-charts">${own.map((chart) => panel({ title: cha
   }).join('\n');
 }
 
+/** The `./labw export` command that writes this run's test of `exp` as a standalone script. */
+function exportWords(info, exp) {
+  const quick = info.factors?.[exp.name] > 1 ? ` --quick=${info.factors[exp.name]}` : '';
+  const knobs = knobWords(info, exp.name).map((w) => w.slice(exp.name.length + 1));
+  const where = exp.policy ? `${info.suite} --policy=${exp.policy.file}` : `${info.suite}/${exp.name}`;
+  return `./labw export ${where}${quick}${knobs.length ? ` ${knobs.join(' ')}` : ''} --out=${exp.name}.js`;
+}
+
 /** One experiment's page: {path, html, data}. */
 export function experimentPage(run, exp, links = {}) {
   const charts = [];
@@ -103,6 +112,7 @@ export function experimentPage(run, exp, links = {}) {
     ['board', `lab / ${exp.name}`, board.length ? grid(board) : note(gone ? 'No time series in this run: see the note at the top.' : `panels.json has no lab-${exp.name} board.`), "The experiment's Grafana board, drawn from what its queries returned for this run."],
     ['http', 'HTTP', table(HTTP_HEAD, httpRows(exp).map((r) => httpCells(r).map(esc))), 'Per case and status, from k6\'s summary (latency and failures per case).'],
     ['nothing-lost', 'Nothing lost', countsTable, 'Per case and status: what k6 counted, what each store holds and what the proxy counted.'],
+    ['script', 'Script', scriptHtml(exp, exportWords(run.info, exp)), 'The scenarios and thresholds k6 ran, as k6 code: each threshold with the model figure and the tolerance it came from.'],
     ['resources', 'Resources', `${resTables}<div class="grid small">${perService.map((c) => panel({ title: c.title, chart: c })).join('\n')}</div>${resBoard.length ? `<h3>lab / resources</h3>${grid(resBoard)}` : ''}`, "CPU % of a core per service from the runner's sampler (k6 included); memory from the boards where the run has them."],
   ];
   const head = `<p class="lead">${esc(exp.kindName || 'unknown kind')} · ${counts(exp.outcomes)} · <a href="index.html">run ${esc(run.id)}</a>${links.history ? ` · <a href="${esc(links.history)}">history</a>` : ''}${links.compare ? ` · <a href="${esc(links.compare)}">compare</a>` : ''}${exp.phases.filter((p) => p.report).map((p) => ` · <a href="${esc(raw(run, p.report))}">k6 report${p.phase ? ` (${esc(p.phase)})` : ''}</a>`).join('')}</p>`;

@@ -97,7 +97,7 @@ function logsOf(dir, name) {
   return readdirSync(logs).filter((f) => f === `${name}.log` || (f.startsWith(`${name}.seg`) && f.endsWith('.log'))).map((f) => readFileSync(join(logs, f), 'utf8'));
 }
 
-/** Per experiment its phases' files: <suite>.<experiment>[.<phase>].{plan,summary,cpu,resources,wrk}.json. */
+/** Per experiment its phases' files: <suite>.<experiment>[.<phase>].{plan,summary,cpu,resources,wrk,options}.json. */
 function experimentFiles(dir, files, suite, name) {
   const prefix = `${suite}.${name}.`;
   const bases = files.filter((f) => f.startsWith(prefix) && f.endsWith('.plan.json')).map((f) => f.slice(0, -'.plan.json'.length)).sort();
@@ -111,6 +111,7 @@ function experimentFiles(dir, files, suite, name) {
       cpu: readJson(join(dir, `${base}.cpu.json`)),
       resources: readJson(join(dir, `${base}.resources.json`)),
       wrk: readJson(join(dir, `${base}.wrk.json`)),
+      options: readJson(join(dir, `${base}.options.json`)),
       sends: readJson(join(dir, `${base}.sends.json`)),
       report: files.includes(`${base}.report.html`) ? `${base}.report.html` : null,
       refusals: logsOf(dir, `k6.${base}`).flatMap(refusedWrites),
