@@ -30,7 +30,7 @@ function manifests(words, parallelism = 2, topology = loadTopology(join(root, 'd
   const req = parseRunArgs(words, { target: 'suite' });
   const experiment = req.experiments[0];
   const p = plan({ experiment, suite: req.name, factor: req.factor, overrides: req.overrides[experiment] });
-  return k8sManifests({ root, env: labEnv(root), topology, request: req, experiment, policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus: 'http://prometheus.monitoring:9090', testid }).objects;
+  return k8sManifests({ root, topology, request: req, experiment, policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus: 'http://prometheus.monitoring:9090', testid }).objects;
 }
 
 const validate = (files) => spawnSync(python, [join(root, 'lab', 'k8s', 'validate.py'), K8S_VERSION, ...files], { encoding: 'utf8' });
@@ -60,7 +60,13 @@ test('burst on Kubernetes: its stack and a k6-operator TestRun pass the schemas;
   assert.equal(run.metadata.labels['app.kubernetes.io/component'], 'burst');
   assert.equal(run.spec.parallelism, 2);
   assert.match(run.spec.arguments, /^--no-thresholds .*--tag testid=test-1/);
-  assert.ok(by('ConfigMap', 'k6-test-1-archive').binaryData['archive.tar'].length > 1000);
+  // The load is the exported script itself: options first, k6 modules only, each service's URL
+  // from the runners' environment.
+  const script = by('ConfigMap', 'k6-test-1-script').data['script.js'];
+  assert.match(script, /^export const options = \{$/m);
+  assert.deepEqual([...script.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).filter((m) => !m.startsWith('k6')), []);
+  assert.deepEqual(run.spec.script, { configMap: { name: 'k6-test-1-script', file: 'script.js' } });
+  assert.deepEqual(run.spec.runner.env.find((e) => e.name === 'BURST_NGINX_URL'), { name: 'BURST_NGINX_URL', value: 'http://burst-nginx-test-1:18080' });
   const dir = mkdtempSync(join(tmpdir(), 'lab-k8s-test-'));
   try {
     const files = writeManifests(dir, 'burst', objects);

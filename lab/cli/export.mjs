@@ -60,7 +60,7 @@ export default async function exportCommand(words, { root, say }) {
   const topology = loadTopology(join(root, 'docker-compose.yml'));
   Object.assign(topology.services, experimentNamed(plan.experiment).services ?? {});
   const ports = Object.fromEntries(Object.entries(topology.services).map(([name, s]) => [name, s.ports?.http]));
-  const script = await exportScript(root, plan, { ports, about: about({ plan, phases, words, commit: gitState(root), policyFile }) });
+  const script = exportScript(root, plan, { ports, about: about({ plan, phases, words, commit: gitState(root), policyFile }) });
   if (!values.out) {
     process.stdout.write(script);
     return 0;

@@ -46,7 +46,7 @@ function renderK8s(words, { root, say, topology }) {
   const experiment = req.experiments[0];
   const p = makePlan({ experiment, suite: req.name, factor: req.factor, overrides: req.overrides[experiment] });
   const testid = `${stamp()}-${req.name}-k8s`;
-  const { objects } = k8sManifests({ root, env: labEnv(root), topology: topology(), request: req, experiment, profile: stackOf(experiment), policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus, testid });
+  const { objects } = k8sManifests({ root, topology: topology(), request: req, experiment, profile: stackOf(experiment), policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus, testid });
   for (const f of writeManifests(join(root, '.lab', 'rendered', 'k8s'), experiment, objects)) say(f);
   say(`testid ${testid}: kubectl apply -f the stack, wait for its pods, then the TestRun (k6-operator)`);
   return 0;

@@ -4,7 +4,7 @@
  * cases as data; then what every VU does, bundled by esbuild from the lab's own k6 code
  * (k6/lib/plan-run.js and the kind's executor), so the script runs what `./labw test` runs.
  */
-import { build } from 'esbuild';
+import { buildSync } from 'esbuild';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kindOfPlan } from '../../thresholds/plan.js';
@@ -37,11 +37,11 @@ function planCode({ cases, ...top }) {
 }
 
 /** The kind's executor and plan-run.js, bundled with their imports but k6's: `{imports, code}`. */
-async function bundledRun(root, kindName) {
+function bundledRun(root, kindName) {
   const lib = join(root, 'k6', 'lib');
   if (!existsSync(join(lib, 'kinds', `${kindName}.js`))) throw new Error(`no executor k6/lib/kinds/${kindName}.js for plans of kind ${kindName}`);
   const entry = `import executor from './kinds/${kindName}.js';\nimport { planRun } from './plan-run.js';\nexport const labRun = (plan, urls, scenarios) => planRun(plan, urls, executor, scenarios);\n`;
-  const out = await build({ stdin: { contents: entry, resolveDir: lib, sourcefile: 'export-entry.js' }, bundle: true, format: 'esm', platform: 'neutral', write: false, external: ['k6', 'k6/*'], legalComments: 'inline', logLevel: 'silent' });
+  const out = buildSync({ stdin: { contents: entry, resolveDir: lib, sourcefile: 'export-entry.js' }, bundle: true, format: 'esm', platform: 'neutral', write: false, external: ['k6', 'k6/*'], legalComments: 'inline', logLevel: 'silent' });
   const text = out.outputFiles[0].text;
   const lines = text.split('\n').filter((l) => /^import .* from "k6(\/[a-z/-]+)?";$/.test(l));
   const code = text.split('\n').filter((l) => !lines.includes(l)).join('\n').replace(/\nexport \{\n {2}labRun\n\};\n?$/, '\n');
@@ -72,13 +72,13 @@ function mergedImports(lines) {
  * The script's text. `plan`: one k6 process's part (k6Plan); `ports`: per service, the port it
  * listens on in the lab's stack; `about`: the header's lines (what it tests, how it was made).
  */
-export async function exportScript(root, plan, { ports, about }) {
+export function exportScript(root, plan, { ports, about }) {
   const services = planServices(plan);
   for (const s of services) if (!ports[s]) throw new Error(`no port for service ${s} in the lab's topology`);
   const placeholders = Object.fromEntries(services.map((s) => [s, `\${SERVICE_URLS[${JSON.stringify(s)}]}`]));
   const options = exportOptions(plan, placeholders);
   const sample = plan.sampleBody ? JSON.parse(readFileSync(join(root, 'k6', plan.sampleBody), 'utf8')) : null;
-  const { imports, code } = await bundledRun(root, kindOfPlan(plan).name);
+  const { imports, code } = bundledRun(root, kindOfPlan(plan).name);
   const urls = services.map((s) => `  ${JSON.stringify(s)}: __ENV.${urlVariable(s)} || \`\${BASE_URL}:${ports[s]}\`,`).join('\n');
   return `${about.map((l) => `// ${l}`.trimEnd()).join('\n')}
 ${imports.join('\n')}

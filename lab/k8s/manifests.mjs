@@ -7,16 +7,16 @@
  * (the Namespace enforces it), every container has requests and limits, every object's name
  * carries the testid.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { tmpdir } from 'node:os';
 import YAML from 'yaml';
 import { stackServices, portsByService } from '../stack/topology.mjs';
 import { serviceView, renderedConfigs, renderArgs, renderText } from '../stack/render.mjs';
 import { parseCaps } from '../stack/cgroups.mjs';
 import { topologyView } from '../stack/start-stop.mjs';
 import { plan as makePlan, kindOfPlan } from '../../thresholds/plan.js';
+import { k6Plan } from '../../thresholds/k6-options.js';
+import { exportScript, urlVariable } from '../export/script.mjs';
 
 const PART_OF = { 'app.kubernetes.io/part-of': 'proxy-policy-lab' };
 // The namespace k6-operator's bundle installs itself in: its controller asks the runner pods
@@ -308,19 +308,6 @@ function networkPolicies({ namespace, testid, labels, prometheus, hasNode }) {
   return out;
 }
 
-/** `k6 archive` of the experiment's script with its plan's environment; returns the tar's bytes. */
-function k6Archive(root, env, experiment, archiveEnv) {
-  const dir = mkdtempSync(join(tmpdir(), 'lab-k6a-'));
-  try {
-    const out = join(dir, 'archive.tar');
-    const r = spawnSync('k6', ['archive', ...Object.entries(archiveEnv).flatMap(([k, v]) => ['-e', `${k}=${v}`]), '-O', out, join('k6', `${experiment}.js`)], { cwd: root, env, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`k6 archive k6/${experiment}.js: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join('\n')}`);
-    return readFileSync(out);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 /** The k6 image docker-compose.yml pins (its `k6` service), the one the runner pods run too. */
 function k6Image(root) {
   const image = YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true })?.services?.k6?.image;
@@ -350,15 +337,15 @@ export function runnerResources(p, parallelism) {
 
 /**
  * The manifests of one experiment's stack and its load: {objects, testid, namespace}. All in
- * the namespace `lab-<testid>`, made first. The load is a k6-operator TestRun: the experiment's
- * script as a `k6 archive` (plan, knobs and the services' addresses inside) in a ConfigMap,
- * `parallelism` runner pods, remote write to the team's Prometheus, every sample tagged with a
- * testid.
+ * the namespace `lab-<testid>`, made first. The load is a k6-operator TestRun: the test as one
+ * standalone script (`./labw export`'s, plan and knobs inside) in a ConfigMap, the services'
+ * addresses in the runners' environment, `parallelism` runner pods, remote write to the team's
+ * Prometheus, every sample tagged with a testid.
  * `request` is the parsed run request (suite, experiment, --quick, knobs); `policy` and
  * `targets` what the stack serves; `parallelism` the k6 runner pods; `prometheus` the base URL
  * of the team's Prometheus (remote-write receiver on).
  */
-export function k8sManifests({ root, env, topology, request, experiment, profile = experiment, policy, targets, parallelism, prometheus, testid }) {
+export function k8sManifests({ root, topology, request, experiment, profile = experiment, policy, targets, parallelism, prometheus, testid }) {
   const namespace = namespaceOf(testid);
   const labels = { ...PART_OF, 'lab/testid': testid };
   const ports = portsByService(topology);
@@ -392,25 +379,18 @@ export function k8sManifests({ root, env, topology, request, experiment, profile
     const view = serviceView({ policy, targets, ports, service: s, prefix: '/tmp', root: '/lab', network: podNetwork(testid), extra: { ...topologyView(topology), data: '/lab-data' } });
     objects.push(...serviceObjects({ root, s, view, labFilesName, capsText: s.caps ? renderText(s.caps, view).trim() : '', testid, namespace, labels, files }));
   }
-  // The load: the script and its plan as a k6 archive, every service at its Service's address.
+  // The load: the test as one standalone script (./labw export), every service at its Service's
+  // address (its <SERVICE>_URL in the runners' environment). The plan as `parallelism` pods share
+  // it: each gets the whole VU count (lab/run/segments.mjs).
   const baseUrls = Object.fromEntries(services.map((s) => [s.name, `http://${podNetwork(testid).at(s.name)}:${s.ports.http}`]));
-  const archiveEnv = {
-    SUITE: request.name,
-    ...(request.factor > 1 ? { QUICK: String(request.factor) } : {}),
-    ...(Object.keys(request.overrides[experiment] || {}).length ? { KNOBS: JSON.stringify(request.overrides[experiment]) } : {}),
-    // The plan as `parallelism` pods share it: each gets the whole VU count (lab/run/segments.mjs).
-    ...(parallelism > 1 ? { SEGMENTS: String(parallelism) } : {}),
-    LAB_BASE_URLS: JSON.stringify(baseUrls),
-    LAB_RESULTS: '/tmp',
-  };
-  const tar = k6Archive(root, env, experiment, archiveEnv);
+  const p = makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment], segments: parallelism });
+  const script = exportScript(root, k6Plan(p), { ports: Object.fromEntries(services.map((s) => [s.name, s.ports.http])), about: [`${experiment}, ${request.name} suite, for k6-operator: rendered by \`./labw render --k8s\` (./labw export writes the same test).`, ''] });
   // One TestRun per run (and namespace): k6-<testid>, the experiment in its labels. k6-operator
   // names its jobs <name>-initializer and <name>-starter: 51 characters leave them a DNS label.
   const name = nameWith('k6', testid, 51);
   const loadLabels = { ...labels, 'app.kubernetes.io/component': experiment };
-  objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-archive`, namespace, labels: loadLabels }, binaryData: { 'archive.tar': tar.toString('base64') } });
+  objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-script`, namespace, labels: loadLabels }, data: { 'script.js': script } });
   const tags = ['--tag', `testid=${testid}`, '--tag', `experiment=${experiment}`, '--tag', `suite=${request.name}`];
-  const p = makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] });
   const image = k6Image(root);
   // Every pod k6-operator makes meets the restricted standard too; the k6 ones write only to
   // /tmp. The starter runs the operator's own image (one HTTP call per runner) and writes nothing.
@@ -423,14 +403,15 @@ export function k8sManifests({ root, env, topology, request, experiment, profile
     resources,
     ...(k6 ? { volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }], volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] } : {}),
   });
-  const runner = runnerResources(p, parallelism);
+  // A pod's share: the plan as one process runs it (each pod gets its VUs, lab/run/segments.mjs).
+  const runner = runnerResources(makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }), parallelism);
   objects.push({
     apiVersion: 'k6.io/v1alpha1',
     kind: 'TestRun',
     metadata: { name, namespace, labels: loadLabels },
     spec: {
       parallelism,
-      script: { configMap: { name: `${name}-archive`, file: 'archive.tar' } },
+      script: { configMap: { name: `${name}-script`, file: 'script.js' } },
       // Each runner pod judges thresholds on its share of the plan only, and a count threshold
       // on a share is wrong: with more than one pod they are off, and the whole run is judged
       // from Prometheus by its testid.
@@ -438,6 +419,7 @@ export function k8sManifests({ root, env, topology, request, experiment, profile
       runner: {
         ...k6Pod(runner),
         env: [
+          ...Object.entries(baseUrls).map(([s, url]) => ({ name: urlVariable(s), value: url })),
           { name: 'K6_PROMETHEUS_RW_SERVER_URL', value: `${prometheus.replace(/\/+$/, '')}/api/v1/write` },
           { name: 'K6_PROMETHEUS_RW_TREND_STATS', value: 'p(95),p(99),min,max,avg,med,count' },
           { name: 'K6_NO_USAGE_REPORT', value: 'true' },
