@@ -15,6 +15,7 @@ import { table, byId, span } from './markdown.mjs';
 import { latenessTable } from './k6-lateness.mjs';
 import { seenLagTable } from './seen-lag.mjs';
 import { runSample } from './run-sample.mjs';
+import { scriptBlock } from '../export/readme-block.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Smoke proves every stack answers; its few requests catch no policy change, and --quick
@@ -76,7 +77,8 @@ const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) 
   const file = join(root, 'stacks', name, 'readme.mjs');
   if (!existsSync(file)) return [];
   const mod = await import(pathToFileURL(file).href);
-  return [[`stacks/${name}/README.md`, mod.default], ...Object.entries(mod.files || {})];
+  // Every stack README also shows, per suite, one case as k6 code (lab/export/readme-block.mjs).
+  return [[`stacks/${name}/README.md`, { ...mod.default, 'k6-script': () => scriptBlock(name) }], ...Object.entries(mod.files || {})];
 }));
 
 export const BLOCKS = {
