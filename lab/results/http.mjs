@@ -30,3 +30,8 @@ export function httpRows(exp) {
 /** The rows as table cells (text, unescaped). */
 export const httpCells = (r) => [r.status === 'all' ? r.case : '', r.status, format('none', r.requests), r.share == null ? '' : format('percentunit', r.share), ...[r.p95, r.p99, r.max].map((v) => (v === undefined ? '' : format('ms', v))), r.failed === undefined ? '' : format('percentunit', r.failed)];
 export const HTTP_HEAD = ['case', 'status', 'requests', 'share', 'p95', 'p99', 'max', 'failed'];
+
+/** k6's checks of the experiment's runs, as its summary lists them: [{name, passes, fails}] per k6 process. */
+export function checkRows(exp) {
+  return exp.phases.flatMap((p) => (p.summary?.root_group?.checks || []).map((c) => ({ phase: p.phase, name: c.name, passes: c.passes, fails: c.fails })));
+}

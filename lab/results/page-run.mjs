@@ -7,7 +7,7 @@
 import { boardViews, byCase, byService } from './boards.mjs';
 import { caseTables } from './cases.mjs';
 import { thresholdRows } from './thresholds.mjs';
-import { httpRows, httpCells, HTTP_HEAD } from './http.mjs';
+import { httpRows, httpCells, HTTP_HEAD, checkRows } from './http.mjs';
 import { insights } from './insights.mjs';
 import { resourceTables, serviceCharts } from './resources.mjs';
 import { resultKind } from './kinds.mjs';
@@ -68,6 +68,13 @@ ${own.length ? `<div class="case-charts">${own.map((chart) => panel({ title: cha
   }).join('\n');
 }
 
+/** k6's checks (statuses the policy allows), judged: a failed check is an answer no case allows. */
+function checksHtml(exp) {
+  const rows = checkRows(exp);
+  if (!rows.length) return '<p class="muted">No checks in k6\'s summary: runs made before the lab checked statuses lack them.</p>';
+  return `<h3>Checks</h3>${table(['phase', 'check', 'passed', 'failed', 'pass'], rows.map((r) => [esc(r.phase ?? '-'), esc(r.name), esc(r.passes), esc(r.fails), mark(r.fails === 0)]), { cls: 'compact', attrs: (r, i) => (rows[i].fails ? ' class="bad"' : '') })}`;
+}
+
 /** The `./labw export` command that writes this run's test of `exp` as a standalone script. */
 function exportWords(info, exp) {
   const quick = info.factors?.[exp.name] > 1 ? ` --quick=${info.factors[exp.name]}` : '';
@@ -110,7 +117,7 @@ export function experimentPage(run, exp, links = {}) {
     ['thresholds', 'Thresholds', thresholdsHtml, "k6's thresholds from its summary, and the lab's own judgements: the failed ones, then the passed."],
     ['cases', 'Cases', cards, 'Each case as the terminal table showed it, and its course against the model where the kind has one.'],
     ['board', `lab / ${exp.name}`, board.length ? grid(board) : note(gone ? 'No time series in this run: see the note at the top.' : `panels.json has no lab-${exp.name} board.`), "The experiment's Grafana board, drawn from what its queries returned for this run."],
-    ['http', 'HTTP', table(HTTP_HEAD, httpRows(exp).map((r) => httpCells(r).map(esc))), 'Per case and status, from k6\'s summary (latency and failures per case).'],
+    ['http', 'HTTP', `${table(HTTP_HEAD, httpRows(exp).map((r) => httpCells(r).map(esc)))}${checksHtml(exp)}`, 'Per case and status, from k6\'s summary (latency and failures per case), and k6\'s checks.'],
     ['nothing-lost', 'Nothing lost', countsTable, 'Per case and status: what k6 counted, what each store holds and what the proxy counted.'],
     ['script', 'Script', scriptHtml(exp, exportWords(run.info, exp)), 'The scenarios and thresholds k6 ran, as k6 code: each threshold with the model figure and the tolerance it came from.'],
     ['resources', 'Resources', `${resTables}<div class="grid small">${perService.map((c) => panel({ title: c.title, chart: c })).join('\n')}</div>${resBoard.length ? `<h3>lab / resources</h3>${grid(resBoard)}` : ''}`, "CPU % of a core per service from the runner's sampler (k6 included); memory from the boards where the run has them."],
