@@ -37,7 +37,7 @@ docs: deps
 up experiment *args: setup
     node lab/cli/index.mjs up "$@"
 
-# Benchmark an experiment's stack (one with stacks/<experiment>/bench.mjs) or k6 itself (`bench k6`): prints figures, judges nothing.
+# Benchmark an experiment's stack (one with lab/bench/<experiment>.mjs) or k6 itself (`bench k6`): prints figures, judges nothing.
 bench experiment *args: setup
     node lab/cli/index.mjs bench "$@"
 

@@ -11,7 +11,7 @@ import { walkPhases } from '../lab/run/phases.mjs';
 import { parseWrk } from '../lab/bench/tools.mjs';
 import { wrkGroups, mergeSlices } from '../lab/run/wrk.mjs';
 import { wrkFigures } from '../lab/kinds/capacity.mjs';
-import { recordedSpread } from '../stacks/json-filter/readme.mjs';
+import { recordedSpread } from '../lab/docs/json-filter.mjs';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 
@@ -325,7 +325,7 @@ test("the measured spread the bounds come from covers every recorded breakpoint 
 });
 
 test("the bench's per-CPU points summed up: per load and server, each repetition over nginx's in the same repetition", async () => {
-  const { perCpuSummary, spread } = await import('../stacks/json-filter/per-cpu.mjs');
+  const { perCpuSummary, spread } = await import('../lab/bench/per-cpu.mjs');
   const p = (connections, rep, name, perCpuS) => ({ connections, rep, name, rps: 2000, errors: name === 'node' ? 1 : 0, perCpuS });
   const points = [p(64, 0, 'node', 10), p(64, 0, 'nginx', 40), p(64, 1, 'node', 12), p(64, 1, 'nginx', 30), p(400, 0, 'node', 20), p(400, 0, 'nginx', 50)];
   const s = perCpuSummary(points);

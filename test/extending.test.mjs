@@ -149,7 +149,7 @@ test('a new experiment of an existing kind is its own files and one list entry: 
   try {
     const lab = (...args) => spawnSync(process.execPath, ['lab/cli/index.mjs', ...args], { cwd: dir, encoding: 'utf8' });
     const ok = (r) => { assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`); return r.stdout; };
-    assert.deepEqual(added.sort(), ['dashboards/src/steady-limit.mjs', 'k6/steady-limit.js', 'stacks/steady-limit/README.md', 'stacks/steady-limit/readme.mjs', 'thresholds/experiments/steady-limit.js']);
+    assert.deepEqual(added.sort(), ['dashboards/src/steady-limit.mjs', 'k6/steady-limit.js', 'lab/docs/steady-limit.mjs', 'stacks/steady-limit/README.md', 'thresholds/experiments/steady-limit.js']);
 
     // expect: its plans, on its own and as part of the suites its file declares.
     const [spike] = JSON.parse(ok(lab('expect', 'spike/steady-limit')));

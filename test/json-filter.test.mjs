@@ -539,8 +539,8 @@ test('node filter broken to order (--fault): relay-all relays a filtered documen
   }
 });
 
-test('servers/profiles/ab.mjs refuses bad input before it loads anything, naming what is wrong', () => {
-  const ab = fileURLToPath(new URL('../servers/profiles/ab.mjs', import.meta.url));
+test('lab/profiles/ab.mjs refuses bad input before it loads anything, naming what is wrong', () => {
+  const ab = fileURLToPath(new URL('../lab/profiles/ab.mjs', import.meta.url));
   const run = (args, env = { LAB_BODY: 'body.json' }) => spawnSync(process.execPath, [ab, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 10_000 });
   const sleeper = spawn('sleep', ['30']); // in this process group, not one of its own
   try {
@@ -562,8 +562,8 @@ test('servers/profiles/ab.mjs refuses bad input before it loads anything, naming
   }
 });
 
-test('servers/profiles/floors.mjs refuses a bad number of rounds before it starts anything', () => {
-  const floors = fileURLToPath(new URL('../servers/profiles/floors.mjs', import.meta.url));
+test('lab/profiles/floors.mjs refuses a bad number of rounds before it starts anything', () => {
+  const floors = fileURLToPath(new URL('../lab/profiles/floors.mjs', import.meta.url));
   for (const args of [['0'], ['x'], ['-3'], ['100'], ['3', '4'], ['3; ls']]) {
     const r = spawnSync(process.execPath, [floors, ...args], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 10_000 });
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -573,7 +573,7 @@ test('servers/profiles/floors.mjs refuses a bad number of rounds before it start
 
 test('two servers loaded at once (two-at-once.mjs): each one\'s CPU per relayed request over the same seconds, the order swapped every round', async (t) => {
   if (needs(t, notRun('wrk', spawnSync('wrk', ['-v'])))) return; // wrk -v exits 1
-  const { twoAtOnce } = await import('../stacks/json-filter/two-at-once.mjs');
+  const { twoAtOnce } = await import('../lab/bench/two-at-once.mjs');
   // Two servers answering 204, each leading a process group of its own, one burning CPU per request.
   // The burn spins on the process's own CPU clock, as the filter's --burn-us does: on the wall
   // clock, a server preempted mid-spin would burn less CPU than asked.

@@ -136,10 +136,10 @@ test('the command line: the entry point picks the command; errors print as error
   const knobs = lab('knobs', 'burst');
   assert.equal(knobs.status, 0, knobs.stderr);
   assert.match(knobs.stdout, /^burst \(seed /);
-  // A bench is stacks/<experiment>/bench.mjs, or k6's own: any other name is told which there are.
+  // A bench is lab/bench/<experiment>.mjs, or k6's own: any other name is told which there are.
   const bench = lab('bench', 'caching');
   assert.equal(bench.status, 2);
-  assert.equal(bench.stderr, `error: no benchmark for 'caching'; there are: ${[...Object.keys(experiments).filter((e) => existsSync(join(root, 'stacks', e, 'bench.mjs'))), ...Object.keys(TOOLS)].join(', ')}\n`);
+  assert.equal(bench.stderr, `error: no benchmark for 'caching'; there are: ${[...Object.keys(experiments).filter((e) => existsSync(join(root, 'lab', 'bench', `${e}.mjs`))), ...Object.keys(TOOLS)].join(', ')}\n`);
   assert.match(bench.stderr, /there are: .*json-filter.*, k6/);
 });
 

@@ -5,11 +5,10 @@
  * handleSummary replaces that summary, and k6 ships no text formatter without a network import).
  */
 import { keepsOnly } from '../../thresholds/kinds/judged.js';
+import { escapeHtml as esc } from './escape.js';
 
 // A keep-only expression (a shown count's, a spread's trend) judges nothing: the reports leave it out.
 const judging = (m) => Object.entries(m.thresholds || {}).filter(([expr]) => !keepsOnly(expr));
-
-const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function junit(data, suiteName) {
   const cases = [];

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { CHROMIUM } from '../results/check.mjs';
+import { escapeHtml as escape } from '../lib.mjs';
 
 /** A frame's name from a `perf script` stack line: `\t<addr> <symbol>+0x1f (<dso>)`. */
 function frameName(line) {
@@ -68,8 +69,6 @@ export function layout(folded, { minShare = 0, maxDepth = 64 } = {}) {
   walk(root, 0, 0);
   return boxes;
 }
-
-const escape = (s) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
 
 /** A colour per frame kind: kernel (blue, marked [k]), JIT-compiled code (yellow), the rest (red-orange). */
 function colour(name) {

@@ -1,7 +1,7 @@
 /*
  * `bench <name>`: which benchmark a name runs. The lab's own tools have theirs here (TOOLS: `k6`
  * measures k6 itself, `results` the results site's build); an experiment's
- * bench sits beside its stack, stacks/<experiment>/bench.mjs, and is found here by name, so
+ * bench is lab/bench/<experiment>.mjs, found here by the experiment's name in the list, so
  * adding one is that file alone. Each exports `default async (root, request, { say })`.
  */
 import { existsSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { list } from '../../thresholds/experiments/index.js';
 
-const benchFile = (root, name) => join(root, 'stacks', name, 'bench.mjs');
+const benchFile = (root, name) => join(root, 'lab', 'bench', `${name}.mjs`);
 
 /** The benches of the lab's own tools, which take only --quick: name -> module. */
 export const TOOLS = { k6: './k6.mjs', results: './results.mjs', stores: './stores.mjs' };

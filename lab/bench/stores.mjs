@@ -26,7 +26,7 @@ import { refusedWrites } from '../stores/refusals.mjs';
 import { METRICS_PROFILE, storeUrls, storesPolicy, applyRetention, influxSeries, rssMiB } from '../stores/stores.mjs';
 import { writeOutcomes, outcomeCounts, remoteWrite } from '../stores/outcomes.mjs';
 import { runTagSets, prometheusSeriesOf, influxSeriesOf, syntheticOutcomes, storeSeries } from '../stores/cardinality.mjs';
-import { duSize } from '../cli/context.mjs';
+import { duSize } from '../lib.mjs';
 import { machine } from './tools.mjs';
 
 // The bench's stores listen this far above the topology's ports: a team's may be up.

@@ -72,52 +72,55 @@ export function stackWords(words, root) {
   return [usePolicy(flags, root).experiment.name, ...flags.rest];
 }
 
-export function parseRunArgs(words, { target = 'suite', only = null } = {}) {
-  const [name, ...rest] = words;
+/** The experiments a run's first word names: a suite's, one of it (`spike/burst`), an experiment, or a policy's (`only`). */
+function runNames(name, target, only) {
   if (!name || name.startsWith('-') || name.includes('=')) {
     const valid = target === 'suite' ? Object.keys(suites).filter((s) => suites[s].length).join(', ') : Object.keys(experiments).join(', ');
     throw new Error(`name a ${target} first (${valid})`);
   }
-  let names;
   if (only) {
     if (name.includes('/')) throw new Error(`'${name}': with --policy, name the suite alone (smoke, spike or soak)`);
     if (!experimentNamed(only).suites[name]) throw new Error(`a policy has no '${name}' cases; it has: ${Object.keys(experimentNamed(only).suites).join(', ')}`);
-    names = [only];
-  } else if (target === 'suite') {
-    // `spike/burst` runs one experiment of a suite.
-    const [suite, only, ...extra] = name.split('/');
-    if (extra.length) throw new Error(`'${name}': name a suite, or suite/experiment (like spike/burst)`);
-    names = suiteExperiments(suite);
-    if (only !== undefined) {
-      if (!names.includes(only)) throw new Error(`suite '${suite}' has no experiment '${only}'; it has: ${names.join(', ')}`);
-      names = [only];
-    }
-  } else {
-    names = [experimentNamed(name).name];
+    return [only];
   }
-  let factor = 1;
-  let metrics = true;
-  let segments = 1;
-  const overrides = Object.fromEntries(names.map((n) => [n, {}]));
-  // A perturbed stack the model is not told of: knobs only the stack gets, and services slowed
-  // by a CPU cap (% of one core). The run must fail on it; test/perturbed.test.mjs keeps such runs.
-  const untold = Object.fromEntries(names.map((n) => [n, {}]));
-  const slowed = {};
-  let k6Cpu = null; // k6 itself capped (% of one core): a load generator that cannot keep time
-  const given = new Set(); // each option and knob once: a second one would silently win
-  const once = (key, word) => {
-    if (given.has(key)) throw new Error(`'${word}': ${key} is given twice`);
-    given.add(key);
-  };
-  // knob=value or experiment.knob=value, into `into` (the model's knobs, or the stack's alone).
-  const setKnob = (w, into, flag) => {
+  if (target !== 'suite') return [experimentNamed(name).name];
+  // `spike/burst` runs one experiment of a suite.
+  const [suite, one, ...extra] = name.split('/');
+  if (extra.length) throw new Error(`'${name}': name a suite, or suite/experiment (like spike/burst)`);
+  const names = suiteExperiments(suite);
+  if (one === undefined) return names;
+  if (!names.includes(one)) throw new Error(`suite '${suite}' has no experiment '${one}'; it has: ${names.join(', ')}`);
+  return [one];
+}
+
+/**
+ * The run's options, each given once (a second one would silently win): `knob=value` or
+ * `experiment.knob=value` into the model's knobs (`overrides`) or, after --stack-knob, the
+ * stack's alone (`untold`: a perturbed stack the model is not told of; test/perturbed.test.mjs
+ * keeps such runs); --stack-cpu services slowed by a CPU cap, --k6-cpu k6 itself capped (a load
+ * generator that cannot keep time), --quick, --segments, --no-metrics.
+ */
+class RunOptions {
+  constructor(name, names) {
+    Object.assign(this, { name, names, factor: 1, metrics: true, segments: 1, slowed: {}, k6Cpu: null, given: new Set() });
+    this.overrides = Object.fromEntries(names.map((n) => [n, {}]));
+    this.untold = Object.fromEntries(names.map((n) => [n, {}]));
+  }
+
+  once(key, word) {
+    if (this.given.has(key)) throw new Error(`'${word}': ${key} is given twice`);
+    this.given.add(key);
+  }
+
+  setKnob(w, into, flag) {
+    const { names, name } = this;
     const m = /^(?:([a-z0-9-]+)\.)?([a-z_]+)=(.*)$/.exec(w);
     if (!m) throw new Error(`cannot read '${flag}${w}': expected ${flag ? 'knob=value or experiment.knob=value' : `${RUN_FORMS.slice(0, -1).join(', ')} or ${RUN_FORMS.at(-1)}`}`);
     const [, exp, knob, value] = m;
     if (exp) {
       experimentNamed(exp);
       if (!names.includes(exp)) throw new Error(`experiment '${exp}' is not part of ${name} (${names.join(', ')})`);
-      once(`${flag}${exp}.${knob}`, w);
+      this.once(`${flag}${exp}.${knob}`, w);
       into[exp][knob] = value;
       return;
     }
@@ -127,79 +130,93 @@ export function parseRunArgs(words, { target = 'suite', only = null } = {}) {
       throw new Error(`unknown knob '${knob}'; valid: ${valid.join(', ')}`);
     }
     for (const o of owners) {
-      once(`${flag}${o}.${knob}`, w);
+      this.once(`${flag}${o}.${knob}`, w);
       into[o][knob] = value;
     }
-  };
-  for (let i = 0; i < rest.length; i += 1) {
-    const w = rest[i];
+  }
+
+  /** Reads the option at words[i]; returns how many words it took. */
+  read(words, i) {
+    const w = words[i];
     if (w === '--no-metrics') {
-      once('--no-metrics', w);
-      metrics = false;
-      continue;
-    }
-    const seg = flagValue(rest, i, '--segments', 'N');
-    if (seg) {
-      const [value, took] = seg;
-      once('--segments', rest.slice(i, i + took).join(' '));
-      i += took - 1;
-      if (!/^[0-9]{1,2}$/.test(value) || Number(value) < 1 || Number(value) > MAX_SEGMENTS) throw new Error(`--segments takes a whole number of k6 processes 1..${MAX_SEGMENTS}, got '${value}'`);
-      segments = Number(value);
-      continue;
+      this.once('--no-metrics', w);
+      this.metrics = false;
+      return 1;
     }
     const quick = /^--quick(?:=(.*))?$/.exec(w);
     if (quick) {
-      once('--quick', w);
-      factor = quick[1] === undefined ? QUICK_FACTOR : parseFactor(quick[1]);
-      continue;
+      this.once('--quick', w);
+      this.factor = quick[1] === undefined ? QUICK_FACTOR : parseFactor(quick[1]);
+      return 1;
     }
-    const stackKnob = flagValue(rest, i, '--stack-knob', 'knob=value');
-    if (stackKnob) {
-      i += stackKnob[1] - 1;
-      setKnob(stackKnob[0], untold, '--stack-knob ');
-      continue;
-    }
-    const stackCpu = flagValue(rest, i, '--stack-cpu', 'service=N');
-    if (stackCpu) {
-      i += stackCpu[1] - 1;
-      const c = /^([a-z0-9-]{1,60})=([0-9]{1,3})$/.exec(stackCpu[0]);
-      if (!c || Number(c[2]) < 1 || Number(c[2]) > 200) throw new Error(`--stack-cpu takes service=N, N the service's CPU cap in % of one core (1..200), like --stack-cpu json-filter-node=25; got '${stackCpu[0]}'`);
-      once(`--stack-cpu ${c[1]}`, stackCpu[0]);
-      slowed[c[1]] = Number(c[2]);
-      continue;
-    }
-    const k6CpuFlag = flagValue(rest, i, '--k6-cpu', 'N');
-    if (k6CpuFlag) {
-      i += k6CpuFlag[1] - 1;
-      if (!/^[0-9]{1,3}$/.test(k6CpuFlag[0]) || Number(k6CpuFlag[0]) < 1 || Number(k6CpuFlag[0]) > 400) throw new Error(`--k6-cpu takes N, k6's CPU cap in % of one core (1..400), like --k6-cpu 20; got '${k6CpuFlag[0]}'`);
-      once('--k6-cpu', k6CpuFlag[0]);
-      k6Cpu = Number(k6CpuFlag[0]);
-      continue;
-    }
-    setKnob(w, overrides, '');
-  }
-  // Build every plan now (knobs parsed and checked, the machine's limits applied), so a bad
-  // value fails before any process starts.
-  if (target === 'suite') {
-    for (const n of names) {
-      const p = makePlan({ experiment: n, suite: name.split('/')[0], factor, overrides: overrides[n], untold: untold[n] });
-      const kind = kindOfPlan(p);
-      if (segments > 1 && !kind.segments) {
-        const able = Object.values(kinds).filter((k) => k.segments);
-        const names = Object.values(experiments).filter((e) => able.includes(kinds[e.kind])).map((e) => e.name);
-        throw new Error(`--segments: ${n} is a ${kind.name} plan; segments are judged for the ${able.map((k) => k.name).join(', ')} experiments (${names.join(', ')}) so far`);
+    for (const [flag, what, take] of this.valueFlags()) {
+      const found = flagValue(words, i, flag, what);
+      if (found) {
+        take(found[0], words.slice(i, i + found[1]).join(' '));
+        return found[1];
       }
     }
-  } else {
-    for (const n of names) {
+    this.setKnob(w, this.overrides, '');
+    return 1;
+  }
+
+  /** The flags that take a value: [flag, what its value is, what to do with it]. */
+  valueFlags() {
+    return [
+      ['--segments', 'N', (value, word) => {
+        this.once('--segments', word);
+        if (!/^[0-9]{1,2}$/.test(value) || Number(value) < 1 || Number(value) > MAX_SEGMENTS) throw new Error(`--segments takes a whole number of k6 processes 1..${MAX_SEGMENTS}, got '${value}'`);
+        this.segments = Number(value);
+      }],
+      ['--stack-knob', 'knob=value', (value) => this.setKnob(value, this.untold, '--stack-knob ')],
+      ['--stack-cpu', 'service=N', (value) => {
+        const c = /^([a-z0-9-]{1,60})=([0-9]{1,3})$/.exec(value);
+        if (!c || Number(c[2]) < 1 || Number(c[2]) > 200) throw new Error(`--stack-cpu takes service=N, N the service's CPU cap in % of one core (1..200), like --stack-cpu json-filter-node=25; got '${value}'`);
+        this.once(`--stack-cpu ${c[1]}`, value);
+        this.slowed[c[1]] = Number(c[2]);
+      }],
+      ['--k6-cpu', 'N', (value) => {
+        if (!/^[0-9]{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 400) throw new Error(`--k6-cpu takes N, k6's CPU cap in % of one core (1..400), like --k6-cpu 20; got '${value}'`);
+        this.once('--k6-cpu', value);
+        this.k6Cpu = Number(value);
+      }],
+    ];
+  }
+
+  get perturbed() {
+    return this.k6Cpu !== null || Object.keys(this.slowed).length > 0 || this.names.some((n) => Object.keys(this.untold[n]).length > 0);
+  }
+}
+
+/**
+ * Every plan built now (knobs parsed and checked, the machine's limits applied), so that a bad
+ * value fails before any process starts.
+ */
+function checkPlans(o, target) {
+  for (const n of o.names) {
+    if (target !== 'suite') {
       const exp = experiments[n];
-      const applied = Math.min(factor, exp.maxQuick ?? Infinity);
-      const scaled = scaleKnobs(exp, resolveKnobs(exp, overrides[n]), applied);
+      const applied = Math.min(o.factor, exp.maxQuick ?? Infinity);
+      const scaled = scaleKnobs(exp, resolveKnobs(exp, o.overrides[n]), applied);
       if (exp.checkScaled) exp.checkScaled(scaled, applied);
+      continue;
+    }
+    const kind = kindOfPlan(makePlan({ experiment: n, suite: o.name.split('/')[0], factor: o.factor, overrides: o.overrides[n], untold: o.untold[n] }));
+    if (o.segments > 1 && !kind.segments) {
+      const able = Object.values(kinds).filter((k) => k.segments);
+      const names = Object.values(experiments).filter((e) => able.includes(kinds[e.kind])).map((e) => e.name);
+      throw new Error(`--segments: ${n} is a ${kind.name} plan; segments are judged for the ${able.map((k) => k.name).join(', ')} experiments (${names.join(', ')}) so far`);
     }
   }
-  if (segments > 1 && !metrics) throw new Error('--segments needs the metrics stores (the whole run is judged from Prometheus too): drop --no-metrics');
-  const perturbed = k6Cpu !== null || Object.keys(slowed).length > 0 || names.some((n) => Object.keys(untold[n]).length > 0);
-  if (perturbed && target !== 'suite') throw new Error('--stack-knob, --stack-cpu and --k6-cpu perturb a test run: use them with `just test`');
-  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments, ...(perturbed ? { untold, slowed } : {}), ...(k6Cpu !== null ? { k6Cpu } : {}) };
+  if (o.segments > 1 && !o.metrics) throw new Error('--segments needs the metrics stores (the whole run is judged from Prometheus too): drop --no-metrics');
+  if (o.perturbed && target !== 'suite') throw new Error('--stack-knob, --stack-cpu and --k6-cpu perturb a test run: use them with `just test`');
+}
+
+export function parseRunArgs(words, { target = 'suite', only = null } = {}) {
+  const [name, ...rest] = words;
+  const o = new RunOptions(name, runNames(name, target, only));
+  for (let i = 0; i < rest.length; i += o.read(rest, i));
+  checkPlans(o, target);
+  const { names, factor, overrides, metrics, segments, untold, slowed, k6Cpu } = o;
+  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments, ...(o.perturbed ? { untold, slowed } : {}), ...(k6Cpu !== null ? { k6Cpu } : {}) };
 }

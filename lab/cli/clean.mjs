@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { existsSync, rmSync, readdirSync, lstatSync } from 'node:fs';
-import { duSize } from './context.mjs';
+import { duSize } from '../lib.mjs';
 import { storesUp } from '../stores/stores.mjs';
 import { refuseWhileLive } from '../run/lock.mjs';
 

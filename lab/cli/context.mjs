@@ -5,8 +5,6 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { existsSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { plan as makePlan, experiments, stackTargets } from '../../thresholds/plan.js';
 import { loadTopology } from '../stack/topology.mjs';
 import { completeDeclared } from '../policy/declared.mjs';
@@ -26,4 +24,3 @@ export function policyFor(req) {
   return { policy: p.policy, targets: stackTargets(req.name, p.knobs, p.policy) };
 }
 
-export const duSize = (path) => (existsSync(path) ? spawnSync('du', ['-sh', path], { encoding: 'utf8' }).stdout.split('\t')[0] : '0');

@@ -11,7 +11,7 @@ import { plan, experiments, suites, SUITES, QUICK_FACTOR } from '../../threshold
 import { kindOf } from '../../thresholds/kinds/index.js';
 import { sensitivity } from '../../thresholds/sensitivity.js';
 import { loadTopology } from '../stack/topology.mjs';
-import { table, byId, span } from './markdown.mjs';
+import { table, byId, span } from '../lib.mjs';
 import { latenessTable } from './k6-lateness.mjs';
 import { seenLagTable } from './seen-lag.mjs';
 import { runSample } from './run-sample.mjs';
@@ -69,12 +69,12 @@ function quickChanges() {
 }
 
 /**
- * The generated blocks per file: a stack's README gets the blocks its stacks/<experiment>/readme.mjs
+ * The generated blocks per file: a stack's README gets the blocks its lab/docs/<experiment>.mjs
  * makes (default export {block name: () => markdown}), for every experiment that has one; other
  * files get the blocks its `files` export names ({file: {block name: () => markdown}}).
  */
 const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) => {
-  const file = join(root, 'stacks', name, 'readme.mjs');
+  const file = join(root, 'lab', 'docs', `${name}.mjs`);
   if (!existsSync(file)) return [];
   const mod = await import(pathToFileURL(file).href);
   // Every stack README also shows, per suite, one case as k6 code (lab/export/readme-block.mjs).

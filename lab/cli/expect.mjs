@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseRunArgs, policyFlags } from './args.mjs';
 import { readRun } from '../results/runs.mjs';
 import { replaySensitivity } from '../judge/replay-sensitivity.mjs';
-import { table } from './markdown.mjs';
+import { table } from '../lib.mjs';
 import { plansFor } from '../run/suite.mjs';
 import { sensitivity } from '../../thresholds/sensitivity.js';
 import { formatSensitivity } from './docs.mjs';

@@ -17,7 +17,7 @@ import { root, stateDir, say, topology } from './context.mjs';
  *                                          the metrics stores, kept running between runs; their series per run
  *   clean [--yes]                          list (then, with --yes, delete) the stores' data, results and rendered configs
  *   keep <experiment|metrics> [knobs]      (internal) own an `up` stack until SIGTERM
- *   bench <experiment> [--quick] [knobs]   an experiment's bench, stacks/<experiment>/bench.mjs
+ *   bench <experiment> [--quick] [knobs]   an experiment's bench, lab/bench/<experiment>.mjs
  *   bench k6 [--quick]                     k6's own CPU per request and memory per VU (sizing)
  *   bench results [--quick]                the results site's build time and page weight at 50 runs (10)
  *   bench stores [--quick]                 the stores through 500 runs' series: series, memory, disk; a last run complete

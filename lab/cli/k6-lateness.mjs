@@ -3,8 +3,7 @@
  * spread of each case's lateness (how much later than the schedule its latest arrival started
  * than its earliest), the figure the model's JITTER_MS must cover and every run judges.
  */
-import { recordedRuns, recordedLine } from './recorded.mjs';
-import { table } from './markdown.mjs';
+import { recordedRuns, recordedLine, table } from '../lib.mjs';
 import { JITTER_MS } from '../../thresholds/models/limiter-replay.js';
 import { LATE_MEASURE } from '../kinds/limiter.mjs';
 

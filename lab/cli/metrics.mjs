@@ -14,7 +14,7 @@
  */
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { duSize } from './context.mjs';
+import { duSize } from '../lib.mjs';
 import { keepUp, stopKept } from './keeper.mjs';
 import { flagValue } from './args.mjs';
 import { METRICS_PROFILE, storesUp, storeUrls, metricsRetention, applyRetention, storeHoldings, rssMiB, seriesBudget } from '../stores/stores.mjs';

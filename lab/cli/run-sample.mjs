@@ -9,7 +9,7 @@ import { kindFor } from '../kinds/index.mjs';
 import { measuredFromFolder } from '../results/cases.mjs';
 import { readRun } from '../results/runs.mjs';
 import { formatTable } from '../judge/table.mjs';
-import { recordedRuns } from './recorded.mjs';
+import { recordedRuns } from '../lib.mjs';
 import { isPlain } from '../results/run-kind.mjs';
 
 /** The newest plain recorded run of `suite` at `factor`, judged again: its table's first `rows` rows. */

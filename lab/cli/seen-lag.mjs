@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { table } from './markdown.mjs';
+import { table } from '../lib.mjs';
 import { TESTID } from '../run/open.mjs';
 import { pooledQuantiles, SEEN_LAG_MS } from '../../thresholds/models/seen-lag.js';
 

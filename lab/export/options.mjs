@@ -44,5 +44,23 @@ export function exportOptions(plan, baseUrls, { constant = true } = {}) {
   }
   const thresholdNotes = {};
   for (const c of plan.cases) Object.assign(thresholdNotes, kind.notes?.(c, plan) ?? {});
-  return { ...options, scenarios, scenarioNotes, thresholdNotes, leadPeriods };
+  const thresholds = { ...options.thresholds };
+  for (const id of Object.keys(leadPeriods)) oneArrivalMore(thresholds, thresholdNotes, id);
+  return { ...options, scenarios, thresholds, scenarioNotes, thresholdNotes, leadPeriods };
+}
+
+/**
+ * A constant-arrival-rate may start one arrival past its duration: when k6 runs late at the end,
+ * the timer of the next arrival and the end of the duration are ready together, and Go's select
+ * picks either (lib/executor/constant_arrival_rate.go). One request more moves any count of the
+ * case by at most one, so each count's top gets one more, and its note says why.
+ */
+function oneArrivalMore(thresholds, notes, id) {
+  for (const [metric, exprs] of Object.entries(thresholds)) {
+    if (!metric.startsWith(`http_reqs{case:${id}`) || !/[,}]/.test(metric.charAt(`http_reqs{case:${id}`.length))) continue;
+    const widened = exprs.map((e) => e.replace(/^count<=(\d+)$/, (_, n) => `count<=${Number(n) + 1}`));
+    if (widened.every((e, i) => e === exprs[i])) continue;
+    thresholds[metric] = widened;
+    notes[metric] = `${notes[metric] ?? metric}; top +1: constant-arrival-rate may start one arrival past its duration when k6 is late at its end`;
+  }
 }

@@ -8,7 +8,7 @@
 import { kindFor } from '../kinds/index.mjs';
 import { SHOWN } from './table.mjs';
 import { plan as makePlan, experimentNamed } from '../../thresholds/plan.js';
-import { table } from '../cli/markdown.mjs';
+import { table } from '../lib.mjs';
 
 const NOTHING = { summary: { metrics: {} }, cpu: {}, cgroupSamples: {}, caps: {} };
 

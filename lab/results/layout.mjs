@@ -4,9 +4,9 @@
  * markup the pages repeat (escaped text, tables, pass marks, panels with a chart or a table).
  */
 import { format } from './units.js';
+import { escapeHtml } from '../lib.mjs';
 
-const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ESC[c]);
+export const esc = escapeHtml;
 
 /** A pass mark: ok, FAIL, or '-' for a figure shown, not judged. */
 export const mark = (pass) => (pass === null || pass === undefined ? '<span class="mark">-</span>' : pass ? '<span class="mark ok">ok</span>' : '<span class="mark fail">FAIL</span>');

@@ -26,7 +26,7 @@ import { plan as makePlan, kindOfPlan, experiments, suites } from '../../thresho
 import { kindFor } from '../kinds/index.mjs';
 import { k6Outputs } from './stores.mjs';
 import { sim, modules, resetSamples, installGlobals, record } from './k6-shim.mjs';
-import { table } from '../cli/markdown.mjs';
+import { table } from '../lib.mjs';
 import { durationMs } from '../../thresholds/k6-duration.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -198,9 +198,9 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // The backend counts what reached it per path; k6's setup() and teardown() read it, and
     // the wrk stage before and after each of its cases.
     accounting: { service: 'json-filter-backend', path: '/stats' },
-    // What wrk posts (lab/run/wrk.mjs): the experiment's document, every one asking to be relayed.
     // The document every request sends, relative to k6/ (an exported script carries it as `sample`).
     sampleBody: exp.sampleBody,
+    // What wrk posts (lab/run/wrk.mjs): the experiment's document, every one asking to be relayed.
     wrk: { script: exp.wrkScript, body: `k6/${exp.sampleBody}`, set: { relay: true } },
     // Per phase (server) its length; the whole run's is their sum.
     phaseS: Object.fromEntries(Object.entries(phaseMs).map(([id, ms]) => [id, ms / 1000])),

@@ -82,20 +82,33 @@ export const LOOP_JITTER_MS = 1;
  * Returns per-request records and totals.
  */
 export function runLoop(config, rand = Math.random) {
-  const { users, rampMs = 0, thinkMs = 0, resources, front, back, serverCache = null, cacheLock = false, clientCache = false, retry = null, workers, hopMs = HOP_MS, jitterMs = 0, phase = 0 } = config;
-  const q = eventQueue();
-  const frontLimiter = front && limitReq(front);
-  const backLimiter = back && limitReq(back);
-  const nginxMs = (t) => Math.floor(t + phase);
-  const hop = () => hopMs + rand() * jitterMs;
-  const serverStore = new Map(); // path -> fresh(nowMs)
-  const filling = new Map(); // path -> [waiting continuations] (cache lock)
-  const clientStores = users.map(() => new Map());
-  const app = { busy: 0, queue: [], served: 0, servedByPath: {}, maxQueue: 0 };
-  const records = [];
-  const totals = { responses: 0, ok: 0, limited: 0, fromClientCache: 0, serverHits: 0, retries: 0, appServed: 0 };
+  const { users, rampMs = 0, hopMs = HOP_MS, jitterMs = 0, phase = 0 } = config;
+  const loop = {
+    config,
+    q: eventQueue(),
+    hop: () => hopMs + rand() * jitterMs,
+    nginxMs: (t) => Math.floor(t + phase),
+    records: [],
+    totals: { responses: 0, ok: 0, limited: 0, fromClientCache: 0, serverHits: 0, retries: 0, appServed: 0 },
+  };
+  const app = application(loop);
+  const issue = client(loop, front(loop, back(loop, app)), app);
+  users.forEach((_, u) => loop.q.push((u * rampMs) / users.length, (t) => issue(u, 0, t)));
+  while (loop.q.size) {
+    const e = loop.q.pop();
+    e.fn(e.t);
+  }
+  const { totals } = loop;
+  totals.appServed = app.served;
+  totals.appServedByPath = app.servedByPath;
+  totals.appMaxQueue = app.maxQueue;
+  return { records: loop.records, totals };
+}
 
-  function appRequest(t, path, done) {
+/** The application: `workers` at once, the rest in a FIFO queue, each request its resource's think time. */
+function application({ config: { resources, workers }, q }) {
+  const app = { busy: 0, queue: [], served: 0, servedByPath: {}, maxQueue: 0 };
+  app.request = (t, path, done) => {
     const start = (ts) => {
       app.busy += 1;
       q.push(ts + resources[path].serviceMs, (te) => {
@@ -111,18 +124,28 @@ export function runLoop(config, rand = Math.random) {
       app.queue.push(start);
       app.maxQueue = Math.max(app.maxQueue, app.queue.length);
     }
-  }
+  };
+  return app;
+}
 
-  // The back nginx: its limiter, then the application. `done(t, status)` is called at the back.
-  function backRequest(t, path, done) {
-    if (!backLimiter) return appRequest(t + hop(), path, (te, s) => done(te + hop(), s));
-    const r = backLimiter.offer(nginxMs(t));
+/** The back nginx: its limiter, then the application. `done(t, status)` is called at the back. */
+function back({ config, q, hop, nginxMs }, app) {
+  const limiter = config.back && limitReq(config.back);
+  return (t, path, done) => {
+    if (!limiter) return app.request(t + hop(), path, (te, s) => done(te + hop(), s));
+    const r = limiter.offer(nginxMs(t));
     if (!r.ok) return done(t, 503);
-    q.push(t + r.delayMs, (td) => appRequest(td + hop(), path, (te, s) => done(te + hop(), s)));
-  }
+    q.push(t + r.delayMs, (td) => app.request(td + hop(), path, (te, s) => done(te + hop(), s)));
+  };
+}
 
-  // The front nginx: limiter (limit_req runs before the cache: preaccess phase), then the cache.
-  function frontRequest(t, path, done) {
+/** The front nginx: its limiter (limit_req runs before the cache: preaccess phase), then its cache, then the back. */
+function front({ config, q, hop, nginxMs, totals }, backRequest) {
+  const { resources, serverCache = null, cacheLock = false } = config;
+  const limiter = config.front && limitReq(config.front);
+  const serverStore = new Map(); // path -> fresh(nowMs)
+  const filling = new Map(); // path -> [waiting continuations] (cache lock)
+  return (t, path, done) => {
     const afterLimit = (ta) => {
       if (serverCache) {
         const fresh = serverStore.get(path);
@@ -144,13 +167,19 @@ export function runLoop(config, rand = Math.random) {
         done(tf, s, 'upstream');
       });
     };
-    if (!frontLimiter) return afterLimit(t);
-    const r = frontLimiter.offer(nginxMs(t));
+    if (!limiter) return afterLimit(t);
+    const r = limiter.offer(nginxMs(t));
     if (!r.ok) return done(t, 503, 'front-limited');
     if (r.delayMs) q.push(t + r.delayMs, afterLimit);
     else afterLimit(t);
-  }
+  };
+}
 
+/** The users: each goes through its list, asking its client cache first, retrying a 503 if it retries. */
+function client({ config, q, hop, records, totals }, frontRequest, app) {
+  const { users, thinkMs = 0, resources, front: viaFront, back: viaBack, clientCache = false, retry = null } = config;
+  const clientStores = users.map(() => new Map());
+  const send = viaFront || viaBack ? frontRequest : (ts, p, done) => app.request(ts, p, (te, s) => done(te, s, 'direct'));
   function issue(u, i, t, attempt = 0, firstT = t) {
     const path = users[u][i];
     const next = (tEnd) => {
@@ -166,7 +195,6 @@ export function runLoop(config, rand = Math.random) {
         return next(t);
       }
     }
-    const send = front || back ? frontRequest : (ts, p, done) => appRequest(ts, p, (te, s) => done(te, s, 'direct'));
     send(t + hop(), path, (te, status, source) => {
       const tEnd = te + hop();
       if (status === 503 && retry && attempt < retry.attempts) {
@@ -182,16 +210,7 @@ export function runLoop(config, rand = Math.random) {
       next(tEnd);
     });
   }
-
-  users.forEach((_, u) => q.push((u * rampMs) / users.length, (t) => issue(u, 0, t)));
-  while (q.size) {
-    const e = q.pop();
-    e.fn(e.t);
-  }
-  totals.appServed = app.served;
-  totals.appServedByPath = app.servedByPath;
-  totals.appMaxQueue = app.maxQueue;
-  return { records, totals };
+  return issue;
 }
 
 /** What the seed's JMeter reports, from one run's records. */

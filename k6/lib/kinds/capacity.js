@@ -6,7 +6,8 @@
  */
 import http from 'k6/http';
 import exec from 'k6/execution';
-import { check, fail } from 'k6';
+import { check } from 'k6';
+import { accountingGet } from '../accounting.js';
 import { Trend, Counter, Rate } from 'k6/metrics';
 import { sentByK6 } from '../../../thresholds/generator.js';
 
@@ -37,11 +38,7 @@ export default function capacity(plan, baseUrls) {
   }
 
   /** Requests the backend has received, by path (its /stats). */
-  const backendPaths = () => {
-    const res = http.get(backendUrl, { tags: { case: 'accounting' }, responseType: 'text' });
-    if (res.status !== 200) fail(`the backend's ${backendUrl} answered ${res.status} ${res.error || ''}`);
-    return res.json().paths;
-  };
+  const backendPaths = () => accountingGet(backendUrl, "the backend's").json().paths;
 
   return {
     setup: () => ({ before: backendPaths() }),

@@ -5,7 +5,8 @@
  * how often the edges refilled.
  */
 import http from 'k6/http';
-import { check, fail } from 'k6';
+import { check } from 'k6';
+import { accountingGet } from '../accounting.js';
 import { Counter } from 'k6/metrics';
 import { parsePrometheusText } from '../prom-text.js';
 
@@ -21,11 +22,8 @@ export default function capped(plan, baseUrls) {
   const url = `${baseUrls[c.service]}${c.path}`;
   /** The requests each service has answered for this case, from its own counters. */
   const counted = (service) => {
-    const u = `${baseUrls[service]}/metrics`;
-    const res = http.get(u, { tags: { case: 'accounting' }, responseType: 'text' });
-    if (res.status !== 200) fail(`${u} answered ${res.status} ${res.error || ''}`);
     // Any location: an origin serves the page as /index.html (its index module's redirect).
-    return parsePrometheusText(res.body)
+    return parsePrometheusText(accountingGet(`${baseUrls[service]}/metrics`, service).body)
       .filter((x) => x.name === 'lab_nginx_requests_total' && x.labels.case === c.id)
       .reduce((a, x) => a + x.value, 0);
   };

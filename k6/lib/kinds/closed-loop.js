@@ -5,7 +5,8 @@
  */
 import http from 'k6/http';
 import exec from 'k6/execution';
-import { check, sleep, fail } from 'k6';
+import { check, sleep } from 'k6';
+import { accountingGet } from '../accounting.js';
 import { statusChecks } from '../checks.js';
 import { Counter, Trend } from 'k6/metrics';
 import CachePolicy from '../vendor/http-cache-semantics.js';
@@ -31,11 +32,7 @@ export default function closedLoop(plan, baseUrls) {
   const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
   const checks = Object.fromEntries(plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus)]));
   const countsUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
-  const appCounts = () => {
-    const res = http.get(countsUrl, { tags: { case: 'accounting' }, responseType: 'text' });
-    if (res.status !== 200) fail(`the application's ${countsUrl} answered ${res.status} ${res.error || ''}`);
-    return res.json();
-  };
+  const appCounts = () => accountingGet(countsUrl, "the application's").json();
   const servedFor = (counts, id) => Object.values(counts[id] || {}).reduce((a, b) => a + b, 0);
 
   return {

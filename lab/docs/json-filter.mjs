@@ -5,10 +5,9 @@
  */
 import { experiments } from '../../thresholds/plan.js';
 import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
-import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
-import { recordedRuns, recordedLine, recordedBenches } from '../../lab/cli/recorded.mjs';
-import { perCpuSummary, spread } from './per-cpu.mjs';
-import { table } from '../../lab/cli/markdown.mjs';
+import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { recordedRuns, recordedLine, recordedBenches, table } from '../lib.mjs';
+import { perCpuSummary, spread } from '../bench/per-cpu.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -5,23 +5,23 @@
  * the stack loaded at the same time as the stack's nginx (two-at-once.mjs), at a light and a
  * heavy load. Prints nginx's CPU per relayed request over each one's. Needs `./labw up
  * json-filter` (its backend, filters and nginx); starts and stops the floors itself.
- *   node servers/profiles/floors.mjs [ROUNDS]
+ *   node lab/profiles/floors.mjs [ROUNDS]
  */
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { loadTopology, portsByService } from '../../lab/stack/topology.mjs';
-import { spawnLogged, stopProcess, freePort, portOwner } from '../../lab/stack/procs.mjs';
-import { waitReady } from '../../lab/stack/start-stop.mjs';
-import { statFields } from '../../lab/stack/cpu.mjs';
-import { stackUser, serviceLaunch } from '../../lab/stack/privilege.mjs';
-import { formatTable } from '../../lab/judge/table.mjs';
-import { twoAtOnce, TWO_AT_ONCE, relayDocument } from '../../stacks/json-filter/two-at-once.mjs';
-import { spread } from '../../stacks/json-filter/per-cpu.mjs';
+import { loadTopology, portsByService } from '../stack/topology.mjs';
+import { spawnLogged, stopProcess, freePort, portOwner } from '../stack/procs.mjs';
+import { waitReady } from '../stack/start-stop.mjs';
+import { statFields } from '../stack/cpu.mjs';
+import { stackUser, serviceLaunch } from '../stack/privilege.mjs';
+import { formatTable } from '../judge/table.mjs';
+import { twoAtOnce, TWO_AT_ONCE, relayDocument } from '../bench/two-at-once.mjs';
+import { spread } from '../bench/per-cpu.mjs';
 
-const USAGE = 'usage: node servers/profiles/floors.mjs [ROUNDS], with ./labw up json-filter running';
+const USAGE = 'usage: node lab/profiles/floors.mjs [ROUNDS], with ./labw up json-filter running';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const arg = process.argv[2] ?? '3';
 if (process.argv.length > 3 || !/^[1-9][0-9]?$/.test(arg)) {

@@ -3,8 +3,8 @@
  * nginx must pass and limit, and nginx's longest wait; per suite, which rows are judged or shown.
  */
 import { plan } from '../../thresholds/plan.js';
-import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
-import { table, byId, outcome } from '../../lab/cli/markdown.mjs';
+import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { table, byId, outcome } from '../lib.mjs';
 
 function envoyVsNginxExpected() {
   const p = plan({ experiment: 'envoy-vs-nginx', suite: 'spike' });

@@ -7,11 +7,10 @@
  */
 import { experiments } from '../../thresholds/plan.js';
 import { withCosts } from '../../thresholds/kinds/capped.js';
-import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
+import { judgedRowsTable } from '../judge/judged-rows.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { recordedRuns, recordedLine } from '../../lab/cli/recorded.mjs';
-import { table } from '../../lab/cli/markdown.mjs';
+import { recordedRuns, recordedLine, table } from '../lib.mjs';
 
 const seed = experiments.cdn.seedFigures['uncapped-load'];
 const costs = { 'cdn-lb': seed.lbCpuPct / 100 / seed.rps };

@@ -3,8 +3,8 @@
  * and 503s the model expects, and the longest wait; per suite, which rows are judged or shown.
  */
 import { plan } from '../../thresholds/plan.js';
-import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
-import { table, byId, outcome } from '../../lab/cli/markdown.mjs';
+import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { table, byId, outcome } from '../lib.mjs';
 
 function burstExpected() {
   const spike = plan({ experiment: 'burst', suite: 'spike' });

@@ -1,17 +1,17 @@
 #!/usr/bin/env node
 /*
- * Two servers already running, loaded at the same time (stacks/json-filter/two-at-once.mjs): a
+ * Two servers already running, loaded at the same time (lab/bench/two-at-once.mjs): a
  * copy of a filter with a part changed against the filter as it is, for servers/README.md.
- *   LAB_BODY=<document> node servers/profiles/ab.mjs ROUNDS PORT_X PID_X PORT_REF PID_REF [CONNECTIONS]
+ *   LAB_BODY=<document> node lab/profiles/ab.mjs ROUNDS PORT_X PID_X PORT_REF PID_REF [CONNECTIONS]
  * Each PID must lead its own process group (start it with setsid): its group's CPU is what is
  * counted. Prints per round each one's CPU per relayed request and X's over the reference's.
  */
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { twoAtOnce, TWO_AT_ONCE } from '../../stacks/json-filter/two-at-once.mjs';
-import { statFields } from '../../lab/stack/cpu.mjs';
+import { twoAtOnce, TWO_AT_ONCE } from '../bench/two-at-once.mjs';
+import { statFields } from '../stack/cpu.mjs';
 
-const USAGE = 'usage: LAB_BODY=<document> node servers/profiles/ab.mjs ROUNDS PORT_X PID_X PORT_REF PID_REF [CONNECTIONS]';
+const USAGE = 'usage: LAB_BODY=<document> node lab/profiles/ab.mjs ROUNDS PORT_X PID_X PORT_REF PID_REF [CONNECTIONS]';
 const fail = (m) => {
   console.error(`ab.mjs: ${m}\n${USAGE}`);
   process.exit(2);

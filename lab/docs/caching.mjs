@@ -5,8 +5,8 @@
  */
 import { plan } from '../../thresholds/plan.js';
 import caching from '../../thresholds/experiments/caching.js';
-import { judgedRowsTable } from '../../lab/judge/judged-rows.mjs';
-import { table, byId, span } from '../../lab/cli/markdown.mjs';
+import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { table, byId, span } from '../lib.mjs';
 
 function cachingExpected() {
   const rps = (c, d) => (c.responses * 1000 / d).toFixed(1);
