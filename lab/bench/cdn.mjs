@@ -7,12 +7,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plan as makePlan, stackTargets } from '../../thresholds/plan.js';
 import { predictCapped } from '../../thresholds/kinds/capped.js';
-import { loadTopology } from '../../stacks/stack/topology.mjs';
-import { startStack, stopStack } from '../../stacks/stack/start-stop.mjs';
-import { requireTools } from '../../stacks/stack/procs.mjs';
-import { formatTable } from '../../stacks/judge/table.mjs';
-import { labEnv, openRun } from '../../stacks/run/suite.mjs';
-import { wrk, withoutRaw, machine } from '../../stacks/cdn/tools.mjs';
+import { loadTopology } from '../stack/topology.mjs';
+import { startStack, stopStack } from '../stack/start-stop.mjs';
+import { requireTools } from '../stack/procs.mjs';
+import { formatTable } from '../judge/table.mjs';
+import { labEnv, openRun } from '../run/suite.mjs';
+import { wrk, withoutRaw, machine } from './tools.mjs';
 
 export default async function benchCdn(root, request, { say = console.log } = {}) {
   const p = makePlan({ experiment: 'cdn', suite: 'load', factor: request.factor, overrides: request.overrides.cdn });

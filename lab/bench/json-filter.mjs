@@ -13,13 +13,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plan as makePlan, stackTargets } from '../../thresholds/plan.js';
-import { loadTopology } from '../../stacks/stack/topology.mjs';
-import { startStack, stopStack } from '../../stacks/stack/start-stop.mjs';
-import { requireTools } from '../../stacks/stack/procs.mjs';
-import { formatTable } from '../../stacks/judge/table.mjs';
-import { labEnv, openRun, gitState } from '../../stacks/run/suite.mjs';
-import { wrk, k6, withoutRaw, machine } from '../../stacks/json-filter/tools.mjs';
-import { groupTicks, TICKS_PER_S } from '../../stacks/stack/cpu.mjs';
+import { loadTopology } from '../stack/topology.mjs';
+import { startStack, stopStack } from '../stack/start-stop.mjs';
+import { requireTools } from '../stack/procs.mjs';
+import { formatTable } from '../judge/table.mjs';
+import { labEnv, openRun, gitState } from '../run/suite.mjs';
+import { wrk, k6, withoutRaw, machine } from './tools.mjs';
+import { groupTicks, TICKS_PER_S } from '../stack/cpu.mjs';
 import { perCpuSummary, median, spread } from './per-cpu.mjs';
 import { twoAtOnce, TWO_AT_ONCE, relayDocument } from './two-at-once.mjs';
 

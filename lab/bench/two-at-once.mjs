@@ -7,8 +7,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { wrkAsync } from '../../stacks/json-filter/tools.mjs';
-import { groupTicks, TICKS_PER_S } from '../../stacks/stack/cpu.mjs';
+import { wrkAsync } from './tools.mjs';
+import { groupTicks, TICKS_PER_S } from '../stack/cpu.mjs';
 
 export const TWO_AT_ONCE = { rounds: 6, connections: 200, seconds: 8, warmS: 2 };
 
