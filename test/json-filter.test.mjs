@@ -388,7 +388,7 @@ for (const impl of filterImplementations(root)) {
   // filter's peak RSS (all its processes) is measured against its RSS before. The peak also
   // holds answers already dead that the garbage collector has not freed yet: for the Node filter
   // 0 to 12 MiB with the same 63 answers relayed, as V8's young generation was sized or the
-  // parser made less garbage (servers/README.md). So the load is one whose buffering would be
+  // parser made less garbage (docs/journal/json-filter.md). So the load is one whose buffering would be
   // ten times the bound, and the answers dispatched are counted too.
   implTest(`a client that never reads: the filter's memory stays bounded`, async (t) => {
     const n = 4000; // 4000 x 64 KiB = 250 MiB of answers

@@ -1,5 +1,5 @@
 /*
- * Flame graphs from `perf record -g` (Debian's linux-perf), for the profiles in servers/README.md:
+ * Flame graphs from `perf record -g` (Debian's linux-perf), for the profiles in docs/journal/json-filter.md:
  *   node lab/bench/flamegraph.mjs <perf.data> <out.png> [--title T] [--min-share 0.002]
  * `perf script` prints each sample's stack, leaf first; the stacks are folded (root first, one
  * count per distinct stack), laid out as nested boxes whose width is the share of samples, drawn

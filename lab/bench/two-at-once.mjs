@@ -2,7 +2,7 @@
  * Two servers loaded at the same time, a wrk -t1 on each (the same connections and document),
  * and each one's CPU per relayed request over the same seconds, from its process group in /proc:
  * a slow spell of the host falls on both, so their ratio moves less than two measurements made
- * one after the other (servers/README.md). The one started first gained 2.5 % in a copy of the
+ * one after the other (docs/journal/json-filter.md). The one started first gained 2.5 % in a copy of the
  * Node filter against itself, so the order is swapped every round.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /*
  * Two servers already running, loaded at the same time (lab/bench/two-at-once.mjs): a
- * copy of a filter with a part changed against the filter as it is, for servers/README.md.
+ * copy of a filter with a part changed against the filter as it is, for docs/journal/json-filter.md.
  *   LAB_BODY=<document> node lab/profiles/ab.mjs ROUNDS PORT_X PID_X PORT_REF PID_REF [CONNECTIONS]
  * Each PID must lead its own process group (start it with setsid): its group's CPU is what is
  * counted. Prints per round each one's CPU per relayed request and X's over the reference's.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * How close each filter is to what its runtime cannot cost less than, for servers/README.md: the
+ * How close each filter is to what its runtime cannot cost less than, for docs/journal/json-filter.md: the
  * four measuring sticks of floor/ started on free ports, and each of them and each filter of
  * the stack loaded at the same time as the stack's nginx (two-at-once.mjs), at a light and a
  * heavy load. Prints nginx's CPU per relayed request over each one's. Needs `./labw up

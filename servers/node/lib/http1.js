@@ -138,7 +138,7 @@ export class Http1Parser {
 
   /**
    * The head in b[0, end), walked byte by byte where it lies (no string made of it but the
-   * fields kept: servers/README.md has what the string-and-regex parser cost).
+   * fields kept: docs/journal/json-filter.md has what the string-and-regex parser cost).
    */
   parseHead(b, end) {
     const request = this.kind === 'request';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * What a Node filter cannot cost less than, for servers/README.md: one backend connection per
+ * What a Node filter cannot cost less than, for docs/journal/json-filter.md: one backend connection per
  * client connection, and
  * - `relay`: bytes passed through both ways, unparsed;
  * - `minimal`: each request framed by its Content-Length, its body through JSON.parse and the
