@@ -80,6 +80,11 @@ const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) 
   // Every stack README also shows, per suite, one case as k6 code (lab/export/readme-block.mjs).
   return [[`stacks/${name}/README.md`, { ...mod.default, 'k6-script': () => scriptBlock(name) }], ...Object.entries(mod.files || {})];
 }));
+// Whole files an experiment's docs module makes from recorded runs (its `data` export: {path: (root) => text}).
+const experimentData = await Promise.all(Object.keys(experiments).map(async (name) => {
+  const file = join(root, 'lab', 'docs', `${name}.mjs`);
+  return existsSync(file) ? Object.entries((await import(pathToFileURL(file).href)).data || {}) : [];
+}));
 
 export const BLOCKS = {
   ...Object.fromEntries(stackBlocks.flat()),
@@ -108,6 +113,7 @@ export function regenerate(text, makers, file) {
  * and a script must run with k6 alone against `just up <experiment>`).
  */
 export const FILES = {
+  ...Object.fromEntries(experimentData.flat()),
   'k6/lib/services.json': (root) => {
     const t = loadTopology(join(root, 'docker-compose.yml'));
     const ports = Object.fromEntries(Object.values(t.services).filter((s) => s.ports.http).map((s) => [s.name, s.ports.http]));

@@ -3,9 +3,10 @@
  * started paused (`k6 run --paused --no-setup`) with its own REST API on 127.0.0.1; once every
  * one has initialised its VUs and waits, the first runs setup() once (POST /v1/setup: the
  * stack's health check), the others are given its data (PUT /v1/setup), and all are resumed at
- * once (PATCH /v1/status). Only the first runs teardown(). A setup() in every process, after
- * the resume, took from 4 to 760 ms in 4 processes on 2 cores, and that was the skew; what
- * remains is measured (segments.mjs scheduleSkew), not assumed.
+ * once (PATCH /v1/status). Only the first runs teardown(). Why: a setup() in every process,
+ * after the resume, costs each process a different time on a shared machine, and that becomes
+ * the skew between the segments' schedules; what skew remains is measured per run
+ * (segments.mjs scheduleSkew, docs/model.md), not assumed.
  */
 
 // k6's lib.ExecutionStatus: initialised, paused, waiting for a resume (k6 v1.8.1).

@@ -11,11 +11,11 @@ import { sentBy, sentByK6 } from '../generator.js';
 // 1 s, and k6 gets 95 % of the arrival rate through: every server must at 500 r/s (the ramps'
 // first step).
 // A closed case and the references beside it take turns in `slices` slices each, of a quarter of
-// the case's seconds and `minS` at least (lab/run/wrk.mjs): one after the other, in windows of
-// 8 s, they had moved 1.27-1.63x between runs of unchanged filters, a slow spell of the machine
-// taking one window and not the other. Rate and CPU are the slices' steady parts, from `skipS`
-// after a slice starts (its 2500 connections opened: in slices of 2 s measured whole, the opening
-// tripled the Erlang filter's CPU per request) to `tailS` before it ends.
+// the case's seconds and `minS` at least (lab/run/wrk.mjs): measured one after the other, a slow
+// spell of the machine takes one window and not the other, and the comparison with it. Rate and
+// CPU are the slices' steady parts, from `skipS` after a slice starts (once its connections are
+// open: the opening is not what the case measures) to `tailS` before it ends. What each choice
+// changed: docs/journal/json-filter.md.
 export const WRK_SLICES = { slices: 4, minS: 4, skipS: 1.5, tailS: 0.3 };
 export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000, warmS: 1, connectS: 3, openConnectS: 2, inFlightS: 0.5, wrkThreads: 2, wrkTimeoutS: 5 };
 
@@ -89,7 +89,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   // cases run one after another from the phase's lead-in, in the order the suite lists them,
   // each judged against references followed right after it by the same load on each reference,
   // in the same phase: measured minutes apart in phases of their own, a reference's CPU per
-  // request moved 1.6x between runs and took the comparisons with it (docs/runs/, 24 November).
+  // request moves with the machine's slow spells and takes the comparisons with it (the recorded
+  // runs: docs/runs/, stacks/json-filter/README.md).
   const refsOf = (c) => Object.keys({
     latency: ceilings[c.target] !== undefined ? { direct: true } : {},
     cost: floors[c.target],
@@ -120,8 +121,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // compressed): a closed run's all at once, as the seed's wrk did; an open run's one per VU,
     // which k6 would otherwise open in the run's first half second (it hands arrivals to its VUs
     // in turn, every one of them). Neither surge is what the run measures, and it disturbs
-    // whatever runs then: at 2000 r/s, 1000 connects took k6's VUs from the schedule on a slow
-    // machine, which dropped 10 % of the arrivals (a fresh-clone CI, node-cluster-cost).
+    // whatever runs then: on a slow machine the connects take k6's VUs from the schedule, and
+    // k6 drops arrivals.
     const connectS = { closed: CAPACITY.connectS, open: CAPACITY.openConnectS }[c.kind] ?? 0;
     t += connectS * 1000;
     const target = targets.find((x) => x.id === c.target);

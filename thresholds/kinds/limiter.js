@@ -206,7 +206,7 @@ function scenarios(plan) {
   }
   // Every VU makes one request to each proxy's unlimited /healthz before the first case, so no
   // case meets a VU that still has to compile its code and open its connection: cold VUs at a
-  // 2000 r/s start were slow enough for k6 to drop or abandon iterations.
+  // fast start are slow enough for k6 to drop or abandon iterations.
   out.warmup = {
     executor: 'per-vu-iterations',
     vus: Math.max(...plan.cases.map((c) => c.vus)),
