@@ -93,12 +93,16 @@ export *args: deps
 knobs *experiment: deps
     node lab/cli/index.mjs knobs "$@"
 
+# Lint and format check: ESLint's recommended rules (eslint.config.js) and Prettier (.prettierrc.json) over every module; `lint --fix` rewrites what they can.
+lint *args: deps
+    node lab/cli/index.mjs lint "$@"
+
 # Unit tests: the model against the seeds' tables, the runner, template rendering, the topology.
 unit: setup
     node --test test/*.test.mjs
 
-# What CI runs: unit tests, then smoke (every stack up briefly) with its dashboards' panels and pages, then spike, stress/caching, breakpoint and load/cdn in quick time, then a team's nginx and Envoy policies (test/policies/) in spike --quick, each with its panels. Spike at x2: at x5 burst's b0-2rps arrives 33 ms inside nginx's spacing, which k6 on 2 busy cores missed 3 times in a fresh-clone CI.
-ci: unit
+# What CI runs: lint, unit tests, then smoke (every stack up briefly) with its dashboards' panels and pages, then spike, stress/caching, breakpoint and load/cdn in quick time, then a team's nginx and Envoy policies (test/policies/) in spike --quick, each with its panels. Spike at x2: at x5 burst's b0-2rps arrives 33 ms inside nginx's spacing, which k6 on 2 busy cores missed 3 times in a fresh-clone CI.
+ci: lint unit
     node lab/cli/index.mjs test smoke
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs results check

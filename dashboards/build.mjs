@@ -13,7 +13,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /** {file: text} for every board. */
 export function generated() {
-  return Object.fromEntries(boards().map((b) => [join(here, `${b.uid.replace(/^lab-/, '')}.json`), `${JSON.stringify(b, null, 2)}\n`]));
+  return Object.fromEntries(
+    boards().map((b) => [join(here, `${b.uid.replace(/^lab-/, '')}.json`), `${JSON.stringify(b, null, 2)}\n`]),
+  );
 }
 
 /** Writes the boards (or, with check, only lists the files that differ). */
@@ -29,6 +31,10 @@ export function buildDashboards({ check = false } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const stale = buildDashboards({ check: process.argv.includes('--check') });
-  console.log(stale.length ? `${process.argv.includes('--check') ? 'stale' : 'wrote'}: ${stale.join(', ')}` : 'dashboards are up to date');
+  console.log(
+    stale.length
+      ? `${process.argv.includes('--check') ? 'stale' : 'wrote'}: ${stale.join(', ')}`
+      : 'dashboards are up to date',
+  );
   process.exitCode = process.argv.includes('--check') && stale.length ? 1 : 0;
 }

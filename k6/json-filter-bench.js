@@ -8,7 +8,9 @@ import http from 'k6/http';
 const body = JSON.stringify({ ...JSON.parse(open('./json-filter-sample.json')), relay: true });
 
 export const options = {
-  scenarios: { closed: { executor: 'constant-vus', vus: Number(__ENV.VUS), duration: __ENV.DURATION, gracefulStop: '5s' } },
+  scenarios: {
+    closed: { executor: 'constant-vus', vus: Number(__ENV.VUS), duration: __ENV.DURATION, gracefulStop: '5s' },
+  },
   discardResponseBodies: true,
   summaryTrendStats: ['avg', 'med', 'p(99)', 'max'],
 };

@@ -9,7 +9,16 @@ import { sleep } from 'k6';
 export const options = {
   scenarios: __ENV.VUS
     ? { held: { executor: 'constant-vus', vus: Number(__ENV.VUS), duration: __ENV.DURATION } }
-    : { open: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE), timeUnit: '1s', duration: __ENV.DURATION, preAllocatedVUs: 100, maxVUs: 400 } },
+    : {
+        open: {
+          executor: 'constant-arrival-rate',
+          rate: Number(__ENV.RATE),
+          timeUnit: '1s',
+          duration: __ENV.DURATION,
+          preAllocatedVUs: 100,
+          maxVUs: 400,
+        },
+      },
   discardResponseBodies: true,
 };
 

@@ -3,7 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan } from '../thresholds/plan.js';
-import { comparisonBounds, CAPACITY, relayedMetric, phaseIds, k6Plan, capacityThresholds } from '../thresholds/kinds/capacity.js';
+import {
+  comparisonBounds,
+  CAPACITY,
+  relayedMetric,
+  phaseIds,
+  k6Plan,
+  capacityThresholds,
+} from '../thresholds/kinds/capacity.js';
 import { k6Options } from '../thresholds/k6-options.js';
 import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capacity.mjs';
 import jsonFilter from '../thresholds/experiments/json-filter.js';
@@ -20,33 +27,74 @@ test('breakpoint plan: one phase per server, each case judged against the refere
   const quick = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
   const servers = ['node', 'node-cluster', 'erlang', 'nginx'];
   assert.deepEqual(phaseIds(slow), servers, 'the backend reached directly is measured only beside the others');
-  assert.deepEqual(k6Plan(slow, { SERVER: 'node' }).cases.map((c) => c.id), [
-    'node-base', 'direct-base-beside-node', 'node-cost', 'nginx-cost-beside-node', 'direct-cost-beside-node', 'node-ramp', 'node-closed', 'nginx-closed-beside-node',
-  ]);
-  assert.deepEqual(k6Plan(slow, { SERVER: 'nginx' }).cases.map((c) => c.id), ['nginx-base', 'direct-base-beside-nginx', 'nginx-cost', 'direct-cost-beside-nginx', 'nginx-ramp', 'nginx-closed']);
+  assert.deepEqual(
+    k6Plan(slow, { SERVER: 'node' }).cases.map((c) => c.id),
+    [
+      'node-base',
+      'direct-base-beside-node',
+      'node-cost',
+      'nginx-cost-beside-node',
+      'direct-cost-beside-node',
+      'node-ramp',
+      'node-closed',
+      'nginx-closed-beside-node',
+    ],
+  );
+  assert.deepEqual(
+    k6Plan(slow, { SERVER: 'nginx' }).cases.map((c) => c.id),
+    ['nginx-base', 'direct-base-beside-nginx', 'nginx-cost', 'direct-cost-beside-nginx', 'nginx-ramp', 'nginx-closed'],
+  );
   for (const s of servers) {
     const part = k6Plan(slow, { PHASE: s });
     const k6 = part.cases.filter((c) => c.generator !== 'wrk');
     const wrk = part.cases.filter((c) => c.generator === 'wrk');
-    assert.equal(k6[0].startMs - k6[0].connectS * 1000, slow.leadInMs, "k6's cases (their connections first) start after its own lead-in");
+    assert.equal(
+      k6[0].startMs - k6[0].connectS * 1000,
+      slow.leadInMs,
+      "k6's cases (their connections first) start after its own lead-in",
+    );
     const last = k6.at(-1);
-    assert.equal(part.durationS, (last.startMs + last.durationMs + last.graceS * 1000 + wrk.reduce((a, c) => a + c.pauseMs + c.durationMs + c.settleMs, 0)) / 1000);
+    assert.equal(
+      part.durationS,
+      (last.startMs +
+        last.durationMs +
+        last.graceS * 1000 +
+        wrk.reduce((a, c) => a + c.pauseMs + c.durationMs + c.settleMs, 0)) /
+        1000,
+    );
     const sc = k6Options(part, Object.fromEntries(part.cases.map((c) => [c.service, 'http://127.0.0.1:1']))).scenarios;
-    assert.deepEqual(Object.keys(sc), k6.flatMap((c) => (c.connectS ? [`${c.id}-connect`, c.id] : [c.id])), "k6 runs none of wrk's");
+    assert.deepEqual(
+      Object.keys(sc),
+      k6.flatMap((c) => (c.connectS ? [`${c.id}-connect`, c.id] : [c.id])),
+      "k6 runs none of wrk's",
+    );
     // An open run's VUs open their connections in a window before it, so that the run's first
     // second is not 1000 connects (k6 hands arrivals to every VU in turn).
     for (const c of k6.filter((x) => x.kind === 'open')) {
-      assert.deepEqual([sc[`${c.id}-connect`].vus, sc[c.id].preAllocatedVUs, sc[c.id].maxVUs], [c.vus, c.vus, c.vus], c.id);
+      assert.deepEqual(
+        [sc[`${c.id}-connect`].vus, sc[c.id].preAllocatedVUs, sc[c.id].maxVUs],
+        [c.vus, c.vus, c.vus],
+        c.id,
+      );
       assert.equal(parseInt(sc[`${c.id}-connect`].startTime, 10), c.startMs - c.connectS * 1000, c.id);
-      assert.ok(parseInt(sc[`${c.id}-connect`].maxDuration, 10) < c.connectS * 1000, `${c.id}: its connections are open before it starts`);
+      assert.ok(
+        parseInt(sc[`${c.id}-connect`].maxDuration, 10) < c.connectS * 1000,
+        `${c.id}: its connections are open before it starts`,
+      );
     }
     for (let i = 1; i < k6.length; i += 1) {
       const [a, b] = [k6[i - 1], k6[i]];
       const gap = a.kind === 'open' && b.kind === 'open' ? 0 : a.graceS * 1000;
-      assert.ok(b.startMs - b.connectS * 1000 >= a.startMs + a.durationMs + gap, `${b.id} (its connections first) starts after ${a.id} has settled`);
+      assert.ok(
+        b.startMs - b.connectS * 1000 >= a.startMs + a.durationMs + gap,
+        `${b.id} (its connections first) starts after ${a.id} has settled`,
+      );
     }
   }
-  assert.throws(() => k6Plan(slow, { SERVER: 'nope' }), /SERVER=nope: no such server in this plan; it has node, node-cluster, erlang, nginx/);
+  assert.throws(
+    () => k6Plan(slow, { SERVER: 'nope' }),
+    /SERVER=nope: no such server in this plan; it has node, node-cluster, erlang, nginx/,
+  );
   const c = byId(slow);
   const [ramp, closed] = [c['node-ramp'], c['node-closed']];
   assert.equal(closed.vus, 2500, 'the seed wrk -c 2500');
@@ -57,7 +105,11 @@ test('breakpoint plan: one phase per server, each case judged against the refere
   assert.equal(c['nginx-closed'].expected.throughput, undefined, 'the reference is judged against nothing');
   const q = byId(quick);
   assert.deepEqual(q['node-ramp'].steps, ramp.steps, 'same rates');
-  assert.equal(q['node-closed'].durationMs, 16_000, 'a closed case keeps 4 slices of 4 real seconds: each opens the connections before its steady part');
+  assert.equal(
+    q['node-closed'].durationMs,
+    16_000,
+    'a closed case keeps 4 slices of 4 real seconds: each opens the connections before its steady part',
+  );
   assert.deepEqual([q['node-closed'].sliceS, q['node-closed'].steady], [4, { fromS: 1.5, toS: 3.7 }]);
   assert.equal(ramp.expected.relayMinMs.lo, 29, 'backend delay less nginx clock ms');
   assert.equal(ramp.path, '/filter/node-ramp', 'each case its own path, counted by the backend');
@@ -66,9 +118,17 @@ test('breakpoint plan: one phase per server, each case judged against the refere
   assert.ok(c['direct-cost-beside-node'].warmS > 0, 'a cost reference is counted as a cost case is');
   assert.deepEqual(Object.keys(c['erlang-cost'].expected.efficiency), ['nginx', 'direct']);
   assert.equal(c['erlang-cost'].expected.efficiency.nginx.case, 'nginx-cost-beside-erlang');
-  assert.equal(c['erlang-cost'].expected.efficiency.nginx.lo, null, "a filter's cost at 2000 r/s is measured beside and shown");
+  assert.equal(
+    c['erlang-cost'].expected.efficiency.nginx.lo,
+    null,
+    "a filter's cost at 2000 r/s is measured beside and shown",
+  );
   assert.equal(c['nginx-cost'].expected.efficiency.direct.lo, null, "nginx's against the backend is shown too");
-  assert.equal(closed.expected.efficiency.nginx.case, 'nginx-closed-beside-node', 'under the closed load, against the same reference as its throughput');
+  assert.equal(
+    closed.expected.efficiency.nginx.case,
+    'nginx-closed-beside-node',
+    'under the closed load, against the same reference as its throughput',
+  );
   assert.ok(closed.expected.efficiency.nginx.lo > 0);
   assert.equal(q['erlang-cost'].durationMs, 4000, 'CPU needs real seconds: not compressed');
   assert.equal(c['erlang-base'].expected.overheadMs.direct.case, 'direct-base-beside-erlang');
@@ -79,7 +139,10 @@ test('breakpoint plan: one phase per server, each case judged against the refere
 });
 
 test('bounds from a measured spread: the worst run passes, a 2x (or the stated) slowdown of the best fails, with the same room', () => {
-  const { floors, ceilings } = comparisonBounds({ efficiency: { x: { nginx: [0.6, 0.9] } }, overheadMs: { x: [0.2, 1.2] } }, 5);
+  const { floors, ceilings } = comparisonBounds(
+    { efficiency: { x: { nginx: [0.6, 0.9] } }, overheadMs: { x: [0.2, 1.2] } },
+    5,
+  );
   const floor = floors.x.nginx;
   assert.ok(floor <= 0.6 && floor > 0.9 / 2, `floor ${floor}`);
   assert.ok(Math.abs(0.6 / floor - floor / 0.45) < 0.01, 'equal relative room either side');
@@ -88,21 +151,49 @@ test('bounds from a measured spread: the worst run passes, a 2x (or the stated) 
   assert.throws(() => comparisonBounds({ efficiency: {}, overheadMs: { x: [0, 6] } }, 5), /hides a 5 ms slowdown/);
   // A comparison that must catch less than 2x: its floor sits half-way to max / k, and a spread
   // as wide as k is refused.
-  const k = comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: 1.5 }).closedFloors.x.nginx;
+  const k = comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5, {
+    closedEfficiency: 1.5,
+  }).closedFloors.x.nginx;
   assert.ok(k <= 0.6 && k > 0.8 / 1.5, `floor ${k}`);
-  assert.throws(() => comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.5, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: 1.5 }), /spans 1.5x/);
+  assert.throws(
+    () =>
+      comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.5, 0.8] } }, overheadMs: {} }, 5, {
+        closedEfficiency: 1.5,
+      }),
+    /spans 1.5x/,
+  );
   // A slowdown per server: the one named takes its own, the others 2.
-  const per = comparisonBounds({ efficiency: {}, closedEfficiency: { x: { nginx: [0.6, 0.8] }, y: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5, { closedEfficiency: { x: 1.5 } }).closedFloors;
-  assert.deepEqual([per.x.nginx, per.y.nginx], [k, comparisonBounds({ efficiency: {}, closedEfficiency: { y: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5).closedFloors.y.nginx]);
+  const per = comparisonBounds(
+    { efficiency: {}, closedEfficiency: { x: { nginx: [0.6, 0.8] }, y: { nginx: [0.6, 0.8] } }, overheadMs: {} },
+    5,
+    { closedEfficiency: { x: 1.5 } },
+  ).closedFloors;
+  assert.deepEqual(
+    [per.x.nginx, per.y.nginx],
+    [
+      k,
+      comparisonBounds({ efficiency: {}, closedEfficiency: { y: { nginx: [0.6, 0.8] } }, overheadMs: {} }, 5)
+        .closedFloors.y.nginx,
+    ],
+  );
   assert.ok(per.y.nginx < per.x.nginx);
   // The committed spread must allow bounds at all.
   assert.doesNotThrow(() => comparisonBounds(jsonFilter.measuredSpread, jsonFilter.perturbMs, jsonFilter.slowdowns));
 });
 
 test('knob values that would make a threshold vacuous are refused', () => {
-  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { backend_delay_ms: '0' } }), /backend_delay_ms: '0' is under 5: below it no threshold/);
-  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '0' } }), /relay_percent: '0' is under 1/);
-  assert.throws(() => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '100' } }), /relay_percent: '100' is over 99/);
+  assert.throws(
+    () => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { backend_delay_ms: '0' } }),
+    /backend_delay_ms: '0' is under 5: below it no threshold/,
+  );
+  assert.throws(
+    () => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '0' } }),
+    /relay_percent: '0' is under 1/,
+  );
+  assert.throws(
+    () => plan({ experiment: 'json-filter', suite: 'smoke', overrides: { relay_percent: '100' } }),
+    /relay_percent: '100' is over 99/,
+  );
 });
 
 // A summary as k6 would write it for one step of a ramp.
@@ -116,15 +207,24 @@ const stepMetrics = (metric, rate, { reqs, failed = 0, p99 = 40, relayP50 = 30.5
 test('a step is sustained with 95 % of its rate, p99 < 1 s and errors < 1 %; the breakpoint is the last step before the first that is not', () => {
   const c = { metric: 'x', steps: [500, 1000, 2000, 4000], holdS: 4 };
   const metrics = {
-    ...stepMetrics('x', 500, { reqs: 2000 }), ...stepMetrics('x', 1000, { reqs: 3990, p99: 60 }),
-    ...stepMetrics('x', 2000, { reqs: 7000, p99: 80 }), ...stepMetrics('x', 4000, { reqs: 16000, p99: 90 }),
+    ...stepMetrics('x', 500, { reqs: 2000 }),
+    ...stepMetrics('x', 1000, { reqs: 3990, p99: 60 }),
+    ...stepMetrics('x', 2000, { reqs: 7000, p99: 80 }),
+    ...stepMetrics('x', 4000, { reqs: 16000, p99: 90 }),
   };
   const steps = rampSteps(c, metrics);
-  assert.deepEqual(steps.map((s) => s.sustained), [true, true, false, true]);
+  assert.deepEqual(
+    steps.map((s) => s.sustained),
+    [true, true, false, true],
+  );
   assert.equal(breakpoint(steps), 1000, '2000 r/s delivered only 87.5 %: later steps do not count');
   const errors = rampSteps(c, { ...metrics, ...stepMetrics('x', 1000, { reqs: 4000, failed: 40 }) });
   assert.equal(errors[1].sustained, false, `exactly ${CAPACITY.errorRate * 100} % errors is not under it`);
-  assert.equal(rampSteps(c, { ...metrics, ...stepMetrics('x', 500, { reqs: 0 }) })[0].p99, null, 'no requests, no latency (k6 reports zeros)');
+  assert.equal(
+    rampSteps(c, { ...metrics, ...stepMetrics('x', 500, { reqs: 0 }) })[0].p99,
+    null,
+    'no requests, no latency (k6 reports zeros)',
+  );
 });
 
 const T0 = 1_700_000_000_000;
@@ -145,15 +245,35 @@ function healthyRun(p, tweak = {}) {
       // wrk's report: every request answered 2xx, 100 of those in flight at its end reached the backend.
       const requests = rps[c.target] * c.seconds;
       const fromMs = T0 + 100_000;
-      wrk[c.id] = { rps: rps[c.target], requests, non2xx: 0, socketErrors: 0, latencyMs: { 99: 400 }, fromMs, toMs: fromMs + c.durationMs, backendReceived: requests + 100, ...tweak[c.id] };
+      wrk[c.id] = {
+        rps: rps[c.target],
+        requests,
+        non2xx: 0,
+        socketErrors: 0,
+        latencyMs: { 99: 400 },
+        fromMs,
+        toMs: fromMs + c.durationMs,
+        backendReceived: requests + 100,
+        ...tweak[c.id],
+      };
       // Saturated, each server spends its cost per request over wrk's window (closedUs, else costUs).
       const series = (cpu[c.service] ||= [[T0, 0]]);
       const before = series.at(-1)[1];
-      series.push([fromMs, before], [fromMs + c.durationMs, before + ((tweak.closedUs?.[c.target] ?? costUs[c.target]) * requests) / 1e6]);
+      series.push(
+        [fromMs, before],
+        [fromMs + c.durationMs, before + ((tweak.closedUs?.[c.target] ?? costUs[c.target]) * requests) / 1e6],
+      );
       continue;
     }
     const relayed = 1000;
-    const acct = { relay_sent: relayed, relay_answered: relayed, relay_ok: relayed, relay_gateway_error: 0, backend_received: relayed, ...tweak[c.id] };
+    const acct = {
+      relay_sent: relayed,
+      relay_answered: relayed,
+      relay_ok: relayed,
+      relay_gateway_error: 0,
+      backend_received: relayed,
+      ...tweak[c.id],
+    };
     for (const [k, n] of Object.entries(acct)) metrics[`${c.metric}_${k}`] = { values: { count: n } };
     const p50 = c.target === 'direct' ? 30.1 : 30.6 + (tweak.addedMs?.[c.target] ?? 0);
     metrics[relayedMetric(c)] = { values: { min: 29.4, med: p50 } };
@@ -179,11 +299,15 @@ function healthyRun(p, tweak = {}) {
 }
 
 // A plan judged phase by phase, as the runner does, each on a healthy run of its own (`edit` changes it).
-const judge = (p, tweak = {}, edit = (r) => r) => phaseIds(p).flatMap((id) => {
-  const part = k6Plan(p, { PHASE: id });
-  return judgeCapacity(part, edit(healthyRun(part, tweak), id)).outcomes;
-});
-const failing = (p, tweak, edit) => judge(p, tweak, edit).filter((o) => !o.pass).map((o) => o.case);
+const judge = (p, tweak = {}, edit = (r) => r) =>
+  phaseIds(p).flatMap((id) => {
+    const part = k6Plan(p, { PHASE: id });
+    return judgeCapacity(part, edit(healthyRun(part, tweak), id)).outcomes;
+  });
+const failing = (p, tweak, edit) =>
+  judge(p, tweak, edit)
+    .filter((o) => !o.pass)
+    .map((o) => o.case);
 
 test('judging a breakpoint run: CPU per request against the references (judged under the closed load, shown at 2000 r/s), latency over the direct backend', () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
@@ -207,23 +331,54 @@ test('judging a breakpoint run: CPU per request against the references (judged u
 test('judged phase by phase, as the runner runs it: each case against its references measured beside it', async () => {
   const whole = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
   const phases = await walkPhases(whole, (p, kind) => kind.judge(p, healthyRun(p)), { say: () => {} });
-  assert.deepEqual(phases.map((j) => j.outcomes[0].case), ['json-filter/node-base', 'json-filter/node-cluster-base', 'json-filter/erlang-base', 'json-filter/nginx-base']);
-  assert.deepEqual(phases.flatMap((j) => j.outcomes).filter((o) => !o.pass).map((o) => o.case), []);
+  assert.deepEqual(
+    phases.map((j) => j.outcomes[0].case),
+    ['json-filter/node-base', 'json-filter/node-cluster-base', 'json-filter/erlang-base', 'json-filter/nginx-base'],
+  );
+  assert.deepEqual(
+    phases
+      .flatMap((j) => j.outcomes)
+      .filter((o) => !o.pass)
+      .map((o) => o.case),
+    [],
+  );
   const erlang = phases[2].outcomes.find((o) => o.case === 'json-filter/erlang-cost');
   assert.ok(Math.abs(erlang.measured.efficiency.nginx - 43 / 120) < 1e-6, "nginx's cost beside erlang's over erlang's");
   // A reference that measured nothing (no CPU samples of nginx in erlang's phase) fails the case judged against it.
-  const blind = await walkPhases(whole, (p, kind) => kind.judge(p, p.phase === 'erlang' ? { ...healthyRun(p), cpu: { ...healthyRun(p).cpu, 'json-filter-nginx': [] } } : healthyRun(p)), { say: () => {} });
+  const blind = await walkPhases(
+    whole,
+    (p, kind) =>
+      kind.judge(
+        p,
+        p.phase === 'erlang'
+          ? { ...healthyRun(p), cpu: { ...healthyRun(p).cpu, 'json-filter-nginx': [] } }
+          : healthyRun(p),
+      ),
+    { say: () => {} },
+  );
   const e = blind[2].outcomes.find((o) => o.case === 'json-filter/erlang-closed');
   assert.deepEqual([e.pass, e.checks.efficiency_nginx, e.checks.throughput_nginx], [false, false, true]);
-  assert.equal(blind[2].outcomes.find((o) => o.case === 'json-filter/erlang-cost').pass, true, 'shown there, not judged');
-  assert.equal(blind[0].outcomes.find((o) => o.case === 'json-filter/node-closed').pass, true, "another phase's nginx is not erlang's reference");
+  assert.equal(
+    blind[2].outcomes.find((o) => o.case === 'json-filter/erlang-cost').pass,
+    true,
+    'shown there, not judged',
+  );
+  assert.equal(
+    blind[0].outcomes.find((o) => o.case === 'json-filter/node-closed').pass,
+    true,
+    "another phase's nginx is not erlang's reference",
+  );
 });
 
 test('the backend must receive what each case relayed; only requests whose fate k6 cannot know are forgiven, one by one', () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
   const judgeAcct = (acct) => judge(p, { 'node-cost': acct }).find((o) => o.case === 'json-filter/node-cost');
   assert.equal(judgeAcct({}).checks.backend, true);
-  assert.equal(judgeAcct({ backend_received: 1001 }).checks.backend, false, 'one filtered document reached the backend');
+  assert.equal(
+    judgeAcct({ backend_received: 1001 }).checks.backend,
+    false,
+    'one filtered document reached the backend',
+  );
   assert.equal(judgeAcct({ backend_received: 999 }).checks.backend, false, 'one relayed document did not');
   // 3 sent without an answer seen and 2 answered 504: the backend may have had any of those 5.
   const unsure = { relay_sent: 1000, relay_answered: 997, relay_ok: 995, relay_gateway_error: 2 };
@@ -238,7 +393,11 @@ test('the backend must receive what each case relayed; only requests whose fate 
   assert.equal(closed({ backendReceived: n + 2500 }).checks.backend, true, 'each connection had one in flight');
   assert.equal(closed({ backendReceived: n + 2501 }).checks.backend, false);
   assert.equal(closed({ backendReceived: n - 1 }).checks.backend, false, 'an answered relay the backend never had');
-  assert.equal(closed({ non2xx: 10, backendReceived: n + 2500 }).checks.backend, true, 'a non-2xx may or may not have reached it');
+  assert.equal(
+    closed({ non2xx: 10, backendReceived: n + 2500 }).checks.backend,
+    true,
+    'a non-2xx may or may not have reached it',
+  );
 });
 
 test("wrk's closed run: errors and throughput against nginx's in the same run, from wrk's report", () => {
@@ -252,8 +411,16 @@ test("wrk's closed run: errors and throughput against nginx's in the same run, f
   assert.equal(closed({ rps: { erlang: (15000 * Math.sqrt(worst * best)) / 2 } }).pass, false);
   assert.equal(closed({ rps: { erlang: 15000 * best * 0.4 } }).pass, false);
   assert.equal(closed({ 'erlang-closed': { non2xx: 1000 } }).checks.errors, false, '1000 non-2xx of 78 000 (8 s)');
-  assert.equal(closed({ 'erlang-closed': { latencyMs: { 99: 5000 } } }).pass, true, 'p99 is shown: a closed loop of 2500 sockets has a long tail even on the backend alone');
-  assert.equal(judge(p, {}, (r) => ({ ...r, wrk: null })).find((o) => o.case === 'json-filter/erlang-closed').pass, false, 'no wrk report: fails');
+  assert.equal(
+    closed({ 'erlang-closed': { latencyMs: { 99: 5000 } } }).pass,
+    true,
+    'p99 is shown: a closed loop of 2500 sockets has a long tail even on the backend alone',
+  );
+  assert.equal(
+    judge(p, {}, (r) => ({ ...r, wrk: null })).find((o) => o.case === 'json-filter/erlang-closed').pass,
+    false,
+    'no wrk report: fails',
+  );
 });
 
 test("wrk's report parsed: rate, answers, socket errors, latency percentiles in ms", () => {
@@ -278,23 +445,56 @@ Requests/sec:   1812.86
 test('a closed case and the references beside it take turns in slices: figures summed, CPU over every window', () => {
   const p = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
   const groups = wrkGroups(p).map((g) => g.map((c) => c.id));
-  assert.deepEqual(groups, [['node-closed', 'nginx-closed-beside-node'], ['node-cluster-closed', 'nginx-closed-beside-node-cluster'], ['erlang-closed', 'nginx-closed-beside-erlang'], ['nginx-closed']]);
+  assert.deepEqual(groups, [
+    ['node-closed', 'nginx-closed-beside-node'],
+    ['node-cluster-closed', 'nginx-closed-beside-node-cluster'],
+    ['erlang-closed', 'nginx-closed-beside-erlang'],
+    ['nginx-closed'],
+  ]);
   const [lead, ref] = wrkGroups(p)[0];
   assert.equal(lead.slices, 4);
   assert.deepEqual([ref.pauseMs, ref.settleMs], [0, 0], "the reference runs within its case's pause and settling");
-  const slice = (fromMs, rps, requests, p99, extra = {}) => ({ rps, requests, non2xx: 1, socket: { connect: 0, read: 1, write: 0, timeout: 2 }, socketErrors: 3, latencyMs: { 50: 10, 99: p99 }, fromMs, toMs: fromMs + 2000, ...extra });
+  const slice = (fromMs, rps, requests, p99, extra = {}) => ({
+    rps,
+    requests,
+    non2xx: 1,
+    socket: { connect: 0, read: 1, write: 0, timeout: 2 },
+    socketErrors: 3,
+    latencyMs: { 50: 10, 99: p99 },
+    fromMs,
+    toMs: fromMs + 2000,
+    ...extra,
+  });
   const w = mergeSlices([slice(0, 1000, 2000, 300), slice(5000, 500, 1000, 900)]);
   assert.deepEqual([w.requests, w.non2xx, w.socketErrors, w.socket.timeout], [3000, 2, 6, 4]);
   assert.equal(w.rps, 3000 / 4, "the rate over wrk's own running time (2 s + 2 s)");
   assert.deepEqual(w.latencyMs, { 50: 10, 99: 900 }, "each percentile the worst slice's (shown only)");
-  assert.deepEqual(w.slices.map((x) => [x.fromMs, x.toMs]), [[0, 2000], [5000, 7000]]);
+  assert.deepEqual(
+    w.slices.map((x) => [x.fromMs, x.toMs]),
+    [
+      [0, 2000],
+      [5000, 7000],
+    ],
+  );
   // CPU: 1 s per second inside the windows, 10 s per second between them (another case's slice).
-  const cpu = [[0, 0], [2000, 2], [5000, 32], [7000, 34]];
+  const cpu = [
+    [0, 0],
+    [2000, 2],
+    [5000, 32],
+    [7000, 34],
+  ];
   const f = wrkFigures({ vus: 100 }, { ...w, backendReceived: 2998 }, cpu);
   assert.equal(f.costUs, (4 * 1e6) / 3000, 'only the windows count');
-  assert.deepEqual([f.backend.lo, f.backend.hi], [2998, 2998 + 2 + 100 * 2], 'one request in flight per connection at each of the 2 stops');
+  assert.deepEqual(
+    [f.backend.lo, f.backend.hi],
+    [2998, 2998 + 2 + 100 * 2],
+    'one request in flight per connection at each of the 2 stops',
+  );
   // With steady parts: the rate and CPU per request are theirs (the backend's count in them).
-  const ws = mergeSlices([slice(0, 1000, 2000, 300, { steady: { fromMs: 500, toMs: 1500, received: 900 } }), slice(5000, 500, 1000, 900, { steady: { fromMs: 5500, toMs: 6500, received: 600 } })]);
+  const ws = mergeSlices([
+    slice(0, 1000, 2000, 300, { steady: { fromMs: 500, toMs: 1500, received: 900 } }),
+    slice(5000, 500, 1000, 900, { steady: { fromMs: 5500, toMs: 6500, received: 600 } }),
+  ]);
   const fs = wrkFigures({ vus: 100 }, ws, cpu);
   assert.equal(fs.rps, 1500 / 2, 'received over the steady seconds');
   assert.equal(fs.wrkRps, 750);
@@ -311,7 +511,8 @@ test("the measured spread the bounds come from covers every recorded breakpoint 
     for (const [server, refs] of Object.entries(servers)) {
       for (const [ref, xs] of Object.entries(refs)) {
         const [min, max] = key === 'overheadMs' ? spread.overheadMs[server] : spread[key][server][ref];
-        for (const x of xs) assert.ok(x >= min && x <= max, `${key} ${server}/${ref}: recorded ${x} outside the stated ${min}..${max}`);
+        for (const x of xs)
+          assert.ok(x >= min && x <= max, `${key} ${server}/${ref}: recorded ${x} outside the stated ${min}..${max}`);
         assert.equal(xs.length, runs.length, `${key} ${server}/${ref}: one figure per recorded run`);
       }
     }
@@ -319,17 +520,45 @@ test("the measured spread the bounds come from covers every recorded breakpoint 
   // And every judged spread has its figures in the recorded runs (a null one is shown, not judged).
   for (const key of ['efficiency', 'closedEfficiency', 'throughput']) {
     for (const [server, refs] of Object.entries(spread[key])) {
-      for (const [ref, s] of Object.entries(refs)) if (s !== null) assert.equal(values[key]?.[server]?.[ref]?.length, runs.length, `${key} ${server}/${ref}: no recorded figure`);
+      for (const [ref, s] of Object.entries(refs))
+        if (s !== null)
+          assert.equal(
+            values[key]?.[server]?.[ref]?.length,
+            runs.length,
+            `${key} ${server}/${ref}: no recorded figure`,
+          );
     }
   }
 });
 
 test("the bench's per-CPU points summed up: per load and server, each repetition over nginx's in the same repetition", async () => {
   const { perCpuSummary, spread } = await import('../lab/bench/per-cpu.mjs');
-  const p = (connections, rep, name, perCpuS) => ({ connections, rep, name, rps: 2000, errors: name === 'node' ? 1 : 0, perCpuS });
-  const points = [p(64, 0, 'node', 10), p(64, 0, 'nginx', 40), p(64, 1, 'node', 12), p(64, 1, 'nginx', 30), p(400, 0, 'node', 20), p(400, 0, 'nginx', 50)];
+  const p = (connections, rep, name, perCpuS) => ({
+    connections,
+    rep,
+    name,
+    rps: 2000,
+    errors: name === 'node' ? 1 : 0,
+    perCpuS,
+  });
+  const points = [
+    p(64, 0, 'node', 10),
+    p(64, 0, 'nginx', 40),
+    p(64, 1, 'node', 12),
+    p(64, 1, 'nginx', 30),
+    p(400, 0, 'node', 20),
+    p(400, 0, 'nginx', 50),
+  ];
   const s = perCpuSummary(points);
-  assert.deepEqual(s.map((r) => [r.connections, r.name]), [[64, 'node'], [64, 'nginx'], [400, 'node'], [400, 'nginx']]);
+  assert.deepEqual(
+    s.map((r) => [r.connections, r.name]),
+    [
+      [64, 'node'],
+      [64, 'nginx'],
+      [400, 'node'],
+      [400, 'nginx'],
+    ],
+  );
   assert.deepEqual(s[0].ratios, [0.25, 0.4], 'against the same repetition, not the median nginx');
   assert.equal(s[0].errors, 2);
   assert.equal(s[1].ratios, null, 'nginx is the reference');

@@ -17,7 +17,11 @@ import { parsePrometheusText } from '../k6/lib/prom-text.js';
 
 test('throughput is the smallest cap / cost, and that service is the bottleneck', () => {
   const costs = { lb: 1 / 8192, edge1: 1 / 65536, origin1: 0 }; // exact in binary
-  assert.deepEqual(predictCapped({ costs, caps: { lb: 0.5, edge1: 0.125, origin1: 0.5 } }), { rps: 4096, bottleneck: 'lb', limits: { lb: 4096, edge1: 8192 } });
+  assert.deepEqual(predictCapped({ costs, caps: { lb: 0.5, edge1: 0.125, origin1: 0.5 } }), {
+    rps: 4096,
+    bottleneck: 'lb',
+    limits: { lb: 4096, edge1: 8192 },
+  });
   // Cap the balancer less than an edge and the edge limits.
   assert.equal(predictCapped({ costs, caps: { lb: 0.5, edge1: 0.03125 } }).bottleneck, 'edge1');
   assert.equal(predictCapped({ costs, caps: {} }).rps, null);
@@ -29,29 +33,51 @@ test('each edge refills once per lifetime, which lasts L to L + 1 s: 60 s at 10 
   assert.deepEqual(originFills({ edges: 1, seconds: 2, cacheS: 10 }), { min: 0, max: 1, lo: 1, hi: 2 });
 });
 
-test('cap levels: the seed\'s three by default, the uncapped one first, as many cpu as mem', () => {
-  assert.deepEqual(capLevels({ cpu_levels: [0, 2, 1], mem_levels: [0, 25, 15] }).map((l) => [l.id, l.caps]),
-    [['uncapped', ''], ['cpu2-mem25', 'cpu=2% mem=25M'], ['cpu1-mem15', 'cpu=1% mem=15M']]);
-  assert.throws(() => plan({ experiment: 'cdn', suite: 'load', overrides: { cpu_levels: '2,1', mem_levels: '25,15' } }), /first level must be 0,0/);
+test("cap levels: the seed's three by default, the uncapped one first, as many cpu as mem", () => {
+  assert.deepEqual(
+    capLevels({ cpu_levels: [0, 2, 1], mem_levels: [0, 25, 15] }).map((l) => [l.id, l.caps]),
+    [
+      ['uncapped', ''],
+      ['cpu2-mem25', 'cpu=2% mem=25M'],
+      ['cpu1-mem15', 'cpu=1% mem=15M'],
+    ],
+  );
+  assert.throws(
+    () => plan({ experiment: 'cdn', suite: 'load', overrides: { cpu_levels: '2,1', mem_levels: '25,15' } }),
+    /first level must be 0,0/,
+  );
   assert.throws(() => plan({ experiment: 'cdn', suite: 'load', overrides: { cpu_levels: '0,2' } }), /as many levels/);
-  assert.throws(() => plan({ experiment: 'cdn', suite: 'load', overrides: { cpu_levels: '0,2,2', mem_levels: '0,25,25' } }), /repeat a level/);
+  assert.throws(
+    () => plan({ experiment: 'cdn', suite: 'load', overrides: { cpu_levels: '0,2,2', mem_levels: '0,25,25' } }),
+    /repeat a level/,
+  );
   assert.throws(() => plan({ experiment: 'cdn', suite: 'load', factor: 3 }), /whole seconds/);
   assert.throws(() => plan({ experiment: 'cdn', suite: 'load', overrides: { edges: '5' } }), /topology has 4 edges/);
 });
 
 test('a capped case has a throughput to meet only once the uncapped level measured the costs', () => {
   const p = plan({ experiment: 'cdn', suite: 'load' });
-  assert.deepEqual(p.cases.map((c) => c.id), ['uncapped-load', 'cpu2-mem25-load', 'cpu1-mem15-load']);
+  assert.deepEqual(
+    p.cases.map((c) => c.id),
+    ['uncapped-load', 'cpu2-mem25-load', 'cpu1-mem15-load'],
+  );
   assert.ok(p.cases.every((c) => !c.expected.rps));
   assert.equal(p.cases[1].seed.rps, 38.92);
-  const costs = Object.fromEntries(Object.values(p.roles).flat().map((s) => [s, s === 'cdn-lb' ? 100e-6 : 25e-6]));
+  const costs = Object.fromEntries(
+    Object.values(p.roles)
+      .flat()
+      .map((s) => [s, s === 'cdn-lb' ? 100e-6 : 25e-6]),
+  );
   const q = withCosts(p, costs, 'test');
   assert.equal(q.cases[0].expected.rps, undefined);
   const [two, one] = [q.cases[1].expected, q.cases[2].expected];
   assert.equal(two.bottleneck.service, 'cdn-lb');
   assert.ok(Math.abs(two.rps.model - 200) < 1e-9 && Math.abs(one.rps.model - 100) < 1e-9);
   assert.deepEqual([one.rps.lo, one.rps.hi], [100 * CAPPED_TOLERANCE.rpsLo, 100 * CAPPED_TOLERANCE.rpsHi]);
-  assert.deepEqual(one.requests, { lo: Math.floor(6000 * CAPPED_TOLERANCE.rpsLo), hi: Math.ceil(6000 * CAPPED_TOLERANCE.rpsHi) });
+  assert.deepEqual(one.requests, {
+    lo: Math.floor(6000 * CAPPED_TOLERANCE.rpsLo),
+    hi: Math.ceil(6000 * CAPPED_TOLERANCE.rpsHi),
+  });
 });
 
 test('seed 001: only the page size is fitted; its capped levels are held out, and cap / cost on its uncapped figures meets them', (t) => {
@@ -67,27 +93,43 @@ test('seed 001: only the page size is fitted; its capped levels are held out, an
     assert.ok(!fitted.has(`${c.id}.rps`), `${c.id} was not fitted`);
     const e = c.expected;
     const ratio = c.seed.rps / e.rps.model;
-    t.diagnostic(`held out: ${c.id} rps: seed ${c.seed.rps}, model ${e.rps.model.toFixed(2)} (seed / model ${ratio.toFixed(2)}, judged ${e.rps.lo.toFixed(2)}..${e.rps.hi.toFixed(2)}), bottleneck ${e.bottleneck.service}`);
-    assert.ok(Math.abs(e.rps.model - c.seed.modelRps) < 1e-9, 'the figure the experiment shows beside the seed\'s');
-    assert.ok(c.seed.rps >= e.rps.lo && c.seed.rps <= e.rps.hi, `${c.id}: seed ${c.seed.rps} outside ${e.rps.lo}..${e.rps.hi}`);
+    t.diagnostic(
+      `held out: ${c.id} rps: seed ${c.seed.rps}, model ${e.rps.model.toFixed(2)} (seed / model ${ratio.toFixed(2)}, judged ${e.rps.lo.toFixed(2)}..${e.rps.hi.toFixed(2)}), bottleneck ${e.bottleneck.service}`,
+    );
+    assert.ok(Math.abs(e.rps.model - c.seed.modelRps) < 1e-9, "the figure the experiment shows beside the seed's");
+    assert.ok(
+      c.seed.rps >= e.rps.lo && c.seed.rps <= e.rps.hi,
+      `${c.id}: seed ${c.seed.rps} outside ${e.rps.lo}..${e.rps.hi}`,
+    );
     // "only the load-balancer reached the CPU cap"
     assert.equal(e.bottleneck.service, 'cdn-lb');
   }
 });
 
 test('the resources table reads the loaded window: CPU between its ends, the most memory seen in it', () => {
-  const s = (t, cpuS, memBytes) => [t, { cpuS, memBytes, memMaxBytes: 9e6, pids: 2, oomKills: 0, throttledS: cpuS / 2 }];
-  const rows = resourcesOver({ lb: [s(0, 0, 1e6), s(1000, 0.01, 5e6), s(3000, 0.05, 2e6), s(5000, 0.09, 8e6)] }, { lb: { cpu: 0.02, memBytes: 25 * 1024 ** 2 } }, 1000, 3000);
+  const s = (t, cpuS, memBytes) => [
+    t,
+    { cpuS, memBytes, memMaxBytes: 9e6, pids: 2, oomKills: 0, throttledS: cpuS / 2 },
+  ];
+  const rows = resourcesOver(
+    { lb: [s(0, 0, 1e6), s(1000, 0.01, 5e6), s(3000, 0.05, 2e6), s(5000, 0.09, 8e6)] },
+    { lb: { cpu: 0.02, memBytes: 25 * 1024 ** 2 } },
+    1000,
+    3000,
+  );
   assert.equal(rows[0].cpuPct.toFixed(6), (2).toFixed(6)); // 0.04 s over 2 s
   assert.equal(rows[0].memBytes, 5e6);
   assert.equal(rows[0].capPct, 2);
   assert.equal(rows[0].throttledS.toFixed(6), '0.020000');
 });
 
-test('the lab\'s cgroups as Prometheus reads them, under cAdvisor\'s names; limits the kernel holds', () => {
+test("the lab's cgroups as Prometheus reads them, under cAdvisor's names; limits the kernel holds", () => {
   const root = mkdtempSync(join(tmpdir(), 'lab-cgx-'));
   try {
-    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) { mkdirSync(join(root, c)); writeFileSync(join(root, c, 'cgroup.procs'), ''); }
+    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) {
+      mkdirSync(join(root, c));
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
     createCgroup('lab-42-cdn-lb', { cpu: 0.02, memBytes: 25 * 1024 ** 2 }, { fsRoot: root });
     createCgroup('lab-42-cdn-edge1', {}, { fsRoot: root });
     mkdirSync(join(root, 'cpuacct', 'system.slice'));

@@ -13,13 +13,17 @@ import { needs } from './lib/needs.mjs';
 test('caps are cpu=<N>% and mem=<N>[KMG], within what a kernel and a worker allow', () => {
   assert.deepEqual(parseCaps('cpu=2% mem=25M'), { cpu: 0.02, memBytes: 25 * 1024 ** 2 });
   assert.deepEqual(parseCaps('cpu=1%'), { cpu: 0.01 });
-  for (const bad of ['cpu=0.5%', 'cpu=2', 'mem=25MB', 'mem=1M', 'cpu=300%', 'ram=1G']) assert.throws(() => parseCaps(bad), /caps: /, bad);
+  for (const bad of ['cpu=0.5%', 'cpu=2', 'mem=25MB', 'mem=1M', 'cpu=300%', 'ram=1G'])
+    assert.throws(() => parseCaps(bad), /caps: /, bad);
 });
 
 test('v1: a directory per controller, quota over period, the memory limit, and the stats read back', () => {
   const root = mkdtempSync(join(tmpdir(), 'lab-cg1-'));
   try {
-    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) { mkdirSync(join(root, c)); writeFileSync(join(root, c, 'cgroup.procs'), ''); }
+    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) {
+      mkdirSync(join(root, c));
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
     assert.equal(cgroupVersion(root), 'v1');
     const cg = createCgroup('lab-x-edge1', { cpu: 0.02, memBytes: 25 * 1024 ** 2 }, { fsRoot: root });
     assert.equal(readFileSync(join(root, 'cpu/lab-x-edge1/cpu.cfs_quota_us'), 'utf8'), '2000');
@@ -59,7 +63,10 @@ test('lifting the caps of a cgroup whose killed process cannot finish dying: v1 
   const root = mkdtempSync(join(tmpdir(), 'lab-cgl-'));
   try {
     mkdirSync(join(root, 'one'));
-    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) { mkdirSync(join(root, 'one', c)); writeFileSync(join(root, 'one', c, 'cgroup.procs'), ''); }
+    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) {
+      mkdirSync(join(root, 'one', c));
+      writeFileSync(join(root, 'one', c, 'cgroup.procs'), '');
+    }
     const v1 = createCgroup('lab-x-lb', { cpu: 0.01, memBytes: 15 * 1024 ** 2 }, { fsRoot: join(root, 'one') });
     liftCaps(v1.paths);
     assert.equal(readFileSync(join(root, 'one/cpu/lab-x-lb/cpu.cfs_quota_us'), 'utf8'), '-1');
@@ -93,7 +100,10 @@ const CGROUPS_HINT = 'run as root on a machine with cgroups (CI runs privileged)
 test('a real cgroup: 2 % of a core for a busy loop, then nothing left', async (t) => {
   if (needs(t, cannotMake, CGROUPS_HINT)) return;
   const cg = createCgroup(`lab-test-${process.pid}`, { cpu: 0.02, memBytes: 32 * 1024 ** 2 });
-  const child = spawn(...(([cmd, ...args]) => [cmd, args])(wrapInCgroup(['/bin/sh', '-c', 'while :; do :; done'], cg.procsFiles)), { stdio: 'ignore' });
+  const child = spawn(
+    ...(([cmd, ...args]) => [cmd, args])(wrapInCgroup(['/bin/sh', '-c', 'while :; do :; done'], cg.procsFiles)),
+    { stdio: 'ignore' },
+  );
   await new Promise((r) => setTimeout(r, 1500));
   const s = cg.stats();
   child.kill('SIGKILL');
@@ -114,7 +124,9 @@ test("a capped service of a stack runs inside its cgroup, which goes with the st
   const dir = mkdtempSync(join(tmpdir(), 'lab-capped-'));
   try {
     const port = 18990 + (process.pid % 9);
-    writeFileSync(join(dir, 'compose.yml'), `services:
+    writeFileSync(
+      join(dir, 'compose.yml'),
+      `services:
   capped:
     image: node:20
     profiles: [capped]
@@ -123,10 +135,21 @@ test("a capped service of a stack runs inside its cgroup, which goes with the st
       caps: "{{caps}}"
       command: [node, -e, "require('http').createServer((q, s) => s.end('ok')).listen(${port}, '127.0.0.1')"]
       ready: "http://127.0.0.1:${port}/"
-`);
+`,
+    );
     const topology = loadTopology(join(dir, 'compose.yml'));
     const state = new StateFile(join(dir, 'state'), 'run');
-    const args = { root: dir, env: process.env, topology, profile: 'capped', policy: { caps: 'cpu=5% mem=64M' }, targets: [], tmpDir: join(dir, 'tmp'), logDir: join(dir, 'logs'), state };
+    const args = {
+      root: dir,
+      env: process.env,
+      topology,
+      profile: 'capped',
+      policy: { caps: 'cpu=5% mem=64M' },
+      targets: [],
+      tmpDir: join(dir, 'tmp'),
+      logDir: join(dir, 'logs'),
+      state,
+    };
     const stack = await startStack(args);
     const [proc] = stack.procs;
     const inside = readFileSync(`/proc/${proc.pid}/cgroup`, 'utf8');

@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runFigures, figureFor, readSeries, checkBoards, checkSeries, truthSummary, meets } from '../lab/judge/chart-truth.mjs';
+import {
+  runFigures,
+  figureFor,
+  readSeries,
+  checkBoards,
+  checkSeries,
+  truthSummary,
+  meets,
+} from '../lab/judge/chart-truth.mjs';
 import { panelTruths, boards } from '../dashboards/src/boards.mjs';
 import { panel } from '../dashboards/src/lib.mjs';
 
@@ -16,7 +24,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RUN = join(root, 'test', 'fixtures', 'results', '20261123-091219-spike-quick5');
 const oldPanels = JSON.parse(readFileSync(join(RUN, 'panels.json'), 'utf8'));
 const truths = panelTruths();
-const FAILED_SHARE = 'Failed requests (share of all, since the case started), by case: statuses the policy does not allow';
+const FAILED_SHARE =
+  'Failed requests (share of all, since the case started), by case: statuses the policy does not allow';
 
 test('the run figures: counts, shares and times per case, from the run folder', () => {
   const figs = runFigures(RUN);
@@ -30,7 +39,12 @@ test('the run figures: counts, shares and times per case, from the run folder', 
 });
 
 test('a series is read as declared: last, sum, integral over its step, max, count', () => {
-  const pts = [[0, 1], [1000, null], [2000, 3], [3000, 2]];
+  const pts = [
+    [0, 1],
+    [1000, null],
+    [2000, 3],
+    [3000, 2],
+  ];
   assert.equal(readSeries(pts, 'last'), 2);
   assert.equal(readSeries(pts, 'sum'), 6);
   assert.equal(readSeries(pts, 'integral', 2), 12);
@@ -40,18 +54,29 @@ test('a series is read as declared: last, sum, integral over its step, max, coun
 });
 
 test("the old failed share, max by (case) over k6's per-status rates, disagrees with the run's counts", () => {
-  const old = oldPanels.filter((e) => e.board === 'lab / k6 run' && e.panel === 'Failed requests (share, since the case started), by case');
+  const old = oldPanels.filter(
+    (e) => e.board === 'lab / k6 run' && e.panel === 'Failed requests (share, since the case started), by case',
+  );
   assert.equal(old.length, 1);
-  const rows = checkBoards(old.map((e) => ({ ...e, truth: truths[FAILED_SHARE].A })), runFigures(RUN));
+  const rows = checkBoards(
+    old.map((e) => ({ ...e, truth: truths[FAILED_SHARE].A })),
+    runFigures(RUN),
+  );
   const bad = rows.filter((r) => r.verdict === 'DISAGREE');
   // Every case that limited anything drew 1 (its limited status's series), where nothing failed.
   assert.ok(bad.length >= 10, `${bad.length} disagreements`);
-  assert.ok(bad.every((r) => r.shown === 1 && r.run === 0), JSON.stringify(bad[0]));
+  assert.ok(
+    bad.every((r) => r.shown === 1 && r.run === 0),
+    JSON.stringify(bad[0]),
+  );
 });
 
 test('the old per-second rates of short cases add up to less than they counted', () => {
   const old = oldPanels.filter((e) => e.board === 'lab / k6 run' && e.panel === 'Requests per second, by case');
-  const rows = checkBoards(old.map((e) => ({ ...e, truth: truths['Requests per second, by case'].A })), runFigures(RUN));
+  const rows = checkBoards(
+    old.map((e) => ({ ...e, truth: truths['Requests per second, by case'].A })),
+    runFigures(RUN),
+  );
   const envoy1 = rows.find((r) => r.series === 'case=envoy-1s');
   assert.equal(envoy1.verdict, 'DISAGREE');
   assert.ok(envoy1.shown < envoy1.run, JSON.stringify(envoy1));
@@ -60,13 +85,43 @@ test('the old per-second rates of short cases add up to less than they counted',
 
 test('an exact per-second series adds up to the count; a count with no line is none; a bound holds one way', () => {
   const figs = runFigures(RUN);
-  const perSecond = { label: 'x', labels: { case: 'envoy-2s' }, points: [[0, 200], [1000, 354], [2000, 0]], truth: { figure: 'limited', read: 'integral' }, unit: 'reqps', stepS: 1 };
+  const perSecond = {
+    label: 'x',
+    labels: { case: 'envoy-2s' },
+    points: [
+      [0, 200],
+      [1000, 354],
+      [2000, 0],
+    ],
+    truth: { figure: 'limited', read: 'integral' },
+    unit: 'reqps',
+    stepS: 1,
+  };
   assert.equal(checkSeries(figs, perSecond).verdict, 'agree');
-  assert.equal(checkSeries(figs, { ...perSecond, points: [[0, 200], [1000, 353]] }).verdict, 'DISAGREE');
-  const none = checkSeries(figs, { label: 'x', labels: { case: 'b400-2rps' }, points: [], truth: { figure: 'limited', read: 'last' } });
+  assert.equal(
+    checkSeries(figs, {
+      ...perSecond,
+      points: [
+        [0, 200],
+        [1000, 353],
+      ],
+    }).verdict,
+    'DISAGREE',
+  );
+  const none = checkSeries(figs, {
+    label: 'x',
+    labels: { case: 'b400-2rps' },
+    points: [],
+    truth: { figure: 'limited', read: 'last' },
+  });
   assert.equal(none.verdict, 'agree');
   const maxMs = figureFor(figs, { figure: 'maxMs' }, { case: 'envoy-2s' }).value;
-  const bound = { label: 'x', labels: { case: 'envoy-2s' }, truth: { figure: 'maxMs', read: 'last', relation: '<=' }, unit: 's' };
+  const bound = {
+    label: 'x',
+    labels: { case: 'envoy-2s' },
+    truth: { figure: 'maxMs', read: 'last', relation: '<=' },
+    unit: 's',
+  };
   assert.equal(checkSeries(figs, { ...bound, points: [[0, (maxMs * 0.5) / 1000]] }).verdict, 'agree');
   assert.equal(checkSeries(figs, { ...bound, points: [[0, (maxMs * 1.5) / 1000]] }).verdict, 'DISAGREE');
 });
@@ -83,10 +138,16 @@ test("the slowest status's p95 need not bound the case's own, so the chart of it
   const ok = [2, 2.1];
   const limited = [0, 0, 0, 0, 0, 0, 0, 1, 3];
   const slowest = Math.max(k6Percentile(ok, 0.95), k6Percentile(limited, 0.95));
-  assert.ok(k6Percentile([...ok, ...limited], 0.95) > slowest, `${k6Percentile([...ok, ...limited], 0.95)} <= ${slowest}`);
+  assert.ok(
+    k6Percentile([...ok, ...limited], 0.95) > slowest,
+    `${k6Percentile([...ok, ...limited], 0.95)} <= ${slowest}`,
+  );
   assert.match(truths['p95 and p99 of the slowest status (since the case started), by case'].A.none, /interpolation/);
   // A run that declared the old bound is not held to it.
-  assert.match(figureFor(runFigures(RUN), { figure: 'p95', relation: '>=' }, { case: 'envoy-2s' }).none, /does not hold/);
+  assert.match(
+    figureFor(runFigures(RUN), { figure: 'p95', relation: '>=' }, { case: 'envoy-2s' }).none,
+    /does not hold/,
+  );
 });
 
 test('every query of every board says what run figure it must equal, or why none; a panel that says neither does not build', () => {
@@ -95,16 +156,29 @@ test('every query of every board says what run figure it must equal, or why none
       for (const t of p.targets) assert.ok(truths[p.title]?.[t.refId], `${b.title} / ${p.title} ${t.refId}`);
     }
   }
-  assert.throws(() => panel({ title: 'a bare panel', queries: [{ expr: 'up' }] }), /say neither what run figure they must equal/);
+  assert.throws(
+    () => panel({ title: 'a bare panel', queries: [{ expr: 'up' }] }),
+    /say neither what run figure they must equal/,
+  );
 });
 
 test("a case that declares no limited status has no limited share to check, its failed share is k6's own, and a status k6 kept no count of has no figure", () => {
   const figs = runFigures(join(root, 'test', 'fixtures', 'results', '20261123-090928-smoke'));
   const id = 'node-smoke';
-  for (const figure of ['limitedShare', 'limited']) assert.match(figureFor(figs, { figure }, { case: id }).none, /the run has no/, figure);
+  for (const figure of ['limitedShare', 'limited'])
+    assert.match(figureFor(figs, { figure }, { case: id }).none, /the run has no/, figure);
   // direct-smoke is a case of caching and of json-filter: by case alone, the k6 board adds them up.
-  assert.match(figureFor(figs, { figure: 'requests' }, { case: 'direct-smoke' }).none, /in two experiments of this run/);
+  assert.match(
+    figureFor(figs, { figure: 'requests' }, { case: 'direct-smoke' }).none,
+    /in two experiments of this run/,
+  );
   assert.equal(typeof figureFor(figs, { figure: 'requests' }, { case: 'direct-smoke' }, 'json-filter').value, 'number');
-  assert.equal(figureFor(figs, { figure: 'failedShare' }, { case: id }).value, figs.cases.get(id).metrics[`http_req_failed{case:${id}}`].values.rate);
-  assert.match(figureFor(figs, { figure: 'requests' }, { case: id, status: '204' }).none, /the run has no requests figure/);
+  assert.equal(
+    figureFor(figs, { figure: 'failedShare' }, { case: id }).value,
+    figs.cases.get(id).metrics[`http_req_failed{case:${id}}`].values.rate,
+  );
+  assert.match(
+    figureFor(figs, { figure: 'requests' }, { case: id, status: '204' }).none,
+    /the run has no requests figure/,
+  );
 });

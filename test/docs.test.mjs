@@ -13,7 +13,10 @@ test('every generated table in the READMEs is what the model gives now (run `jus
 
 test('a hand edit inside a generated block is caught, and so is a block nobody generates', () => {
   const text = '<!-- lab:generated t -->\n| 102..120 |\n<!-- lab:end -->\n';
-  assert.equal(regenerate(text, { t: () => '| 103..120 |' }, 'x.md'), '<!-- lab:generated t -->\n| 103..120 |\n<!-- lab:end -->\n');
+  assert.equal(
+    regenerate(text, { t: () => '| 103..120 |' }, 'x.md'),
+    '<!-- lab:generated t -->\n| 103..120 |\n<!-- lab:end -->\n',
+  );
   assert.throws(() => regenerate(text, {}, 'x.md'), /no generator for block 't'/);
   assert.throws(() => regenerate('no blocks', { t: () => '' }, 'x.md'), /block\(s\) t missing/);
 });

@@ -17,8 +17,17 @@ import { loadTopology } from '../lab/stack/topology.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const k6 = join(root, '.lab', 'bin', 'k6');
-const ports = Object.fromEntries(Object.entries(loadTopology(join(root, 'docker-compose.yml')).services).map(([n, s]) => [n, s.ports?.http]));
-const PLANS = [['burst', 'spike', 5], ['burst', 'smoke', 1], ['envoy-vs-nginx', 'spike', 2], ['caching', 'smoke', 1], ['json-filter', 'smoke', 1], ['cdn', 'smoke', 1]];
+const ports = Object.fromEntries(
+  Object.entries(loadTopology(join(root, 'docker-compose.yml')).services).map(([n, s]) => [n, s.ports?.http]),
+);
+const PLANS = [
+  ['burst', 'spike', 5],
+  ['burst', 'smoke', 1],
+  ['envoy-vs-nginx', 'spike', 2],
+  ['caching', 'smoke', 1],
+  ['json-filter', 'smoke', 1],
+  ['cdn', 'smoke', 1],
+];
 const partOf = (experiment, suite, factor) => k6Plan(makePlan({ experiment, suite, factor }));
 const urlsOf = (plan) => Object.fromEntries(planServices(plan).map((s) => [s, `http://127.0.0.1:${ports[s]}`]));
 
@@ -60,7 +69,8 @@ for (const [experiment, suite, factor] of PLANS) {
     assert.deepEqual(Object.keys(out.scenarios), Object.keys(lab.scenarios));
     for (const [name, sc] of Object.entries(lab.scenarios)) {
       const ex = out.scenarios[name];
-      for (const k of ['exec', 'tags', 'gracefulStop', 'preAllocatedVUs', 'maxVUs', 'vus', 'iterations']) assert.deepEqual(ex[k], sc[k], `${name}.${k}`);
+      for (const k of ['exec', 'tags', 'gracefulStop', 'preAllocatedVUs', 'maxVUs', 'vus', 'iterations'])
+        assert.deepEqual(ex[k], sc[k], `${name}.${k}`);
       if (ex.executor === sc.executor) {
         assert.deepEqual(ex, sc, name);
         continue;
@@ -68,7 +78,9 @@ for (const [experiment, suite, factor] of PLANS) {
       assert.equal(ex.executor, 'constant-arrival-rate', name);
       const [a, b] = [arrivals(sc), arrivals(ex)];
       assert.equal(b.length, a.length, `${name}: arrivals`);
-      a.forEach((t, i) => assert.ok(Math.abs(t - b[i]) < 0.001, `${name}: arrival ${i} at ${b[i]} ms, the lab's at ${t}`));
+      a.forEach((t, i) =>
+        assert.ok(Math.abs(t - b[i]) < 0.001, `${name}: arrival ${i} at ${b[i]} ms, the lab's at ${t}`),
+      );
       const c = plan.cases.find((x) => x.id === name);
       assert.equal(a.length, c.requests ?? Math.round(c.rate * c.seconds), `${name}: the plan's request count`);
     }
@@ -97,19 +109,27 @@ test('the exported script imports k6 alone, and k6 reads the same options back f
   const script = exportScript(root, plan, { ports, about: ['test'] });
   const imported = [...script.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
   assert.ok(imported.length > 0);
-  assert.deepEqual(imported.filter((m) => m !== 'k6' && !m.startsWith('k6/')), []);
+  assert.deepEqual(
+    imported.filter((m) => m !== 'k6' && !m.startsWith('k6/')),
+    [],
+  );
   assert.equal(new Set(imported).size, imported.length, 'one import per module');
   assert.ok(script.indexOf('export const options') < script.indexOf('const PLAN'), 'the options come first');
   const dir = mkdtempSync(join(tmpdir(), 'lab-export-test-'));
   try {
     writeFileSync(join(dir, 'script.js'), script);
-    const r = spawnSync(k6, ['inspect', 'script.js'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, K6_NO_USAGE_REPORT: 'true' } });
+    const r = spawnSync(k6, ['inspect', 'script.js'], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, K6_NO_USAGE_REPORT: 'true' },
+    });
     assert.equal(r.status, 0, r.stderr);
     const seen = JSON.parse(r.stdout);
     const out = exportOptions(plan, urlsOf(plan));
     // k6's own reading of the literal options: every threshold, and every scenario's executor.
     assert.deepEqual(seen.thresholds, out.thresholds);
-    for (const [name, sc] of Object.entries(out.scenarios)) assert.equal(seen.scenarios[name].executor, sc.executor, name);
+    for (const [name, sc] of Object.entries(out.scenarios))
+      assert.equal(seen.scenarios[name].executor, sc.executor, name);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

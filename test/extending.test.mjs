@@ -6,7 +6,17 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,17 +49,23 @@ export function kindBranches(text) {
     /&&\s*!?\s*(?:plan|p|exp|base|e)\.kind\s*[)\s;,]/,
     /\}\s*\[\s*\w+\.kind\s*\]/,
   ];
-  return text.split('\n').map((line, i) => ({ line: i + 1, text: line.trim() }))
+  return text
+    .split('\n')
+    .map((line, i) => ({ line: i + 1, text: line.trim() }))
     .filter(({ text: t }) => !/^(\/\/|\*|\/\*)/.test(t) && patterns.some((p) => p.test(t)));
 }
 
-test('no module outside the kinds\' registries branches on a plan\'s kind', () => {
+test("no module outside the kinds' registries branches on a plan's kind", () => {
   const found = [];
   for (const f of code(sources())) {
     if (REGISTRIES.some((r) => f.startsWith(r))) continue;
     for (const b of kindBranches(readFileSync(join(root, f), 'utf8'))) found.push(`${f}:${b.line}: ${b.text}`);
   }
-  assert.deepEqual(found, [], `branch on a plan's kind outside ${REGISTRIES.join(', ')}: give the kind a property instead`);
+  assert.deepEqual(
+    found,
+    [],
+    `branch on a plan's kind outside ${REGISTRIES.join(', ')}: give the kind a property instead`,
+  );
 });
 
 test('the kind-branch check sees each way of branching', () => {
@@ -58,29 +74,61 @@ test('the kind-branch check sees each way of branching', () => {
     "const x = 'capped' === exp.kind;",
     'if (p.kind) throw new Error();',
     "const streams = plan.kind === 'capacity' || plan.kind === 'capped' ? ['prometheus'] : [];",
-    "const judge = { capacity: a, capped: b }[plan.kind];",
+    'const judge = { capacity: a, capped: b }[plan.kind];',
     "  case 'closed-loop':",
     'const app = base.kind && { service };',
-  ]) assert.equal(kindBranches(line).length, 1, line);
+  ])
+    assert.equal(kindBranches(line).length, 1, line);
   // A case's own kind (open, closed, ramp) and a lookup through the registry are not branches.
-  for (const line of ["if (c.kind === 'ramp') {", 'const k = kinds[e.kind];', 'kind: \'limiter\',', '// plan.kind === \'capped\' was here']) {
+  for (const line of [
+    "if (c.kind === 'ramp') {",
+    'const k = kinds[e.kind];',
+    "kind: 'limiter',",
+    "// plan.kind === 'capped' was here",
+  ]) {
     assert.equal(kindBranches(line).length, 0, line);
   }
 });
 
-test('no module outside an experiment\'s own files names an experiment', () => {
-  const { list } = JSON.parse(spawnSync(process.execPath, ['-e', "import('./thresholds/experiments/index.js').then((m) => console.log(JSON.stringify({ list: m.list.map((e) => e.name) })))"], { cwd: root, encoding: 'utf8' }).stdout);
-  const own = (f) => list.some((n) => f === `thresholds/experiments/${n}.js` || f === `k6/${n}.js` || f === `dashboards/src/${n}.mjs` || f === `lab/bench/${n}.mjs` || f === `lab/docs/${n}.mjs` || f.startsWith(`stacks/${n}/`));
+test("no module outside an experiment's own files names an experiment", () => {
+  const { list } = JSON.parse(
+    spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "import('./thresholds/experiments/index.js').then((m) => console.log(JSON.stringify({ list: m.list.map((e) => e.name) })))",
+      ],
+      { cwd: root, encoding: 'utf8' },
+    ).stdout,
+  );
+  const own = (f) =>
+    list.some(
+      (n) =>
+        f === `thresholds/experiments/${n}.js` ||
+        f === `k6/${n}.js` ||
+        f === `dashboards/src/${n}.mjs` ||
+        f === `lab/bench/${n}.mjs` ||
+        f === `lab/docs/${n}.mjs` ||
+        f.startsWith(`stacks/${n}/`),
+    );
   // k6's own cost is measured against an nginx that answers at once: cdn's balancer. A team's
   // policy reader names nginx's limit_req burst= parameter, which the burst experiment is named after.
-  const ALLOWED = { 'lab/bench/k6.mjs': ['cdn'], 'lab/policy/nginx.mjs': ['burst'], 'lab/policy/index.mjs': ['burst'], 'lab/policy/experiment.mjs': ['burst'] };
+  const ALLOWED = {
+    'lab/bench/k6.mjs': ['cdn'],
+    'lab/policy/nginx.mjs': ['burst'],
+    'lab/policy/index.mjs': ['burst'],
+    'lab/policy/experiment.mjs': ['burst'],
+  };
   const re = new RegExp(`['"\`](${list.join('|')})['"\`]`, 'g');
   const found = [];
   for (const f of code(sources())) {
     if (own(f) || f === 'thresholds/experiments/index.js') continue;
-    readFileSync(join(root, f), 'utf8').split('\n').forEach((line, i) => {
-      for (const m of line.matchAll(re)) if (!ALLOWED[f]?.includes(m[1]) && !/^\s*(\/\/|\*)/.test(line)) found.push(`${f}:${i + 1}: ${line.trim()}`);
-    });
+    readFileSync(join(root, f), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        for (const m of line.matchAll(re))
+          if (!ALLOWED[f]?.includes(m[1]) && !/^\s*(\/\/|\*)/.test(line)) found.push(`${f}:${i + 1}: ${line.trim()}`);
+      });
   }
   assert.deepEqual(found, []);
 });
@@ -118,7 +166,8 @@ function treeCopy() {
     mkdirSync(join(dir, '.lab'));
     symlinkSync(join(root, '.lab/venv'), join(dir, '.lab/venv'));
   }
-  if (existsSync(join(root, 'k6/lib/vendor'))) cpSync(join(root, 'k6/lib/vendor'), join(dir, 'k6/lib/vendor'), { recursive: true });
+  if (existsSync(join(root, 'k6/lib/vendor')))
+    cpSync(join(root, 'k6/lib/vendor'), join(dir, 'k6/lib/vendor'), { recursive: true });
   return dir;
 }
 
@@ -126,7 +175,10 @@ function treeCopy() {
 function treeWithFixture() {
   const dir = treeCopy();
   const added = [];
-  const walk = (d) => readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(join(d, e.name)) : added.push(relative(FIXTURE, join(d, e.name)))));
+  const walk = (d) =>
+    readdirSync(d, { withFileTypes: true }).forEach((e) =>
+      e.isDirectory() ? walk(join(d, e.name)) : added.push(relative(FIXTURE, join(d, e.name))),
+    );
   walk(FIXTURE);
   for (const f of added) {
     assert.ok(!existsSync(join(dir, f)), `the fixture's ${f} is its own`);
@@ -144,91 +196,179 @@ function treeWithFixture() {
   return { dir, added };
 }
 
-test('a new experiment of an existing kind is its own files and one list entry: expect, knobs, render, docs, boards and k6 pick it up', { timeout: 120_000 }, (t) => {
-  const { dir, added } = treeWithFixture();
-  try {
-    const lab = (...args) => spawnSync(process.execPath, ['lab/cli/index.mjs', ...args], { cwd: dir, encoding: 'utf8' });
-    const ok = (r) => { assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`); return r.stdout; };
-    assert.deepEqual(added.sort(), ['dashboards/src/steady-limit.mjs', 'k6/steady-limit.js', 'lab/docs/steady-limit.mjs', 'stacks/steady-limit/README.md', 'thresholds/experiments/steady-limit.js']);
+test(
+  'a new experiment of an existing kind is its own files and one list entry: expect, knobs, render, docs, boards and k6 pick it up',
+  { timeout: 120_000 },
+  (t) => {
+    const { dir, added } = treeWithFixture();
+    try {
+      const lab = (...args) =>
+        spawnSync(process.execPath, ['lab/cli/index.mjs', ...args], { cwd: dir, encoding: 'utf8' });
+      const ok = (r) => {
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        return r.stdout;
+      };
+      assert.deepEqual(added.sort(), [
+        'dashboards/src/steady-limit.mjs',
+        'k6/steady-limit.js',
+        'lab/docs/steady-limit.mjs',
+        'stacks/steady-limit/README.md',
+        'thresholds/experiments/steady-limit.js',
+      ]);
 
-    // expect: its plans, on its own and as part of the suites its file declares.
-    const [spike] = JSON.parse(ok(lab('expect', 'spike/steady-limit')));
-    assert.deepEqual(spike.cases.map((c) => c.id), ['b0-10rps', 'b20-10rps']);
-    // 60 requests at 10 r/s: a zone of 5 r/s with no queue passes 23..30 (nginx's ms clock and
-    // how late k6 sends, JITTER_MS),
-    // with a queue of 20 it passes 1 + 20 + 5 r/s x 5.8 s and the last waits 4 s.
-    assert.deepEqual(spike.cases.map((c) => [c.expected.ok.min, c.expected.ok.max, c.expected.limited.max]), [[23, 30, 37], [50, 50, 10]]);
-    assert.equal(spike.cases[1].model.maxDelayMs.max, 4000);
-    assert.ok(JSON.parse(ok(lab('expect', 'smoke'))).some((p) => p.experiment === 'steady-limit'));
-    assert.match(ok(lab('expect', 'spike', '--sensitivity')), /spike \/ steady-limit/);
+      // expect: its plans, on its own and as part of the suites its file declares.
+      const [spike] = JSON.parse(ok(lab('expect', 'spike/steady-limit')));
+      assert.deepEqual(
+        spike.cases.map((c) => c.id),
+        ['b0-10rps', 'b20-10rps'],
+      );
+      // 60 requests at 10 r/s: a zone of 5 r/s with no queue passes 23..30 (nginx's ms clock and
+      // how late k6 sends, JITTER_MS),
+      // with a queue of 20 it passes 1 + 20 + 5 r/s x 5.8 s and the last waits 4 s.
+      assert.deepEqual(
+        spike.cases.map((c) => [c.expected.ok.min, c.expected.ok.max, c.expected.limited.max]),
+        [
+          [23, 30, 37],
+          [50, 50, 10],
+        ],
+      );
+      assert.equal(spike.cases[1].model.maxDelayMs.max, 4000);
+      assert.ok(JSON.parse(ok(lab('expect', 'smoke'))).some((p) => p.experiment === 'steady-limit'));
+      assert.match(ok(lab('expect', 'spike', '--sensitivity')), /spike \/ steady-limit/);
 
-    // knobs, and a what-if through them.
-    assert.match(ok(lab('knobs', 'steady-limit')), /steady-limit\.rate=5/);
-    const whatIf = JSON.parse(ok(lab('expect', 'spike/steady-limit', 'rate=10')))[0].cases[1].expected;
-    assert.deepEqual([whatIf.ok.min, whatIf.limited.max], [60, 0], 'at 10 r/s the queue of 20 passes all 60');
+      // knobs, and a what-if through them.
+      assert.match(ok(lab('knobs', 'steady-limit')), /steady-limit\.rate=5/);
+      const whatIf = JSON.parse(ok(lab('expect', 'spike/steady-limit', 'rate=10')))[0].cases[1].expected;
+      assert.deepEqual([whatIf.ok.min, whatIf.limited.max], [60, 0], 'at 10 r/s the queue of 20 passes all 60');
 
-    // render: burst's stack, with this experiment's zones and locations.
-    ok(lab('render', 'steady-limit'));
-    const conf = readFileSync(join(dir, '.lab/rendered/burst-nginx/nginx.conf'), 'utf8');
-    assert.match(conf, /location = \/b20 \{\s*limit_req zone=b20 burst=20;/);
-    assert.doesNotMatch(conf, /\/b400/);
+      // render: burst's stack, with this experiment's zones and locations.
+      ok(lab('render', 'steady-limit'));
+      const conf = readFileSync(join(dir, '.lab/rendered/burst-nginx/nginx.conf'), 'utf8');
+      assert.match(conf, /location = \/b20 \{\s*limit_req zone=b20 burst=20;/);
+      assert.doesNotMatch(conf, /\/b400/);
 
-    // docs: its README's generated table.
-    assert.match(ok(lab('docs')), /stacks\/steady-limit\/README\.md/);
-    assert.match(readFileSync(join(dir, 'stacks/steady-limit/README.md'), 'utf8'), /\| b20-10rps \| 50 \/ 10, wait 4\.00 s \|/);
-    assert.match(ok(lab('docs', '--check')), /up to date/);
+      // docs: its README's generated table.
+      assert.match(ok(lab('docs')), /stacks\/steady-limit\/README\.md/);
+      assert.match(
+        readFileSync(join(dir, 'stacks/steady-limit/README.md'), 'utf8'),
+        /\| b20-10rps \| 50 \/ 10, wait 4\.00 s \|/,
+      );
+      assert.match(ok(lab('docs', '--check')), /up to date/);
 
-    // The boards: its own, built with the others.
-    ok(spawnSync(process.execPath, ['dashboards/build.mjs'], { cwd: dir, encoding: 'utf8' }));
-    const board = JSON.parse(readFileSync(join(dir, 'dashboards/steady-limit.json'), 'utf8'));
-    assert.equal(board.uid, 'lab-steady-limit');
+      // The boards: its own, built with the others.
+      ok(spawnSync(process.execPath, ['dashboards/build.mjs'], { cwd: dir, encoding: 'utf8' }));
+      const board = JSON.parse(readFileSync(join(dir, 'dashboards/steady-limit.json'), 'utf8'));
+      assert.equal(board.uid, 'lab-steady-limit');
 
-    // k6: the runner's script for its plans, and the script alone against its plan.
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+      // k6: the runner's script for its plans, and the script alone against its plan.
+      const r = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `
       import { scriptOf } from './lab/run/k6.mjs';
       import { plan } from './thresholds/plan.js';
-      console.log(scriptOf(process.cwd(), plan({ experiment: 'steady-limit', suite: 'smoke' })));`], { cwd: dir, encoding: 'utf8' });
-    assert.equal(ok(r).trim(), join(dir, 'k6/steady-limit.js'));
-    // And k6 itself reads its options: without the pinned k6 that is not checked, and says so.
-    const k6 = join(root, '.lab/bin/k6');
-    if (!needs(t, existsSync(k6) ? null : `k6 is not installed (no ${k6})`)) {
-      const inspect = spawnSync(k6, ['inspect', '-e', 'SUITE=spike', 'k6/steady-limit.js'], { cwd: dir, encoding: 'utf8', env: { ...process.env, K6_NO_USAGE_REPORT: 'true' } });
-      const options = JSON.parse(ok(inspect));
-      assert.deepEqual(Object.keys(options.scenarios).sort(), ['b0-10rps', 'b20-10rps', 'warmup']);
-      assert.deepEqual(options.thresholds['http_reqs{case:b20-10rps,status:200}'], ['count>=48', 'count<=52']);
+      console.log(scriptOf(process.cwd(), plan({ experiment: 'steady-limit', suite: 'smoke' })));`,
+        ],
+        { cwd: dir, encoding: 'utf8' },
+      );
+      assert.equal(ok(r).trim(), join(dir, 'k6/steady-limit.js'));
+      // And k6 itself reads its options: without the pinned k6 that is not checked, and says so.
+      const k6 = join(root, '.lab/bin/k6');
+      if (!needs(t, existsSync(k6) ? null : `k6 is not installed (no ${k6})`)) {
+        const inspect = spawnSync(k6, ['inspect', '-e', 'SUITE=spike', 'k6/steady-limit.js'], {
+          cwd: dir,
+          encoding: 'utf8',
+          env: { ...process.env, K6_NO_USAGE_REPORT: 'true' },
+        });
+        const options = JSON.parse(ok(inspect));
+        assert.deepEqual(Object.keys(options.scenarios).sort(), ['b0-10rps', 'b20-10rps', 'warmup']);
+        assert.deepEqual(options.thresholds['http_reqs{case:b20-10rps,status:200}'], ['count>=48', 'count<=52']);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);
 
-test("`./labw new <name> --policy=FILE`: a team's policy made an experiment, read from stacks/<name>/ whenever the lab plans; the tree's own tests still pass", { timeout: 180_000 }, (t) => {
-  if (needs(t, existsSync(join(root, '.lab/venv/bin/crossplane')) ? null : 'crossplane is not installed', './labw setup installs it')) return;
-  const dir = treeCopy();
-  try {
-    const lab = (...args) => spawnSync(process.execPath, ['lab/cli/index.mjs', ...args], { cwd: dir, encoding: 'utf8' });
-    const ok = (r) => { assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`); return r.stdout; };
-    assert.match(lab('new', 'Bad_Name', '--policy=test/policies/header-key.conf').stderr, /is not a name the lab takes/);
-    assert.match(lab('new', 'burst', '--policy=test/policies/header-key.conf').stderr, /already in thresholds\/experiments\/index\.js/);
-    assert.match(lab('new', 'api-keys', '--policy=test/fixtures/policies/refused-conn.conf').stderr, /limit_conn/);
-    ok(lab('new', 'api-keys', '--policy=test/policies/header-key.conf'));
-    assert.match(readFileSync(join(dir, 'thresholds/experiments/index.js'), 'utf8'), /export const list = \[[^\]]*, apiKeys\];/);
-    assert.equal(readFileSync(join(dir, 'stacks/api-keys/header-key.conf'), 'utf8'), readFileSync(join(root, 'test/policies/header-key.conf'), 'utf8'));
-    // The cases come from the file, in the suites it joins, and an edit to the file moves them.
-    const [spike] = JSON.parse(ok(lab('expect', 'spike/api-keys')));
-    assert.deepEqual(spike.cases.map((c) => c.id), ['v1-under', 'v1-fill', 'v1-over']);
-    assert.ok(JSON.parse(ok(lab('expect', 'smoke'))).some((p) => p.experiment === 'api-keys'));
-    const file = join(dir, 'stacks/api-keys/header-key.conf');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('rate=10r/s', 'rate=20r/s'));
-    const [faster] = JSON.parse(ok(lab('expect', 'spike/api-keys')));
-    assert.equal(faster.knobs.per_key_rate, 20);
-    assert.ok(faster.cases[2].expected.ok.lo > spike.cases[2].expected.ok.hi, 'twice the rate passes more of the overload');
-    assert.match(ok(lab('knobs', 'api-keys')), /api-keys\.per_key_burst=5/);
-    assert.equal(JSON.parse(readFileSync(join(dir, 'dashboards/api-keys.json'), 'utf8')).uid, 'lab-api-keys');
-    // The tree's own checks of every experiment hold with it in the list.
-    const tests = spawnSync(process.execPath, ['--test', 'test/provenance.test.mjs', 'test/runner.test.mjs', 'test/metrics.test.mjs', 'test/chart-truth.test.mjs'], { cwd: dir, encoding: 'utf8' });
-    assert.equal(tests.status, 0, tests.stdout.split('\n').filter((l) => /^not ok|error/.test(l)).join('\n'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  "`./labw new <name> --policy=FILE`: a team's policy made an experiment, read from stacks/<name>/ whenever the lab plans; the tree's own tests still pass",
+  { timeout: 180_000 },
+  (t) => {
+    if (
+      needs(
+        t,
+        existsSync(join(root, '.lab/venv/bin/crossplane')) ? null : 'crossplane is not installed',
+        './labw setup installs it',
+      )
+    )
+      return;
+    const dir = treeCopy();
+    try {
+      const lab = (...args) =>
+        spawnSync(process.execPath, ['lab/cli/index.mjs', ...args], { cwd: dir, encoding: 'utf8' });
+      const ok = (r) => {
+        assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+        return r.stdout;
+      };
+      assert.match(
+        lab('new', 'Bad_Name', '--policy=test/policies/header-key.conf').stderr,
+        /is not a name the lab takes/,
+      );
+      assert.match(
+        lab('new', 'burst', '--policy=test/policies/header-key.conf').stderr,
+        /already in thresholds\/experiments\/index\.js/,
+      );
+      assert.match(lab('new', 'api-keys', '--policy=test/fixtures/policies/refused-conn.conf').stderr, /limit_conn/);
+      ok(lab('new', 'api-keys', '--policy=test/policies/header-key.conf'));
+      assert.match(
+        readFileSync(join(dir, 'thresholds/experiments/index.js'), 'utf8'),
+        /export const list = \[[^\]]*, apiKeys\];/,
+      );
+      assert.equal(
+        readFileSync(join(dir, 'stacks/api-keys/header-key.conf'), 'utf8'),
+        readFileSync(join(root, 'test/policies/header-key.conf'), 'utf8'),
+      );
+      // The cases come from the file, in the suites it joins, and an edit to the file moves them.
+      const [spike] = JSON.parse(ok(lab('expect', 'spike/api-keys')));
+      assert.deepEqual(
+        spike.cases.map((c) => c.id),
+        ['v1-under', 'v1-fill', 'v1-over'],
+      );
+      assert.ok(JSON.parse(ok(lab('expect', 'smoke'))).some((p) => p.experiment === 'api-keys'));
+      const file = join(dir, 'stacks/api-keys/header-key.conf');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('rate=10r/s', 'rate=20r/s'));
+      const [faster] = JSON.parse(ok(lab('expect', 'spike/api-keys')));
+      assert.equal(faster.knobs.per_key_rate, 20);
+      assert.ok(
+        faster.cases[2].expected.ok.lo > spike.cases[2].expected.ok.hi,
+        'twice the rate passes more of the overload',
+      );
+      assert.match(ok(lab('knobs', 'api-keys')), /api-keys\.per_key_burst=5/);
+      assert.equal(JSON.parse(readFileSync(join(dir, 'dashboards/api-keys.json'), 'utf8')).uid, 'lab-api-keys');
+      // The tree's own checks of every experiment hold with it in the list.
+      const tests = spawnSync(
+        process.execPath,
+        [
+          '--test',
+          'test/provenance.test.mjs',
+          'test/runner.test.mjs',
+          'test/metrics.test.mjs',
+          'test/chart-truth.test.mjs',
+        ],
+        { cwd: dir, encoding: 'utf8' },
+      );
+      assert.equal(
+        tests.status,
+        0,
+        tests.stdout
+          .split('\n')
+          .filter((l) => /^not ok|error/.test(l))
+          .join('\n'),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -6,14 +6,41 @@ import { absent } from './lib/needs.mjs';
 // listening socket: the connection cap is each process's own.
 export function filterImplementations() {
   const opt = (flag, v) => (v === undefined ? [] : [flag, String(v)]);
-  const common = ({ port, backend, maxBody, maxHead, headerTimeoutMs, idleTimeoutMs, backendTimeoutMs, maxConnections, sendTimeoutMs }) => [
-    '--port', String(port), '--backend', backend,
-    '--max-body', String(maxBody), '--max-head', String(maxHead),
-    '--header-timeout-ms', String(headerTimeoutMs), '--idle-timeout-ms', String(idleTimeoutMs), '--backend-timeout-ms', String(backendTimeoutMs),
-    ...opt('--max-connections', maxConnections), ...opt('--send-timeout-ms', sendTimeoutMs),
+  const common = ({
+    port,
+    backend,
+    maxBody,
+    maxHead,
+    headerTimeoutMs,
+    idleTimeoutMs,
+    backendTimeoutMs,
+    maxConnections,
+    sendTimeoutMs,
+  }) => [
+    '--port',
+    String(port),
+    '--backend',
+    backend,
+    '--max-body',
+    String(maxBody),
+    '--max-head',
+    String(maxHead),
+    '--header-timeout-ms',
+    String(headerTimeoutMs),
+    '--idle-timeout-ms',
+    String(idleTimeoutMs),
+    '--backend-timeout-ms',
+    String(backendTimeoutMs),
+    ...opt('--max-connections', maxConnections),
+    ...opt('--send-timeout-ms', sendTimeoutMs),
   ];
   const node = (workers) => (limits) => [
-    'node', 'servers/node/json-filter.js', '--workers', String(workers), ...common(limits), ...opt('--max-pipeline', limits.maxPipeline),
+    'node',
+    'servers/node/json-filter.js',
+    '--workers',
+    String(workers),
+    ...common(limits),
+    ...opt('--max-pipeline', limits.maxPipeline),
   ];
   // The Erlang filter answers a connection's requests one after another: one in flight at most.
   const erlang = (limits) => ['servers/erlang/json_filter.sh', ...common(limits)];

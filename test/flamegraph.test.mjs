@@ -20,11 +20,14 @@ node 1 1.2: 500000 cpu-clock:ppp:
 `;
 
 test('perf script stacks fold root first, offsets dropped, kernel frames marked, unknown frames named by their library', () => {
-  assert.deepEqual([...fold(SCRIPT)], [
-    ['node;uv_run;JS:*handle file:///x.js:1:1;tcp_ack [k]', 1],
-    ['node;uv_run;JS:*handle file:///x.js:1:1', 1],
-    ['node;uv_run;[libc.so.6]', 1],
-  ]);
+  assert.deepEqual(
+    [...fold(SCRIPT)],
+    [
+      ['node;uv_run;JS:*handle file:///x.js:1:1;tcp_ack [k]', 1],
+      ['node;uv_run;JS:*handle file:///x.js:1:1', 1],
+      ['node;uv_run;[libc.so.6]', 1],
+    ],
+  );
 });
 
 test('boxes are shares of all samples, children side by side inside their parent, small ones left out', () => {
@@ -39,8 +42,15 @@ test('boxes are shares of all samples, children side by side inside their parent
   assert.equal(at('JS:*handle file:///x.js:1:1').x, 0);
   assert.ok(Math.abs(at('[libc.so.6]').x - 2 / 3) < 1e-9);
   assert.ok(Math.abs(at('tcp_ack [k]').width - 1 / 3) < 1e-9);
-  assert.equal(layout(fold(SCRIPT), { minShare: 0.5 }).some((b) => b.name === 'tcp_ack [k]'), false);
-  assert.deepEqual(layout(fold(SCRIPT), { maxDepth: 2 }).map((b) => b.name), ['all', 'node', 'uv_run'], 'cut below the second frame');
+  assert.equal(
+    layout(fold(SCRIPT), { minShare: 0.5 }).some((b) => b.name === 'tcp_ack [k]'),
+    false,
+  );
+  assert.deepEqual(
+    layout(fold(SCRIPT), { maxDepth: 2 }).map((b) => b.name),
+    ['all', 'node', 'uv_run'],
+    'cut below the second frame',
+  );
 });
 
 test('the SVG holds one box per frame with its share, names escaped, the sample count in the title', () => {

@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { k8sManifests, writeManifests, namespaceOf } from '../lab/k8s/manifests.mjs';
 import { loadTopology } from '../lab/stack/topology.mjs';
-import { labEnv } from '../lab/run/suite.mjs';
 import { parseRunArgs } from '../lab/cli/args.mjs';
 import { plan, stackTargets } from '../thresholds/plan.js';
 
@@ -30,15 +29,31 @@ function manifests(words, parallelism = 2, topology = loadTopology(join(root, 'd
   const req = parseRunArgs(words, { target: 'suite' });
   const experiment = req.experiments[0];
   const p = plan({ experiment, suite: req.name, factor: req.factor, overrides: req.overrides[experiment] });
-  return k8sManifests({ root, topology, request: req, experiment, policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), parallelism, prometheus: 'http://prometheus.monitoring:9090', testid }).objects;
+  return k8sManifests({
+    root,
+    topology,
+    request: req,
+    experiment,
+    policy: p.policy,
+    targets: stackTargets(experiment, p.knobs, p.policy),
+    parallelism,
+    prometheus: 'http://prometheus.monitoring:9090',
+    testid,
+  }).objects;
 }
 
-const validate = (files) => spawnSync(python, [join(root, 'lab', 'k8s', 'validate.py'), K8S_VERSION, ...files], { encoding: 'utf8' });
+const validate = (files) =>
+  spawnSync(python, [join(root, 'lab', 'k8s', 'validate.py'), K8S_VERSION, ...files], { encoding: 'utf8' });
 // checkov on files or a folder, offline (--skip-download: no Prisma Cloud guidelines fetched).
-const runCheckov = (args) => spawnSync(checkov, ['--framework', 'kubernetes', '--skip-download', '--compact', ...args], { encoding: 'utf8', cwd: root });
+const runCheckov = (args) =>
+  spawnSync(checkov, ['--framework', 'kubernetes', '--skip-download', '--compact', ...args], {
+    encoding: 'utf8',
+    cwd: root,
+  });
 
 /** Every pod spec and its containers in the objects: Deployments' templates. */
-const podsOf = (objects) => objects.filter((o) => o.kind === 'Deployment').map((d) => ({ name: d.metadata.name, spec: d.spec.template.spec }));
+const podsOf = (objects) =>
+  objects.filter((o) => o.kind === 'Deployment').map((d) => ({ name: d.metadata.name, spec: d.spec.template.spec }));
 
 test('burst on Kubernetes: its stack and a k6-operator TestRun pass the schemas; broken fields fail them', () => {
   const objects = manifests(['spike/burst', '--quick']);
@@ -52,7 +67,11 @@ test('burst on Kubernetes: its stack and a k6-operator TestRun pass the schemas;
     assert.match(o.metadata.name, /test-1/, `${o.kind}/${o.metadata.name}`);
     assert.equal(o.metadata.labels['lab/testid'], TESTID, `${o.kind}/${o.metadata.name}`);
   }
-  assert.ok(by('Deployment', 'burst-nginx-test-1') && by('Deployment', 'burst-hello-test-1') && by('Service', 'burst-nginx-test-1'));
+  assert.ok(
+    by('Deployment', 'burst-nginx-test-1') &&
+      by('Deployment', 'burst-hello-test-1') &&
+      by('Service', 'burst-nginx-test-1'),
+  );
   const conf = by('ConfigMap', 'burst-nginx-test-1-config').data['nginx.conf'];
   assert.match(conf, /server burst-hello-test-1:18081;/);
   assert.match(conf, /listen 0\.0\.0\.0:18080;/);
@@ -64,9 +83,15 @@ test('burst on Kubernetes: its stack and a k6-operator TestRun pass the schemas;
   // from the runners' environment.
   const script = by('ConfigMap', 'k6-test-1-script').data['script.js'];
   assert.match(script, /^export const options = \{$/m);
-  assert.deepEqual([...script.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).filter((m) => !m.startsWith('k6')), []);
+  assert.deepEqual(
+    [...script.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).filter((m) => !m.startsWith('k6')),
+    [],
+  );
   assert.deepEqual(run.spec.script, { configMap: { name: 'k6-test-1-script', file: 'script.js' } });
-  assert.deepEqual(run.spec.runner.env.find((e) => e.name === 'BURST_NGINX_URL'), { name: 'BURST_NGINX_URL', value: 'http://burst-nginx-test-1:18080' });
+  assert.deepEqual(
+    run.spec.runner.env.find((e) => e.name === 'BURST_NGINX_URL'),
+    { name: 'BURST_NGINX_URL', value: 'http://burst-nginx-test-1:18080' },
+  );
   const dir = mkdtempSync(join(tmpdir(), 'lab-k8s-test-'));
   try {
     const files = writeManifests(dir, 'burst', objects);
@@ -76,7 +101,12 @@ test('burst on Kubernetes: its stack and a k6-operator TestRun pass the schemas;
     // A misspelt field in each: a container's port, the TestRun's parallelism.
     const broken = files.map((f, i) => {
       const b = join(dir, `broken-${i}.yaml`);
-      writeFileSync(b, readFileSync(f, 'utf8').replace('containerPort: 18080', 'containerPortz: 18080').replace('parallelism: 2', 'parallelizm: 2'));
+      writeFileSync(
+        b,
+        readFileSync(f, 'utf8')
+          .replace('containerPort: 18080', 'containerPortz: 18080')
+          .replace('parallelism: 2', 'parallelizm: 2'),
+      );
       return b;
     });
     const bad = validate(broken);
@@ -91,9 +121,16 @@ test('burst on Kubernetes: its stack and a k6-operator TestRun pass the schemas;
 test('every pod meets the restricted Pod Security Standard, and every container has requests and limits', () => {
   const objects = manifests(['spike/burst', '--quick'], 2);
   const restricted = (what, pod, containers) => {
-    assert.equal(pod.automountServiceAccountToken === false || pod.automountServiceAccountToken === 'false', true, `${what}: automountServiceAccountToken`);
+    assert.equal(
+      pod.automountServiceAccountToken === false || pod.automountServiceAccountToken === 'false',
+      true,
+      `${what}: automountServiceAccountToken`,
+    );
     assert.equal(pod.securityContext.runAsNonRoot, true, what);
-    assert.ok(Number.isInteger(pod.securityContext.runAsUser) && pod.securityContext.runAsUser >= 10000, `${what}: a numeric, high runAsUser`);
+    assert.ok(
+      Number.isInteger(pod.securityContext.runAsUser) && pod.securityContext.runAsUser >= 10000,
+      `${what}: a numeric, high runAsUser`,
+    );
     assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault', what);
     for (const c of containers) {
       const sc = c.containerSecurityContext ?? c.securityContext;
@@ -104,7 +141,8 @@ test('every pod meets the restricted Pod Security Standard, and every container 
       assert.equal(sc.runAsNonRoot, true, name);
       assert.deepEqual(sc.capabilities, { drop: ['ALL'] }, name);
       assert.equal(sc.seccompProfile.type, 'RuntimeDefault', name);
-      for (const k of ['requests', 'limits']) assert.ok(c.resources?.[k]?.cpu && c.resources?.[k]?.memory, `${name}: resources.${k}`);
+      for (const k of ['requests', 'limits'])
+        assert.ok(c.resources?.[k]?.cpu && c.resources?.[k]?.memory, `${name}: resources.${k}`);
     }
   };
   const pods = podsOf(objects);
@@ -114,7 +152,11 @@ test('every pod meets the restricted Pod Security Standard, and every container 
     // The root filesystem is read-only: /tmp (nginx's prefix and temp paths) is an emptyDir.
     const tmp = spec.volumes.find((v) => v.name === 'tmp');
     assert.ok(tmp?.emptyDir, `${name}: an emptyDir for /tmp`);
-    for (const c of spec.containers) assert.ok(c.volumeMounts.some((m) => m.mountPath === '/tmp' && m.name === 'tmp'), `${name}: /tmp mounted`);
+    for (const c of spec.containers)
+      assert.ok(
+        c.volumeMounts.some((m) => m.mountPath === '/tmp' && m.name === 'tmp'),
+        `${name}: /tmp mounted`,
+      );
   }
   // The Node pod's init container runs npm ci into an emptyDir, its cache in /tmp.
   const hello = pods.find((p) => p.name === 'burst-hello-test-1').spec;
@@ -124,17 +166,27 @@ test('every pod meets the restricted Pod Security Standard, and every container 
   const run = objects.find((o) => o.kind === 'TestRun');
   for (const role of ['runner', 'initializer', 'starter']) {
     const pod = run.spec[role];
-    restricted(`TestRun ${role}`, pod, [{ name: role, containerSecurityContext: pod.containerSecurityContext, resources: pod.resources }]);
+    restricted(`TestRun ${role}`, pod, [
+      { name: role, containerSecurityContext: pod.containerSecurityContext, resources: pod.resources },
+    ]);
   }
   // Runner sizing (docs/beyond-one-machine.md, `bench k6`): a core each, requests = limits, and
   // memory for 41 MiB + 153 KiB per VU, doubled: 520 VUs at most in spike/burst --quick -> 256 MiB.
-  assert.deepEqual(run.spec.runner.resources, { requests: { cpu: '1', memory: '256Mi' }, limits: { cpu: '1', memory: '256Mi' } });
+  assert.deepEqual(run.spec.runner.resources, {
+    requests: { cpu: '1', memory: '256Mi' },
+    limits: { cpu: '1', memory: '256Mi' },
+  });
   // A capped level: its caps, requested and limited.
-  const cdn = manifests(['load/cdn', 'up_level=1'], 1).find((o) => o.kind === 'Deployment' && o.metadata.name === 'cdn-lb-test-1');
-  assert.deepEqual(cdn.spec.template.spec.containers[0].resources, { requests: { cpu: '20m', memory: '25Mi' }, limits: { cpu: '20m', memory: '25Mi' } });
+  const cdn = manifests(['load/cdn', 'up_level=1'], 1).find(
+    (o) => o.kind === 'Deployment' && o.metadata.name === 'cdn-lb-test-1',
+  );
+  assert.deepEqual(cdn.spec.template.spec.containers[0].resources, {
+    requests: { cpu: '20m', memory: '25Mi' },
+    limits: { cpu: '20m', memory: '25Mi' },
+  });
 });
 
-test('NetworkPolicies: deny by default, the lab pods reach each other on their Services\' ports; Envoy\'s admin port gets no Service', () => {
+test("NetworkPolicies: deny by default, the lab pods reach each other on their Services' ports; Envoy's admin port gets no Service", () => {
   // envoy-vs-nginx: Envoy's admin port is declared on its container (the readiness probe asks
   // it), in no Service and in no policy's allowed ports.
   const objects = manifests(['spike/envoy-vs-nginx', '--quick'], 1);
@@ -143,12 +195,20 @@ test('NetworkPolicies: deny by default, the lab pods reach each other on their S
   assert.deepEqual(deny.spec, { podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
   const envoy = policies.find((p) => p.metadata.name === 'envoy-vs-nginx-envoy-test-1');
   assert.deepEqual(envoy.spec.ingress[0].ports, [{ protocol: 'TCP', port: 18000 }]);
-  assert.deepEqual(envoy.spec.ingress[0].from, [{ podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'proxy-policy-lab', 'lab/testid': TESTID } } }]);
+  assert.deepEqual(envoy.spec.ingress[0].from, [
+    { podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'proxy-policy-lab', 'lab/testid': TESTID } } },
+  ]);
   const svc = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'envoy-vs-nginx-envoy-test-1');
-  assert.deepEqual(svc.spec.ports.map((p) => p.name), ['http']);
+  assert.deepEqual(
+    svc.spec.ports.map((p) => p.name),
+    ['http'],
+  );
   const dep = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'envoy-vs-nginx-envoy-test-1');
   const container = dep.spec.template.spec.containers[0];
-  assert.deepEqual(container.ports.map((p) => p.name), ['http', 'admin']);
+  assert.deepEqual(
+    container.ports.map((p) => p.name),
+    ['http', 'admin'],
+  );
   assert.equal(container.readinessProbe.httpGet.port, 18001);
   // Envoy reaches its web service by the Service's name, which carries the testid.
   const conf = objects.find((o) => o.metadata.name === 'envoy-vs-nginx-envoy-test-1-config').data['envoy.yaml'];
@@ -192,9 +252,27 @@ test('checkov passes the rendered manifests, each skip with its reason in the ma
     assert.ok(summary.passed > 100, JSON.stringify(summary));
     // The checks that matter here ran and passed.
     const passed = new Set(results.passed_checks.map((c) => c.check_id));
-    for (const id of ['CKV_K8S_16', 'CKV_K8S_20', 'CKV_K8S_22', 'CKV_K8S_23', 'CKV_K8S_28', 'CKV_K8S_31', 'CKV_K8S_37', 'CKV_K8S_38', 'CKV_K8S_40', 'CKV_K8S_10', 'CKV_K8S_11', 'CKV_K8S_12', 'CKV_K8S_13', 'CKV_K8S_21', 'CKV2_K8S_6']) assert.ok(passed.has(id), `${id} passed`);
+    for (const id of [
+      'CKV_K8S_16',
+      'CKV_K8S_20',
+      'CKV_K8S_22',
+      'CKV_K8S_23',
+      'CKV_K8S_28',
+      'CKV_K8S_31',
+      'CKV_K8S_37',
+      'CKV_K8S_38',
+      'CKV_K8S_40',
+      'CKV_K8S_10',
+      'CKV_K8S_11',
+      'CKV_K8S_12',
+      'CKV_K8S_13',
+      'CKV_K8S_21',
+      'CKV2_K8S_6',
+    ])
+      assert.ok(passed.has(id), `${id} passed`);
     // Every skip carries its reason, in the manifest (an annotation checkov reads).
-    for (const s of results.skipped_checks) assert.ok((s.check_result.suppress_comment || '').length > 20, `${s.check_id} on ${s.resource}: a reason`);
+    for (const s of results.skipped_checks)
+      assert.ok((s.check_result.suppress_comment || '').length > 20, `${s.check_id} on ${s.resource}: a reason`);
     const stack = readFileSync(files[0], 'utf8');
     assert.match(stack, /checkov\.io\/skip1: "CKV_K8S_8=a load test measures the server as it is/);
     // A privileged container fails it.
@@ -226,7 +304,10 @@ test('every image in docker-compose.yml (and so in the manifests) is pinned: a v
   // The manifests run those images: the stack's and k6's.
   const doc = YAML.parse(text, { merge: true });
   const objects = manifests(['spike/burst', '--quick'], 1);
-  const used = [...podsOf(objects).flatMap(({ spec }) => [...(spec.initContainers || []), ...spec.containers].map((c) => c.image)), objects.find((o) => o.kind === 'TestRun').spec.runner.image];
+  const used = [
+    ...podsOf(objects).flatMap(({ spec }) => [...(spec.initContainers || []), ...spec.containers].map((c) => c.image)),
+    objects.find((o) => o.kind === 'TestRun').spec.runner.image,
+  ];
   for (const image of used) assert.ok(images.includes(image), `${image} is one of docker-compose.yml's`);
   assert.equal(objects.find((o) => o.kind === 'TestRun').spec.runner.image, doc.services.k6.image);
 });

@@ -23,17 +23,32 @@ function modules(dir) {
 /** What a module imports (static and dynamic), as paths relative to the repository. */
 function importsOf(file) {
   const text = readFileSync(join(root, file), 'utf8');
-  return [...text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => relative(root, resolve(root, dirname(file), m[1])));
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) =>
+    relative(root, resolve(root, dirname(file), m[1])),
+  );
 }
 
-const offending = (dirs, into, except = () => false) => dirs.flatMap(modules).filter((f) => !except(f)).flatMap((f) => importsOf(f).filter((t) => t.startsWith(into)).map((t) => `${f} imports ${t}`));
+const offending = (dirs, into, except = () => false) =>
+  dirs
+    .flatMap(modules)
+    .filter((f) => !except(f))
+    .flatMap((f) =>
+      importsOf(f)
+        .filter((t) => t.startsWith(into))
+        .map((t) => `${f} imports ${t}`),
+    );
 
 test('nothing under stacks/ or servers/ imports from lab/', () => {
   assert.deepEqual(offending(['stacks', 'servers'], 'lab/'), []);
 });
 
 test('nothing outside lab/cli/ imports from lab/cli/', () => {
-  assert.deepEqual(offending(['lab', 'stacks', 'servers', 'thresholds', 'k6', 'dashboards'], 'lab/cli/', (f) => f.startsWith('lab/cli/')), []);
+  assert.deepEqual(
+    offending(['lab', 'stacks', 'servers', 'thresholds', 'k6', 'dashboards'], 'lab/cli/', (f) =>
+      f.startsWith('lab/cli/'),
+    ),
+    [],
+  );
 });
 
 test('the scanner sees the imports it must: static and dynamic, from any depth', () => {

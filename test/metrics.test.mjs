@@ -21,9 +21,15 @@ import { needs, notRun } from './lib/needs.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 test('Prometheus text: names, labels with escapes, values', () => {
-  const s = parsePrometheusText('# HELP x y\nlab_nginx_requests_total{location="/b0",case="b0-3rps",limit_req="REJECTED",status="503"} 61\nup 1\nq{a="x\\"y"} 2.5\n');
+  const s = parsePrometheusText(
+    '# HELP x y\nlab_nginx_requests_total{location="/b0",case="b0-3rps",limit_req="REJECTED",status="503"} 61\nup 1\nq{a="x\\"y"} 2.5\n',
+  );
   assert.deepEqual(s, [
-    { name: 'lab_nginx_requests_total', labels: { location: '/b0', case: 'b0-3rps', limit_req: 'REJECTED', status: '503' }, value: 61 },
+    {
+      name: 'lab_nginx_requests_total',
+      labels: { location: '/b0', case: 'b0-3rps', limit_req: 'REJECTED', status: '503' },
+      value: 61,
+    },
     { name: 'up', labels: {}, value: 1 },
     { name: 'q', labels: { a: 'x"y' }, value: 2.5 },
   ]);
@@ -39,7 +45,13 @@ test('nothing lost: every source must give the same count per case and status, o
   const lostOne = { ...same, b0: { 200: 3 }, 'b0-smoke': { 200: 2 } };
   const bad = countsTable(p, k6, { prometheus: same, influx: lostOne }, same);
   assert.equal(bad.agree, false);
-  assert.deepEqual(bad.rows.filter((r) => r.at(-1) === 'LOST').map((r) => r.slice(0, 2)), [['burst/b0-smoke', '200'], ['burst/b0-smoke', 'all']]);
+  assert.deepEqual(
+    bad.rows.filter((r) => r.at(-1) === 'LOST').map((r) => r.slice(0, 2)),
+    [
+      ['burst/b0-smoke', '200'],
+      ['burst/b0-smoke', 'all'],
+    ],
+  );
 });
 
 test("nothing lost, closed loop: the application's served count is a row of its own, not in 'all'", () => {
@@ -50,15 +62,24 @@ test("nothing lost, closed loop: the application's served count is a row of its 
   assert.equal(t.agree, true);
   const short = { ...seen, 'server-smoke': { 200: 4, 'app served': 0 } };
   const bad = countsTable(p, k6, { prometheus: short, influx: null }, seen);
-  assert.deepEqual(bad.rows.filter((r) => r.at(-1) === 'LOST').map((r) => r.slice(0, 2)), [['caching/server-smoke', 'app served']]);
+  assert.deepEqual(
+    bad.rows.filter((r) => r.at(-1) === 'LOST').map((r) => r.slice(0, 2)),
+    [['caching/server-smoke', 'app served']],
+  );
 });
 
 test("Grafana's macros as Grafana expands them for a run", () => {
   const m = macros({ fromMs: 0, toMs: 120_000, testid: 'run-1' });
   assert.equal(m.$__interval, '1s', 'never under the scrape interval');
   assert.equal(m.$__rate_interval, '4s', 'max(interval + scrape, 4 x scrape)');
-  assert.equal(expand('rate(x{testid=~"$testid", case=~"$case"}[$__rate_interval]) $__range', m), 'rate(x{testid=~"run-1", case=~".*"}[4s]) 120s');
-  assert.equal(expand('WHERE $timeFilter GROUP BY time($__interval)', m), 'WHERE time >= 0ms AND time <= 120000ms GROUP BY time(1s)');
+  assert.equal(
+    expand('rate(x{testid=~"$testid", case=~"$case"}[$__rate_interval]) $__range', m),
+    'rate(x{testid=~"run-1", case=~".*"}[4s]) 120s',
+  );
+  assert.equal(
+    expand('WHERE $timeFilter GROUP BY time($__interval)', m),
+    'WHERE time >= 0ms AND time <= 120000ms GROUP BY time(1s)',
+  );
   assert.equal(macros({ fromMs: 0, toMs: 3_600_000 }).$__interval, '4s', '~1000 points over an hour');
 });
 
@@ -66,7 +87,7 @@ test('the committed dashboards are what dashboards/src generates (run `just dash
   assert.deepEqual(buildDashboards({ check: true }), []);
 });
 
-test('every experiment of the list has its board, from dashboards/src/<experiment>.mjs, committed as dashboards/<experiment>.json, in the list\'s order', () => {
+test("every experiment of the list has its board, from dashboards/src/<experiment>.mjs, committed as dashboards/<experiment>.json, in the list's order", () => {
   const uids = boards().map((b) => b.uid);
   for (const { name } of list) {
     assert.ok(existsSync(join(root, 'dashboards/src', `${name}.mjs`)), `dashboards/src/${name}.mjs`);
@@ -74,15 +95,28 @@ test('every experiment of the list has its board, from dashboards/src/<experimen
     assert.equal(d.uid, `lab-${name}`, `${name}.json: uid`);
     assert.ok(d.tags.includes(name), `${name}.json: the panel check finds the experiment by its tag`);
   }
-  assert.deepEqual(uids, ['lab-k6-run', 'lab-k6-run-influxdb', 'lab-k6-run-influxdb-forwarded', ...list.map((e) => `lab-${e.name}`), 'lab-resources', 'lab-runs', 'lab-compare']);
+  assert.deepEqual(uids, [
+    'lab-k6-run',
+    'lab-k6-run-influxdb',
+    'lab-k6-run-influxdb-forwarded',
+    ...list.map((e) => `lab-${e.name}`),
+    'lab-resources',
+    'lab-runs',
+    'lab-compare',
+  ]);
 });
 
 test('an experiment without a board file fails the build, naming the file to add', async () => {
-  await assert.rejects(loadExperimentBoards([...list, { name: 'no-such-experiment' }]), /add dashboards\/src\/no-such-experiment\.mjs/);
+  await assert.rejects(
+    loadExperimentBoards([...list, { name: 'no-such-experiment' }]),
+    /add dashboards\/src\/no-such-experiment\.mjs/,
+  );
 });
 
 test('dashboards: unique panel ids and refIds, only the provisioned datasources, every variable used is defined', () => {
-  const provisioned = YAML.parse(readFileSync(join(root, 'dashboards/provisioning/datasources/lab.yml'), 'utf8')).datasources.map((d) => d.uid);
+  const provisioned = YAML.parse(
+    readFileSync(join(root, 'dashboards/provisioning/datasources/lab.yml'), 'utf8'),
+  ).datasources.map((d) => d.uid);
   for (const file of readdirSync(join(root, 'dashboards')).filter((f) => f.endsWith('.json'))) {
     const d = JSON.parse(readFileSync(join(root, 'dashboards', file), 'utf8'));
     const ids = d.panels.map((p) => p.id);
@@ -93,7 +127,8 @@ test('dashboards: unique panel ids and refIds, only the provisioned datasources,
       const refs = p.targets.map((t) => t.refId);
       assert.equal(new Set(refs).size, refs.length, `${file} / ${p.title}: refIds repeat`);
       for (const t of p.targets) {
-        for (const [, name] of (t.expr || t.query).matchAll(/\$([a-z]\w*)/g)) assert.ok(vars.has(name) || name === 'timeFilter', `${file} / ${p.title}: $${name} is not a variable`);
+        for (const [, name] of (t.expr || t.query).matchAll(/\$([a-z]\w*)/g))
+          assert.ok(vars.has(name) || name === 'timeFilter', `${file} / ${p.title}: $${name} is not a variable`);
       }
     }
   }
@@ -104,12 +139,28 @@ async function fakePrometheus(known) {
   const srv = http.createServer((req, res) => {
     const u = new URL(req.url, 'http://x');
     if (u.pathname === '/api/v1/series') {
-      res.end(JSON.stringify({ status: 'success', data: known.includes(u.searchParams.get('match[]')) ? [{ __name__: u.searchParams.get('match[]') }] : [] }));
+      res.end(
+        JSON.stringify({
+          status: 'success',
+          data: known.includes(u.searchParams.get('match[]')) ? [{ __name__: u.searchParams.get('match[]') }] : [],
+        }),
+      );
       return;
     }
     const q = u.searchParams.get('query') || '';
     const hit = known.some((n) => q.includes(n));
-    const result = hit ? [{ metric: { case: 'a' }, values: [[1, '1'], [2, '2']], value: [2, '2'] }] : [];
+    const result = hit
+      ? [
+          {
+            metric: { case: 'a' },
+            values: [
+              [1, '1'],
+              [2, '2'],
+            ],
+            value: [2, '2'],
+          },
+        ]
+      : [];
     res.end(JSON.stringify({ status: 'success', data: { resultType: 'matrix', result } }));
   });
   await new Promise((r) => srv.listen(0, '127.0.0.1', r));
@@ -117,19 +168,44 @@ async function fakePrometheus(known) {
 }
 
 test('the panel check fails a panel whose query names a metric that does not exist (a broken copy)', async () => {
-  const { srv, url } = await fakePrometheus(['k6_vus', 'k6_vus_max', 'k6_http_reqs_total', 'k6_iterations_total', 'k6_dropped_iterations_total', 'k6_http_req_duration_p95', 'k6_http_req_duration_p99', 'k6_http_req_failed_rate']);
+  const { srv, url } = await fakePrometheus([
+    'k6_vus',
+    'k6_vus_max',
+    'k6_http_reqs_total',
+    'k6_iterations_total',
+    'k6_dropped_iterations_total',
+    'k6_http_req_duration_p95',
+    'k6_http_req_duration_p99',
+    'k6_http_req_failed_rate',
+  ]);
   const tmp = mkdtempSync(join(tmpdir(), 'lab-panels-'));
   try {
     mkdirSync(join(tmp, 'dashboards'));
     const good = readFileSync(join(root, 'dashboards/k6-run.json'), 'utf8');
     writeFileSync(join(tmp, 'dashboards/k6-run.json'), good);
-    const run = { testid: 't', fromMs: 0, toMs: 60_000, suite: 'smoke', experiments: ['burst'], allExperiments: ['burst'] };
+    const run = {
+      testid: 't',
+      fromMs: 0,
+      toMs: 60_000,
+      suite: 'smoke',
+      experiments: ['burst'],
+      allExperiments: ['burst'],
+    };
     const urls = { prometheus: url, influx: url, database: 'k6' };
-    assert.ok((await checkPanels(tmp, urls, run)).every((r) => r.ok), 'every panel of the real board finds its metrics');
-    writeFileSync(join(tmp, 'dashboards/k6-run.json'), good.replace('k6_dropped_iterations_total', 'k6_dropped_iterationz_total'));
+    assert.ok(
+      (await checkPanels(tmp, urls, run)).every((r) => r.ok),
+      'every panel of the real board finds its metrics',
+    );
+    writeFileSync(
+      join(tmp, 'dashboards/k6-run.json'),
+      good.replace('k6_dropped_iterations_total', 'k6_dropped_iterationz_total'),
+    );
     const broken = (await checkPanels(tmp, urls, run)).filter((r) => !r.ok);
-    assert.deepEqual(broken.map((r) => [r.panel, r.error]), [['Dropped iterations per second, by case', "no such metric in the run's window: k6_dropped_iterationz_total"]],
-      'it fails although its zeros fallback still returns data');
+    assert.deepEqual(
+      broken.map((r) => [r.panel, r.error]),
+      [['Dropped iterations per second, by case', "no such metric in the run's window: k6_dropped_iterationz_total"]],
+      'it fails although its zeros fallback still returns data',
+    );
   } finally {
     srv.close();
     rmSync(tmp, { recursive: true, force: true });
@@ -138,18 +214,33 @@ test('the panel check fails a panel whose query names a metric that does not exi
 
 test('the topology declares the metrics stores and the scrape targets; every service has a native twin or says why not', () => {
   const t = loadTopology(join(root, 'docker-compose.yml'));
-  for (const s of ['influxdb', 'prometheus', 'process-exporter']) assert.ok(t.services[s]?.profiles.includes('metrics'), s);
+  for (const s of ['influxdb', 'prometheus', 'process-exporter'])
+    assert.ok(t.services[s]?.profiles.includes('metrics'), s);
   assert.ok(t.unavailable.grafana.why.length > 0);
   const scraped = scrapeTargets(t).map((s) => s.service);
-  for (const s of ['burst-nginx', 'envoy-vs-nginx-envoy', 'envoy-vs-nginx-nginx', 'burst-hello', 'json-filter-node', 'json-filter-erlang', 'process-exporter']) assert.ok(scraped.includes(s), s);
+  for (const s of [
+    'burst-nginx',
+    'envoy-vs-nginx-envoy',
+    'envoy-vs-nginx-nginx',
+    'burst-hello',
+    'json-filter-node',
+    'json-filter-erlang',
+    'process-exporter',
+  ])
+    assert.ok(scraped.includes(s), s);
 });
 
 test('a typo in a compose service fails the compose validation', (t) => {
   const tmp = mkdtempSync(join(tmpdir(), 'lab-compose-'));
   try {
-    const text = readFileSync(join(root, 'docker-compose.yml'), 'utf8').replace('    network_mode: host\n    profiles: [metrics]\n    command: [influxd', '    network_mod: host\n    profiles: [metrics]\n    command: [influxd');
+    const text = readFileSync(join(root, 'docker-compose.yml'), 'utf8').replace(
+      '    network_mode: host\n    profiles: [metrics]\n    command: [influxd',
+      '    network_mod: host\n    profiles: [metrics]\n    command: [influxd',
+    );
     writeFileSync(join(tmp, 'docker-compose.yml'), text);
-    const r = spawnSync('docker-compose', ['-f', join(tmp, 'docker-compose.yml'), 'config', '-q'], { encoding: 'utf8' });
+    const r = spawnSync('docker-compose', ['-f', join(tmp, 'docker-compose.yml'), 'config', '-q'], {
+      encoding: 'utf8',
+    });
     if (needs(t, notRun('docker-compose', r), 'the Debian package: run just setup')) return;
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /network_mod/);

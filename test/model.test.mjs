@@ -67,7 +67,10 @@ test('seed 003, fitted (provenance.fitted): the bursts its mislabelled 9 r/s tab
   const { fitted } = experiments.burst.provenance;
   assert.deepEqual(Object.keys(fitted), ['burst_of_table_100', 'burst_of_table_300']);
   for (const [key, e] of Object.entries(fitted)) {
-    assert.ok(experiments.burst.knobs.bursts.default.includes(e.value), `${key}: burst ${e.value} is one of the stack's`);
+    assert.ok(
+      experiments.burst.knobs.bursts.default.includes(e.value),
+      `${key}: burst ${e.value} is one of the stack's`,
+    );
     for (const f of e.fittedTo) {
       assert.equal(f.case, `b${e.value}-9rps`);
       const m = modelFigure(c[f.case], f.figure);
@@ -77,7 +80,10 @@ test('seed 003, fitted (provenance.fitted): the bursts its mislabelled 9 r/s tab
       // hangs on how late k6 sends, JITTER_MS).
       const timing = f.figure === 'maxS' ? 1 / c[f.case].rate : 0;
       assert.ok(m.model[1] - m.model[0] <= timing, `${f.case} does not hang on timing`);
-      assert.ok(Math.abs(m.model[1] - f.seed) <= 0.005 * f.seed, `${f.case} ${f.figure}: seed ${f.seed}, model ${m.model[1]}`);
+      assert.ok(
+        Math.abs(m.model[1] - f.seed) <= 0.005 * f.seed,
+        `${f.case} ${f.figure}: seed ${f.seed}, model ${m.model[1]}`,
+      );
     }
   }
 });
@@ -126,19 +132,32 @@ test('seed 002, held out (nothing is fitted): Envoy and nginx both pass 200 + 20
 
 test('--quick keeps the counts of every case that does not hang on the ms clock, and divides the waits', () => {
   const changed = [];
-  for (const [experiment, suite] of [['burst', 'spike'], ['envoy-vs-nginx', 'spike'], ['burst', 'soak']]) {
+  for (const [experiment, suite] of [
+    ['burst', 'spike'],
+    ['envoy-vs-nginx', 'spike'],
+    ['burst', 'soak'],
+  ]) {
     const slow = byId(plan({ experiment, suite }));
     const quick = plan({ experiment, suite, factor: 5 });
     for (const q of quick.cases) {
       const s = slow[q.id];
       assert.equal(q.requests, s.requests);
-      const same = ['ok', 'limited'].every((k) => q.expected[k].min === s.expected[k].min && q.expected[k].max === s.expected[k].max);
+      const same = ['ok', 'limited'].every(
+        (k) => q.expected[k].min === s.expected[k].min && q.expected[k].max === s.expected[k].max,
+      );
       if (!same) {
         changed.push(q.id);
-        assert.ok(s.expected.timingSensitive || q.expected.timingSensitive, `${q.id} changed under --quick without hanging on the ms clock`);
+        assert.ok(
+          s.expected.timingSensitive || q.expected.timingSensitive,
+          `${q.id} changed under --quick without hanging on the ms clock`,
+        );
       }
       // k6's lateness is in real ms, not divided by --quick: a wait scaled back up moves by it.
-      if (s.expected.maxMs && q.expected.maxMs) assert.ok(Math.abs(q.expected.maxMs.max * quick.factor - s.expected.maxMs.max) <= 10 + JITTER_MS * quick.factor, q.id);
+      if (s.expected.maxMs && q.expected.maxMs)
+        assert.ok(
+          Math.abs(q.expected.maxMs.max * quick.factor - s.expected.maxMs.max) <= 10 + JITTER_MS * quick.factor,
+          q.id,
+        );
     }
   }
   assert.ok(changed.includes('b0-3rps') && changed.includes('b0-9rps'), 'README.md lists them (test/docs.test.mjs)');
@@ -153,7 +172,9 @@ test('thresholds can fail: a policy change the model is not told about moves the
     assert.ok(b.min > a.hi, `${id}: rate 4 gives ${b.min}.., outside 3 r/s's ..${a.hi}`);
   }
   const e = byId(plan({ experiment: 'envoy-vs-nginx', suite: 'spike' }));
-  const e2 = byId(plan({ experiment: 'envoy-vs-nginx', suite: 'spike', overrides: { max_tokens: 190, nginx_burst: 190 } }));
+  const e2 = byId(
+    plan({ experiment: 'envoy-vs-nginx', suite: 'spike', overrides: { max_tokens: 190, nginx_burst: 190 } }),
+  );
   for (const id of ['envoy-1s', 'nginx-1s']) assert.ok(e2[id].expected.ok.max < e[id].expected.ok.lo, id);
 });
 
@@ -162,21 +183,37 @@ test('--quick is capped per experiment where k6 could not keep up; fresh limiter
   assert.deepEqual([p.factor, p.requestedFactor], [2, 5]);
   const c = byId(p);
   assert.equal(c['envoy-1s'].rate, 800);
-  assert.equal(c['envoy-2s'].startMs, c['envoy-1s'].startMs + c['envoy-1s'].durationMs, 'one burst right after another');
+  assert.equal(
+    c['envoy-2s'].startMs,
+    c['envoy-1s'].startMs + c['envoy-1s'].durationMs,
+    'one burst right after another',
+  );
   const burst = plan({ experiment: 'burst', suite: 'spike' });
-  assert.equal(new Set(burst.cases.map((x) => x.startMs)).size, 1, 'burst: every case at once, each on its own limiter key');
+  assert.equal(
+    new Set(burst.cases.map((x) => x.startMs)).size,
+    1,
+    'burst: every case at once, each on its own limiter key',
+  );
 });
 
 test('a what-if case expects what an isolated run of it gives: no state from the case before', () => {
   // rate=2 bursts=15: the 9 r/s case on its own key, as if the 3 r/s case had never run.
   const p = byId(plan({ experiment: 'burst', suite: 'spike', overrides: { rate: '2', bursts: '15' } }));
-  const alone = simulate({ kind: 'limit_req', rate: 2, burst: 15, delay: 0 }, [{ ...p['b15-9rps'] }], { seed: 'burst' })[0];
+  const alone = simulate({ kind: 'limit_req', rate: 2, burst: 15, delay: 0 }, [{ ...p['b15-9rps'] }], {
+    seed: 'burst',
+  })[0];
   assert.deepEqual([p['b15-9rps'].expected.ok.min, p['b15-9rps'].expected.ok.max], [alone.ok.min, alone.ok.max]);
-  assert.ok(p['b15-9rps'].expected.ok.min >= 135, `isolated: 1 + 15 + 2 r/s x ~60 s, got ${p['b15-9rps'].expected.ok.min}`);
+  assert.ok(
+    p['b15-9rps'].expected.ok.min >= 135,
+    `isolated: 1 + 15 + 2 r/s x ~60 s, got ${p['b15-9rps'].expected.ok.min}`,
+  );
 });
 
 test('the plan is deterministic', () => {
-  assert.deepEqual(plan({ experiment: 'burst', suite: 'spike', factor: 5 }), plan({ experiment: 'burst', suite: 'spike', factor: 5 }));
+  assert.deepEqual(
+    plan({ experiment: 'burst', suite: 'spike', factor: 5 }),
+    plan({ experiment: 'burst', suite: 'spike', factor: 5 }),
+  );
 });
 
 test('the model over time ends where the plan does, and never counts down', async () => {
@@ -187,9 +224,17 @@ test('the model over time ends where the plan does, and never counts down', asyn
     const course = caseCourse(p, id);
     const last = course.tMs.length - 1;
     assert.deepEqual([course.ok.min[last], course.ok.max[last]], [c.expected.ok.min, c.expected.ok.max], id);
-    assert.deepEqual([course.limited.min[last], course.limited.max[last]], [c.expected.limited.min, c.expected.limited.max], id);
+    assert.deepEqual(
+      [course.limited.min[last], course.limited.max[last]],
+      [c.expected.limited.min, c.expected.limited.max],
+      id,
+    );
     for (const key of ['ok', 'limited']) {
-      for (let i = 1; i <= last; i += 1) assert.ok(course[key].min[i] >= course[key].min[i - 1] && course[key].max[i] >= course[key].min[i], `${id} ${key} at ${i}`);
+      for (let i = 1; i <= last; i += 1)
+        assert.ok(
+          course[key].min[i] >= course[key].min[i - 1] && course[key].max[i] >= course[key].min[i],
+          `${id} ${key} at ${i}`,
+        );
     }
   }
   // nginx at 400 r/s with burst=200 delay=20: 21 pass at once (the free request and the delay),
@@ -197,14 +242,20 @@ test('the model over time ends where the plan does, and never counts down', asyn
   const e = plan({ experiment: 'envoy-vs-nginx', suite: 'spike' });
   const n = caseCourse(e, 'nginx-2s');
   assert.deepEqual(n.ok.max.slice(0, 4), [0, 40, 60, 80]);
-  assert.equal(caseCourse(plan({ experiment: 'caching', suite: 'smoke' }), 'none-smoke'), null, 'no course for a closed loop');
+  assert.equal(
+    caseCourse(plan({ experiment: 'caching', suite: 'smoke' }), 'none-smoke'),
+    null,
+    'no course for a closed loop',
+  );
 });
 
 test('a failed limiter case is explained by the knob whose prediction holds what was measured', async () => {
   const { explainCase } = await import('../thresholds/plan.js');
   const p = plan({ experiment: 'burst', suite: 'spike', factor: 5 });
   // What the stack would give if it ran rate=4 while the model was told 3.
-  const other = plan({ experiment: 'burst', suite: 'spike', factor: 5, overrides: { rate: '4' } }).cases.find((x) => x.id === 'b50-9rps');
+  const other = plan({ experiment: 'burst', suite: 'spike', factor: 5, overrides: { rate: '4' } }).cases.find(
+    (x) => x.id === 'b50-9rps',
+  );
   const fits = explainCase(p, 'b50-9rps', { ok: other.expected.ok.min, limited: other.expected.limited.min });
   assert.deepEqual(fits[0], { knob: 'rate', value: 4, planned: 3 });
   // Counts no single knob of the plan can give: no explanation.
@@ -217,8 +268,14 @@ test("JITTER_MS covers k6's lateness in every recorded run, with room, and every
   const runs = recordedLateness(new URL('..', import.meta.url).pathname);
   const spreads = runs.flatMap((r) => Object.values(r.spreads));
   assert.ok(runs.length >= 3 && spreads.length >= 40, `${runs.length} recorded runs with k6's lateness`);
-  assert.ok(Math.max(...spreads) * 1.2 <= JITTER_MS, `largest recorded spread ${Math.max(...spreads)} ms, JITTER_MS ${JITTER_MS}`);
-  for (const p of [plan({ experiment: 'burst', suite: 'spike', factor: 2 }), plan({ experiment: 'envoy-vs-nginx', suite: 'spike' })]) {
+  assert.ok(
+    Math.max(...spreads) * 1.2 <= JITTER_MS,
+    `largest recorded spread ${Math.max(...spreads)} ms, JITTER_MS ${JITTER_MS}`,
+  );
+  for (const p of [
+    plan({ experiment: 'burst', suite: 'spike', factor: 2 }),
+    plan({ experiment: 'envoy-vs-nginx', suite: 'spike' }),
+  ]) {
     for (const c of p.cases) assert.equal(c.expected.lateSpreadMs.hi, JITTER_MS, c.id);
   }
 });

@@ -19,7 +19,8 @@ import { needs } from './lib/needs.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = join(root, 'test', 'fixtures', 'policies');
 const tools = policyTools(root);
-const missing = [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
+const missing =
+  [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
 const planned = (file, suite) => {
   const { experiment, routes } = policyExperiment(readPolicy(join(dir, file), tools));
   addExperiment(experiment);
@@ -31,10 +32,16 @@ test('nginx: the limited routes get cases; a shared bucket puts them one after a
   const { routes, plan } = planned('gateway.conf', 'spike');
   assert.match(routes[0].none, /answered 200 before limit_req \(gateway\.conf:13\)/);
   // per_ip_min (2 r/s) sits behind per_ip (5 r/s): a case at 4 r/s fills its burst alone.
-  assert.deepEqual(plan.cases.map((c) => c.id), ['api-under', 'api-fill', 'api-over', 'api-fill-per-ip-min', 'root-under', 'root-fill', 'root-over']);
+  assert.deepEqual(
+    plan.cases.map((c) => c.id),
+    ['api-under', 'api-fill', 'api-over', 'api-fill-per-ip-min', 'root-under', 'root-fill', 'root-over'],
+  );
   assert.deepEqual([plan.cases[3].rate, plan.cases[3].durationMs], [4, 16000]);
   // /api/ binds at 120r/m (2 r/s) with burst 20; / at 20 r/s with burst 10, a bucket every case shares.
-  assert.deepEqual(plan.cases.slice(0, 3).map((c) => c.rate), [1, 44, 6]);
+  assert.deepEqual(
+    plan.cases.slice(0, 3).map((c) => c.rate),
+    [1, 44, 6],
+  );
   // The longest drain: 21 requests at 2 r/s, 10.5 s: 12 s between cases.
   assert.equal(plan.cases[1].startMs - (plan.cases[0].startMs + plan.cases[0].durationMs), 12000);
   const under = plan.cases[0].expected;
@@ -46,37 +53,72 @@ test('nginx: the limited routes get cases; a shared bucket puts them one after a
 test('nginx: a dry run expects nothing limited; Envoy: a per-connection bucket is not planned, and why', (t) => {
   if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
   const dry = planned(join('inc', 'main.conf'), 'spike').plan;
-  assert.ok(dry.cases.every((c) => c.expected.limited.hi <= 3), dry.cases.map((c) => `${c.id} ${JSON.stringify(c.expected.limited)}`).join('; '));
+  assert.ok(
+    dry.cases.every((c) => c.expected.limited.hi <= 3),
+    dry.cases.map((c) => `${c.id} ${JSON.stringify(c.expected.limited)}`).join('; '),
+  );
   const { routes, plan } = planned('envoy-edge.yaml', 'spike');
   assert.match(routes[0].none, /a bucket per downstream connection/);
-  assert.deepEqual(plan.cases.map((c) => c.id), ['root-under', 'root-fill', 'root-over']);
+  assert.deepEqual(
+    plan.cases.map((c) => c.id),
+    ['root-under', 'root-fill', 'root-over'],
+  );
   // 100 tokens and 100 a second: a second at 400 r/s lets about 200 through.
-  assert.ok(plan.cases[1].expected.ok.lo > 180 && plan.cases[1].expected.ok.hi < 220, JSON.stringify(plan.cases[1].expected.ok));
+  assert.ok(
+    plan.cases[1].expected.ok.lo > 180 && plan.cases[1].expected.ok.hi < 220,
+    JSON.stringify(plan.cases[1].expected.ok),
+  );
 });
 
-test("Envoy: every number read from the file is a knob, and its spike cases catch a 20 % change of each, both ways", { timeout: 180_000 }, (t) => {
-  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
-  const { experiment } = policyExperiment(readPolicy(join(dir, 'envoy-edge.yaml'), tools));
-  addExperiment(experiment);
-  assert.deepEqual(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]), [['load_rates', []], ['load_seconds', 0], ['edge_rl_max_tokens', 100], ['edge_rl_tokens_per_fill', 50], ['edge_rl_fill_interval', 0.5]]);
-  const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
-  assert.deepEqual(Object.keys(s.knobs), ['edge_rl_max_tokens', 'edge_rl_tokens_per_fill', 'edge_rl_fill_interval'], 'the load knobs are not the policy\'s');
-  for (const [knob, v] of Object.entries(s.knobs)) {
-    const value = experiment.knobs[knob].default;
-    for (const dir of ['down', 'up']) assert.ok(v[dir] && v[dir].delta <= value * 0.2, `${knob} ${dir}: ${JSON.stringify(v[dir])} of ${value}`);
-  }
-});
+test(
+  'Envoy: every number read from the file is a knob, and its spike cases catch a 20 % change of each, both ways',
+  { timeout: 180_000 },
+  (t) => {
+    if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
+    const { experiment } = policyExperiment(readPolicy(join(dir, 'envoy-edge.yaml'), tools));
+    addExperiment(experiment);
+    assert.deepEqual(
+      Object.entries(experiment.knobs).map(([k, v]) => [k, v.default]),
+      [
+        ['load_rates', []],
+        ['load_seconds', 0],
+        ['edge_rl_max_tokens', 100],
+        ['edge_rl_tokens_per_fill', 50],
+        ['edge_rl_fill_interval', 0.5],
+      ],
+    );
+    const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
+    assert.deepEqual(
+      Object.keys(s.knobs),
+      ['edge_rl_max_tokens', 'edge_rl_tokens_per_fill', 'edge_rl_fill_interval'],
+      "the load knobs are not the policy's",
+    );
+    for (const [knob, v] of Object.entries(s.knobs)) {
+      const value = experiment.knobs[knob].default;
+      for (const dir of ['down', 'up'])
+        assert.ok(v[dir] && v[dir].delta <= value * 0.2, `${knob} ${dir}: ${JSON.stringify(v[dir])} of ${value}`);
+    }
+  },
+);
 
-test('nginx: nodelay against delay is a switch the sensitivity tries, and says which limits no case tells apart', { timeout: 180_000 }, (t) => {
-  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
-  const { experiment } = policyExperiment(readPolicy(join(dir, 'gateway.conf'), tools));
-  addExperiment(experiment);
-  const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
-  // per_ip_min (delay=2) switched to nodelay, and per_server (delay all) too: the waits change.
-  assert.ok(s.knobs.per_ip_min_mode.switch[0].cases > 0 && s.knobs.per_server_mode.switch[0].cases > 0, JSON.stringify(s.knobs));
-  // per_ip's nodelay switched to delay is hidden behind per_ip_min's longer waits: said, not guessed.
-  assert.deepEqual(s.knobs.per_ip_mode.switch, [{ value: 'delay', by: null, cases: 0 }]);
-  assert.ok(s.unseen.includes('per_ip_mode'));
-  // per_ip_min's burst (20), hidden behind per_ip in the other cases, is caught within 20 % both ways by its own.
-  for (const dir of ['down', 'up']) assert.ok(s.knobs.per_ip_min_burst[dir]?.delta <= 4, `${dir}: ${JSON.stringify(s.knobs.per_ip_min_burst)}`);
-});
+test(
+  'nginx: nodelay against delay is a switch the sensitivity tries, and says which limits no case tells apart',
+  { timeout: 180_000 },
+  (t) => {
+    if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
+    const { experiment } = policyExperiment(readPolicy(join(dir, 'gateway.conf'), tools));
+    addExperiment(experiment);
+    const s = sensitivity({ experiment: experiment.name, suite: 'spike' });
+    // per_ip_min (delay=2) switched to nodelay, and per_server (delay all) too: the waits change.
+    assert.ok(
+      s.knobs.per_ip_min_mode.switch[0].cases > 0 && s.knobs.per_server_mode.switch[0].cases > 0,
+      JSON.stringify(s.knobs),
+    );
+    // per_ip's nodelay switched to delay is hidden behind per_ip_min's longer waits: said, not guessed.
+    assert.deepEqual(s.knobs.per_ip_mode.switch, [{ value: 'delay', by: null, cases: 0 }]);
+    assert.ok(s.unseen.includes('per_ip_mode'));
+    // per_ip_min's burst (20), hidden behind per_ip in the other cases, is caught within 20 % both ways by its own.
+    for (const dir of ['down', 'up'])
+      assert.ok(s.knobs.per_ip_min_burst[dir]?.delta <= 4, `${dir}: ${JSON.stringify(s.knobs.per_ip_min_burst)}`);
+  },
+);

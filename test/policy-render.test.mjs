@@ -23,7 +23,8 @@ import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = policyTools(root);
-const missing = [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
+const missing =
+  [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
 const fixture = (name) => join(root, 'test', 'fixtures', 'policies', name);
 const policyFile = (name) => join(root, 'test', 'policies', name);
 const PORTS = { port: 18200, metricsPort: 18201, backend: '127.0.0.1:18202' };
@@ -38,9 +39,20 @@ function scratch(t) {
 test('nginx: listeners, upstreams and paths moved, client keys by the case, the lab watching; nginx -t accepts it', (t) => {
   if (needs(t, missing, './labw setup installs crossplane')) return;
   const dir = scratch(t);
-  const text = renderNginx(readPolicy(fixture('gateway.conf'), tools), { ...PORTS, prefix: dir, root, python: tools.python });
-  assert.deepEqual([...text.matchAll(/listen ([^;]+);/g)].map((m) => m[1]), ['127.0.0.1:18200 default_server', '127.0.0.1:18201']);
-  assert.deepEqual([...text.matchAll(/^\s*server (\S+);/gm)].map((m) => m[1]), ['127.0.0.1:18202', '127.0.0.1:18202']);
+  const text = renderNginx(readPolicy(fixture('gateway.conf'), tools), {
+    ...PORTS,
+    prefix: dir,
+    root,
+    python: tools.python,
+  });
+  assert.deepEqual(
+    [...text.matchAll(/listen ([^;]+);/g)].map((m) => m[1]),
+    ['127.0.0.1:18200 default_server', '127.0.0.1:18201'],
+  );
+  assert.deepEqual(
+    [...text.matchAll(/^\s*server (\S+);/gm)].map((m) => m[1]),
+    ['127.0.0.1:18202', '127.0.0.1:18202'],
+  );
   assert.match(text, /limit_req_zone \$lab_client zone=per_ip:10m rate=5r\/s;/);
   assert.match(text, /limit_req_zone \$server_name zone=per_server/);
   assert.match(text, /map \$http_x_lab_case \$lab_client/);
@@ -58,21 +70,41 @@ test('nginx: what the lab cannot point at its backend is refused, naming its fil
   if (needs(t, missing, './labw setup installs crossplane')) return;
   const dir = scratch(t);
   const cases = [
-    ['location /php { limit_req zone=z; fastcgi_pass 127.0.0.1:9000; }', /x\.conf:5: fastcgi_pass: the lab's backend speaks HTTP only/],
-    ['location / { limit_req zone=z; proxy_pass http://$upstream_host; }', /x\.conf:5: proxy_pass http:\/\/\$upstream_host: an address from variables needs a resolver/],
-    ['location / { limit_req zone=z; log_by_lua_block { ngx.log(ngx.ERR, "x") } }', /x\.conf:5: log_by_lua_block: the lab counts every request with its own log_by_lua/],
+    [
+      'location /php { limit_req zone=z; fastcgi_pass 127.0.0.1:9000; }',
+      /x\.conf:5: fastcgi_pass: the lab's backend speaks HTTP only/,
+    ],
+    [
+      'location / { limit_req zone=z; proxy_pass http://$upstream_host; }',
+      /x\.conf:5: proxy_pass http:\/\/\$upstream_host: an address from variables needs a resolver/,
+    ],
+    [
+      'location / { limit_req zone=z; log_by_lua_block { ngx.log(ngx.ERR, "x") } }',
+      /x\.conf:5: log_by_lua_block: the lab counts every request with its own log_by_lua/,
+    ],
   ];
   for (const [location, message] of cases) {
     const file = join(dir, 'x.conf');
-    writeFileSync(file, `events {}\nhttp {\n  limit_req_zone $http_x_key zone=z:1m rate=1r/s;\n  server {\n    ${location}\n  }\n}\n`);
-    assert.throws(() => renderNginx(readPolicy(file, tools), { ...PORTS, prefix: dir, root, python: tools.python }), message);
+    writeFileSync(
+      file,
+      `events {}\nhttp {\n  limit_req_zone $http_x_key zone=z:1m rate=1r/s;\n  server {\n    ${location}\n  }\n}\n`,
+    );
+    assert.throws(
+      () => renderNginx(readPolicy(file, tools), { ...PORTS, prefix: dir, root, python: tools.python }),
+      message,
+    );
   }
 });
 
-test('Envoy: listener, admin and clusters moved, the lab\'s access log and readiness route added; Envoy validates it', (t) => {
+test("Envoy: listener, admin and clusters moved, the lab's access log and readiness route added; Envoy validates it", (t) => {
   if (needs(t, missing, './labw setup installs Envoy')) return;
   const dir = scratch(t);
-  const text = renderEnvoy(readPolicy(policyFile('envoy-route-bucket.yaml'), tools), { port: 18200, adminPort: 18201, backend: '127.0.0.1:18202', prefix: dir });
+  const text = renderEnvoy(readPolicy(policyFile('envoy-route-bucket.yaml'), tools), {
+    port: 18200,
+    adminPort: 18201,
+    backend: '127.0.0.1:18202',
+    prefix: dir,
+  });
   assert.match(text, /port_value: 18200/);
   assert.match(text, /port_value: 18201/);
   assert.match(text, /address: 127\.0\.0\.1\s+port_value: 18202/);
@@ -99,11 +131,21 @@ test("each case's requests carry its route's Host and its own key, in the header
   const [named] = casesOf(policyFile('per-minute.conf'));
   assert.deepEqual(named.headers, { host: 'auth.example' });
   const envoy = casesOf(policyFile('envoy-route-bucket.yaml'));
-  assert.deepEqual(envoy.map((c) => [c.id, c.headers?.host]), [['checkout-smoke', 'shop.example.com'], ['root-smoke', 'shop.example.com']]);
+  assert.deepEqual(
+    envoy.map((c) => [c.id, c.headers?.host]),
+    [
+      ['checkout-smoke', 'shop.example.com'],
+      ['root-smoke', 'shop.example.com'],
+    ],
+  );
 });
 
 test('--policy and --stack-policy are read off the words; a policy run names its suite alone', (t) => {
-  assert.deepEqual(policyFlags(['spike', '--policy', 'a.conf', '--stack-policy=b.conf', 'x=1']), { rest: ['spike', 'x=1'], policy: 'a.conf', stackPolicy: 'b.conf' });
+  assert.deepEqual(policyFlags(['spike', '--policy', 'a.conf', '--stack-policy=b.conf', 'x=1']), {
+    rest: ['spike', 'x=1'],
+    policy: 'a.conf',
+    stackPolicy: 'b.conf',
+  });
   assert.throws(() => policyFlags(['spike', '--stack-policy=b.conf']), /give --policy too/);
   assert.throws(() => policyFlags(['spike', '--policy=a', '--policy=b']), /--policy is given twice/);
   if (needs(t, missing, './labw setup installs crossplane')) return;

@@ -16,16 +16,19 @@ import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = policyTools(root);
-const missing = [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
+const missing =
+  [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
 const seedFile = (name) => join(root, 'test', 'policies', 'seeds', name);
 const experimentOf = (file) => addExperiment(policyExperiment(readPolicy(seedFile(file), tools)).experiment).name;
-const casesOf = (name, suite, overrides) => Object.fromEntries(makePlan({ experiment: name, suite, overrides }).cases.map((c) => [c.id, c.expected]));
+const casesOf = (name, suite, overrides) =>
+  Object.fromEntries(makePlan({ experiment: name, suite, overrides }).cases.map((c) => [c.id, c.expected]));
 const within = (x, r) => x >= r.lo && x <= r.hi;
 
 test("seed 003's tables through --policy: 3 r/s, no burst, then bursts 50, 100 and 400, at the seed's rates", (t) => {
   if (needs(t, missing, './labw setup installs crossplane')) return;
   const name = experimentOf('seed-003-burst.conf');
-  const at = (burst, suite = 'spike', seconds = 60) => casesOf(name, suite, { buff_burst: String(burst), load_rates: '2,3,9', load_seconds: String(seconds) });
+  const at = (burst, suite = 'spike', seconds = 60) =>
+    casesOf(name, suite, { buff_burst: String(burst), load_rates: '2,3,9', load_seconds: String(seconds) });
   const b0 = at(0);
   assert.ok(within(120, b0['root-2rps'].ok) && within(0, b0['root-2rps'].limited), JSON.stringify(b0['root-2rps']));
   assert.ok(within(119, b0['root-3rps'].ok) && within(61, b0['root-3rps'].limited), JSON.stringify(b0['root-3rps']));
@@ -35,7 +38,11 @@ test("seed 003's tables through --policy: 3 r/s, no burst, then bursts 50, 100 a
   const nine = b0['root-9rps'].ok;
   assert.ok(nine.lo - 145 <= 1 && nine.hi > 145, JSON.stringify(nine));
   // The seed's tables titled burst=100 and burst=300 are bursts 50 and 100 (thresholds/experiments/burst.js).
-  for (const [burst, ok, limited] of [[50, 230, 310], [100, 280, 260], [400, 540, 0]]) {
+  for (const [burst, ok, limited] of [
+    [50, 230, 310],
+    [100, 280, 260],
+    [400, 540, 0],
+  ]) {
     const c = at(burst)['root-9rps'];
     assert.ok(within(ok, c.ok) && within(limited, c.limited), `burst ${burst}: ${JSON.stringify(c)}`);
   }
@@ -47,7 +54,11 @@ test("seed 002's 220, 240 and 280 through --policy: Envoy's bucket and nginx's q
   if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
   for (const file of ['seed-002-envoy.yaml', 'seed-002-nginx.conf']) {
     const name = experimentOf(file);
-    for (const [seconds, ok, limited] of [[1, 220, 180], [2, 240, 560], [4, 280, 1320]]) {
+    for (const [seconds, ok, limited] of [
+      [1, 220, 180],
+      [2, 240, 560],
+      [4, 280, 1320],
+    ]) {
       const c = casesOf(name, 'spike', { load_rates: '400', load_seconds: String(seconds) })['root-400rps'];
       assert.ok(within(ok, c.ok) && within(limited, c.limited), `${file} ${seconds} s: ${JSON.stringify(c)}`);
     }

@@ -24,10 +24,13 @@ for (const exp of list) {
     }
     assert.deepEqual(provenanceProblems(exp), []);
     for (const [key, e] of Object.entries(exp.provenance.fitted)) {
-      t.diagnostic(`fitted ${key}=${JSON.stringify(e.value)} to ${e.fittedTo.map((f) => `${f.case} ${f.figure} ${JSON.stringify(f.seed)}`).join('; ')}`);
+      t.diagnostic(
+        `fitted ${key}=${JSON.stringify(e.value)} to ${e.fittedTo.map((f) => `${f.case} ${f.figure} ${JSON.stringify(f.seed)}`).join('; ')}`,
+      );
     }
     // A measured constant's source is a page of this repository.
-    for (const [key, e] of Object.entries(exp.provenance.measured)) assert.ok(existsSync(join(root, e.source.split('#')[0])), `measured.${key}: ${e.source} does not exist`);
+    for (const [key, e] of Object.entries(exp.provenance.measured))
+      assert.ok(existsSync(join(root, e.source.split('#')[0])), `measured.${key}: ${e.source} does not exist`);
   });
 }
 
@@ -40,13 +43,28 @@ test('the check catches a missing group, a fitted entry without figures, a figur
       derived: { rate: { value: 4, seed: 'rate=3r/s' } },
       fitted: {
         none: { value: 1, fittedTo: [], how: 'by eye' },
-        wrong: { value: 2, fittedTo: [{ case: 'a-1', figure: 'ok', seed: 11 }, { case: 'b-1', figure: 'ok', seed: 1 }], how: 'by eye' },
+        wrong: {
+          value: 2,
+          fittedTo: [
+            { case: 'a-1', figure: 'ok', seed: 11 },
+            { case: 'b-1', figure: 'ok', seed: 1 },
+          ],
+          how: 'by eye',
+        },
       },
       measured: { m: { value: 1 } },
     },
   };
   const problems = provenanceProblems(exp).join('\n');
-  for (const m of [/groups are derived, fitted, measured; expected/, /fitted\.none names no figure/, /a-1\.ok is 10 in seedFigures, 11 here/, /no figures for case b-1/, /derived\.rate is 4, the knob's default 3/, /measured\.m has no source/, /knob burst: its default's origin is in no group/]) {
+  for (const m of [
+    /groups are derived, fitted, measured; expected/,
+    /fitted\.none names no figure/,
+    /a-1\.ok is 10 in seedFigures, 11 here/,
+    /no figures for case b-1/,
+    /derived\.rate is 4, the knob's default 3/,
+    /measured\.m has no source/,
+    /knob burst: its default's origin is in no group/,
+  ]) {
     assert.match(problems, m);
   }
   assert.deepEqual([...fittedFigures(exp)], ['a-1.ok', 'b-1.ok']);

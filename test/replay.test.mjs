@@ -20,7 +20,8 @@ function judged(experiment, overrides = {}, edit = (sends) => sends) {
   const run = readRun(join(root, 'docs', 'runs'), RUN, { panels: false });
   const exp = run.experiments.find((e) => e.name === experiment);
   const phase = { ...exp.phases[0], plan: makePlan({ experiment, suite: 'spike', factor: 2, overrides }) };
-  return kinds.limiter.judge(phase.plan, { ...measuredFromFolder(phase), sends: edit(structuredClone(phase.sends)) }).outcomes;
+  return kinds.limiter.judge(phase.plan, { ...measuredFromFolder(phase), sends: edit(structuredClone(phase.sends)) })
+    .outcomes;
 }
 
 test('the replay of a recorded spike run gives every count the proxies gave, one count wide', () => {
@@ -34,34 +35,51 @@ test('the replay of a recorded spike run gives every count the proxies gave, one
 });
 
 test('a policy the stack did not run fails the replay of the same schedule', () => {
-  const failed = (experiment, knobs) => judged(experiment, knobs).filter((o) => !o.pass).map((o) => o.case);
+  const failed = (experiment, knobs) =>
+    judged(experiment, knobs)
+      .filter((o) => !o.pass)
+      .map((o) => o.case);
   assert.ok(failed('burst', { rate: 4 }).includes('burst/b0-3rps'));
   assert.ok(failed('envoy-vs-nginx', { tokens_per_fill: 24 }).includes('envoy-vs-nginx/envoy-2s'));
   assert.ok(failed('envoy-vs-nginx', { nginx_burst: 199 }).includes('envoy-vs-nginx/nginx-1s'));
 });
 
-test('a send InfluxDB lost (two stamps in one nanosecond are one point) leaves the proxy\'s sightings to replay; with neither, the plan judges', () => {
+test("a send InfluxDB lost (two stamps in one nanosecond are one point) leaves the proxy's sightings to replay; with neither, the plan judges", () => {
   const lose = (id, alsoSeen) => (sends) => {
     sends.cases[id].afterUs.pop();
     if (alsoSeen) sends.seen[id].afterUs.pop();
     return sends;
   };
-  const one = (experiment, id, alsoSeen) => judged(experiment, {}, lose(id, alsoSeen)).find((o) => o.case === `${experiment}/${id}`);
-  for (const [experiment, id] of [['envoy-vs-nginx', 'envoy-4s'], ['envoy-vs-nginx', 'nginx-2s'], ['burst', 'b0-3rps']]) {
+  const one = (experiment, id, alsoSeen) =>
+    judged(experiment, {}, lose(id, alsoSeen)).find((o) => o.case === `${experiment}/${id}`);
+  for (const [experiment, id] of [
+    ['envoy-vs-nginx', 'envoy-4s'],
+    ['envoy-vs-nginx', 'nginx-2s'],
+    ['burst', 'b0-3rps'],
+  ]) {
     const o = one(experiment, id, false);
     assert.equal(o.judgedOn, 'replay', o.case);
     assert.ok(o.pass, `${o.case}: ${JSON.stringify(o.checks)}`);
     const neither = one(experiment, id, true);
     assert.equal(neither.judgedOn, 'plan');
-    assert.match(neither.noReplay, /holds \d+ send times of the \d+ requests k6 counted, and the proxy logged \d+ sightings/);
+    assert.match(
+      neither.noReplay,
+      /holds \d+ send times of the \d+ requests k6 counted, and the proxy logged \d+ sightings/,
+    );
   }
 });
 
-test('SEEN_LAG_MS is the recorded runs\' lags, pooled', () => {
+test("SEEN_LAG_MS is the recorded runs' lags, pooled", () => {
   const all = {};
-  for (const r of recordedLags(root)) for (const [proxy, parts] of Object.entries(r.byProxy)) (all[proxy] ||= []).push(...parts);
+  for (const r of recordedLags(root))
+    for (const [proxy, parts] of Object.entries(r.byProxy)) (all[proxy] ||= []).push(...parts);
   for (const table of Object.values(SEEN_LAG_MS)) {
-    const pooled = pooledQuantiles(all[table.proxy], table.q.map(([p]) => p));
-    table.q.forEach(([p, x], i) => assert.ok(Math.abs(pooled[i][1] - x) <= 0.01, `${table.proxy} p${p}: stated ${x}, recorded ${pooled[i][1]}`));
+    const pooled = pooledQuantiles(
+      all[table.proxy],
+      table.q.map(([p]) => p),
+    );
+    table.q.forEach(([p, x], i) =>
+      assert.ok(Math.abs(pooled[i][1] - x) <= 0.01, `${table.proxy} p${p}: stated ${x}, recorded ${pooled[i][1]}`),
+    );
   }
 });

@@ -26,23 +26,38 @@ const topology = loadTopology(join(root, 'docker-compose.yml'));
 
 test('bad input is refused before anything starts, naming the valid choices', () => {
   assert.throws(() => parseRunArgs(['spikey']), /unknown suite 'spikey'; valid: smoke, spike, soak/);
-  assert.throws(() => parseRunArgs(['soak/envoy-vs-nginx']), /suite 'soak' has no experiment 'envoy-vs-nginx'; it has: burst/);
+  assert.throws(
+    () => parseRunArgs(['soak/envoy-vs-nginx']),
+    /suite 'soak' has no experiment 'envoy-vs-nginx'; it has: burst/,
+  );
   assert.deepEqual(parseRunArgs(['spike/burst']).experiments, ['burst']);
-  assert.throws(() => parseRunArgs(['spike', 'burst.rat=5']), /unknown knob 'rat' for burst; valid: rate, bursts, status/);
+  assert.throws(
+    () => parseRunArgs(['spike', 'burst.rat=5']),
+    /unknown knob 'rat' for burst; valid: rate, bursts, status/,
+  );
   assert.throws(() => parseRunArgs(['spike', 'nope=1']), /unknown knob 'nope'; valid: burst.rate/);
   assert.throws(() => parseRunArgs(['spike', 'rate=-3']), /burst.rate: '-3' is not a whole number > 0/);
   assert.throws(() => parseRunArgs(['spike', 'rate=0']), /not a whole number > 0/);
   assert.throws(() => parseRunArgs(['spike', 'bursts=10,2.5']), /'2.5' is not a whole number >= 0/);
   assert.throws(() => parseRunArgs(['spike', '--quick=0']), /--quick takes a whole factor >= 1/);
   assert.throws(() => parseRunArgs(['soak', 'envoy-vs-nginx.status=429']), /not part of soak/);
-  assert.throws(() => parseRunArgs(['cdnx'], { target: 'experiment' }), /unknown experiment 'cdnx'; valid: burst, envoy-vs-nginx/);
-  assert.throws(() => parseRunArgs(['spike', '--quick', 'fill_interval=0.08']), /fill_interval becomes 40 ms with --quick=2; Envoy's minimum is 50 ms/);
+  assert.throws(
+    () => parseRunArgs(['cdnx'], { target: 'experiment' }),
+    /unknown experiment 'cdnx'; valid: burst, envoy-vs-nginx/,
+  );
+  assert.throws(
+    () => parseRunArgs(['spike', '--quick', 'fill_interval=0.08']),
+    /fill_interval becomes 40 ms with --quick=2; Envoy's minimum is 50 ms/,
+  );
   // Only plain decimal numbers, each option and knob once, no stray path segment.
   assert.throws(() => parseRunArgs(['spike/burst/x']), /name a suite, or suite\/experiment/);
   assert.throws(() => parseRunArgs(['spike', 'rate=1e1']), /'1e1' is not a whole number > 0 \(decimal digits\)/);
   assert.throws(() => parseRunArgs(['spike', 'rate=0x5']), /'0x5' is not a whole number/);
   assert.throws(() => parseRunArgs(['spike', 'fill_interval=1e-1']), /'1e-1' is not a number > 0 \(decimal/);
-  assert.throws(() => parseRunArgs(['spike', '--quick=0x10']), /--quick takes a whole factor >= 1 \(decimal digits\), got '0x10'/);
+  assert.throws(
+    () => parseRunArgs(['spike', '--quick=0x10']),
+    /--quick takes a whole factor >= 1 \(decimal digits\), got '0x10'/,
+  );
   assert.throws(() => parseRunArgs(['spike', 'rate=5', 'rate=6']), /'rate=6': burst.rate is given twice/);
   assert.throws(() => parseRunArgs(['spike', '--quick', '--quick=2']), /--quick is given twice/);
   assert.throws(() => parseRunArgs([]), /name a suite first \(smoke, spike, soak, stress, load, breakpoint\)/);
@@ -81,24 +96,54 @@ test('knobs: bare names reach every experiment that has them, qualified ones onl
 test('a flag that needs a value takes it after = or a space, as k6 does; left without one it is named', () => {
   assert.deepEqual(parseRunArgs(['spike', '--segments', '2']), parseRunArgs(['spike', '--segments=2']));
   assert.equal(parseRunArgs(['spike', '--segments', '2', '--quick']).segments, 2);
-  assert.throws(() => parseRunArgs(['spike', '--segments']), /^Error: --segments is missing its value: --segments=N or --segments N$/);
-  assert.throws(() => parseRunArgs(['spike', '--segments', '0']), /--segments takes a whole number of k6 processes 1..8, got '0'/);
-  assert.throws(() => parseRunArgs(['spike', '--segments', '2', '--segments=3']), /'--segments=3': --segments is given twice/);
+  assert.throws(
+    () => parseRunArgs(['spike', '--segments']),
+    /^Error: --segments is missing its value: --segments=N or --segments N$/,
+  );
+  assert.throws(
+    () => parseRunArgs(['spike', '--segments', '0']),
+    /--segments takes a whole number of k6 processes 1..8, got '0'/,
+  );
+  assert.throws(
+    () => parseRunArgs(['spike', '--segments', '2', '--segments=3']),
+    /'--segments=3': --segments is given twice/,
+  );
   // render --k8s's own flags, the same way.
-  assert.deepEqual(k8sFlags(['spike/burst', '--parallelism', '2', '--prometheus', 'http://p:9090', '--quick']),
-    { parallelism: 2, prometheus: 'http://p:9090', rest: ['spike/burst', '--quick'] });
-  assert.deepEqual(k8sFlags(['--parallelism=3', '--prometheus=http://q:9090', 'spike/burst']), k8sFlags(['--parallelism', '3', '--prometheus', 'http://q:9090', 'spike/burst']));
-  assert.throws(() => k8sFlags(['spike/burst', '--parallelism']), /--parallelism is missing its value: --parallelism=N or --parallelism N/);
-  assert.throws(() => k8sFlags(['spike/burst', '--prometheus']), /--prometheus is missing its value: --prometheus=URL or --prometheus URL/);
-  assert.throws(() => k8sFlags(['--parallelism', '0']), /--parallelism takes a whole number of runner pods 1..999, got '0'/);
+  assert.deepEqual(k8sFlags(['spike/burst', '--parallelism', '2', '--prometheus', 'http://p:9090', '--quick']), {
+    parallelism: 2,
+    prometheus: 'http://p:9090',
+    rest: ['spike/burst', '--quick'],
+  });
+  assert.deepEqual(
+    k8sFlags(['--parallelism=3', '--prometheus=http://q:9090', 'spike/burst']),
+    k8sFlags(['--parallelism', '3', '--prometheus', 'http://q:9090', 'spike/burst']),
+  );
+  assert.throws(
+    () => k8sFlags(['spike/burst', '--parallelism']),
+    /--parallelism is missing its value: --parallelism=N or --parallelism N/,
+  );
+  assert.throws(
+    () => k8sFlags(['spike/burst', '--prometheus']),
+    /--prometheus is missing its value: --prometheus=URL or --prometheus URL/,
+  );
+  assert.throws(
+    () => k8sFlags(['--parallelism', '0']),
+    /--parallelism takes a whole number of runner pods 1..999, got '0'/,
+  );
 });
 
 test('a word parseRunArgs cannot read is refused with every form it accepts', () => {
   for (const w of ['--bogus', '2', 'Rate=3']) {
-    assert.throws(() => parseRunArgs(['spike', w]), (e) => {
-      assert.equal(e.message, `cannot read '${w}': expected --quick[=N], --segments=N, --no-metrics, --stack-knob knob=value, --stack-cpu service=N, knob=value or experiment.knob=value`);
-      return true;
-    });
+    assert.throws(
+      () => parseRunArgs(['spike', w]),
+      (e) => {
+        assert.equal(
+          e.message,
+          `cannot read '${w}': expected --quick[=N], --segments=N, --no-metrics, --stack-knob knob=value, --stack-cpu service=N, knob=value or experiment.knob=value`,
+        );
+        return true;
+      },
+    );
   }
 });
 
@@ -119,16 +164,24 @@ test('a perturbed stack: --stack-knob goes to the stack alone, --stack-cpu names
     [['spike/burst', '--stack-cpu', 'json-filter-node=0'], /--stack-cpu takes service=N/],
     [['spike/burst', '--stack-cpu', '../x=5'], /--stack-cpu takes service=N/],
     [['spike/burst', '--stack-cpu'], /--stack-cpu is missing its value/],
-  ]) assert.throws(() => parseRunArgs(words), msg);
-  assert.throws(() => parseRunArgs(['burst', '--stack-knob', 'rate=4'], { target: 'experiment' }), /perturb a test run/);
+  ])
+    assert.throws(() => parseRunArgs(words), msg);
+  assert.throws(
+    () => parseRunArgs(['burst', '--stack-knob', 'rate=4'], { target: 'experiment' }),
+    /perturb a test run/,
+  );
 });
 
-const lab = (...words) => spawnSync(process.execPath, [join(root, 'lab', 'cli', 'index.mjs'), ...words], { cwd: root, encoding: 'utf8' });
+const lab = (...words) =>
+  spawnSync(process.execPath, [join(root, 'lab', 'cli', 'index.mjs'), ...words], { cwd: root, encoding: 'utf8' });
 
 test('the command line: the entry point picks the command; errors print as error: <message>, exit 2', () => {
   for (const r of [lab(), lab('nosuch')]) {
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /^usage: lab <test\|bench\|expect\|docs\|up\|metrics\|panels\|verdict\|clean\|keep\|down\|render\|knobs\|results\|policies\|new\|export> \.\.\.; unknown command '(nosuch)?'\n$/);
+    assert.match(
+      r.stderr,
+      /^usage: lab <test\|bench\|expect\|docs\|up\|metrics\|panels\|verdict\|clean\|keep\|down\|render\|knobs\|results\|policies\|new\|export\|lint> \.\.\.; unknown command '(nosuch)?'\n$/,
+    );
   }
   const bad = lab('expect', 'spike', '--segments');
   assert.equal(bad.status, 2);
@@ -139,13 +192,17 @@ test('the command line: the entry point picks the command; errors print as error
   // A bench is lab/bench/<experiment>.mjs, or k6's own: any other name is told which there are.
   const bench = lab('bench', 'caching');
   assert.equal(bench.status, 2);
-  assert.equal(bench.stderr, `error: no benchmark for 'caching'; there are: ${[...Object.keys(experiments).filter((e) => existsSync(join(root, 'lab', 'bench', `${e}.mjs`))), ...Object.keys(TOOLS)].join(', ')}\n`);
+  assert.equal(
+    bench.stderr,
+    `error: no benchmark for 'caching'; there are: ${[...Object.keys(experiments).filter((e) => existsSync(join(root, 'lab', 'bench', `${e}.mjs`))), ...Object.keys(TOOLS)].join(', ')}\n`,
+  );
   assert.match(bench.stderr, /there are: .*json-filter.*, k6/);
 });
 
 test('docker-compose.yml: one profile per experiment, every service has its native twin, ports unique', () => {
   // A team's policy (`./labw new`) brings its stack from its file, natively (lab/policy/stack.mjs).
-  for (const name of Object.keys(experiments).filter((n) => !experiments[n].policyFile)) assert.ok(stackServices(topology, name).length >= 2, name);
+  for (const name of Object.keys(experiments).filter((n) => !experiments[n].policyFile))
+    assert.ok(stackServices(topology, name).length >= 2, name);
   const ports = Object.values(portsByService(topology)).flatMap((p) => Object.values(p));
   assert.equal(new Set(ports).size, ports.length, 'no two services share a port');
   const order = stackServices(topology, 'envoy-vs-nginx').map((s) => s.name);
@@ -162,7 +219,15 @@ function rendered(experiment, overrides, service) {
   const p = plan({ experiment, suite: Object.keys(experiments[experiment].suites)[1], overrides });
   const s = topology.services[service];
   const dir = mkdtempSync(join(tmpdir(), 'lab-render-'));
-  const view = serviceView({ policy: p.policy, targets: stackTargets(experiment, p.knobs, p.policy), ports: portsByService(topology), service: s, prefix: dir, root, native: true });
+  const view = serviceView({
+    policy: p.policy,
+    targets: stackTargets(experiment, p.knobs, p.policy),
+    ports: portsByService(topology),
+    service: s,
+    prefix: dir,
+    root,
+    native: true,
+  });
   const files = renderConfigs(root, s, view, dir);
   return { dir, file: files.conf, text: readFileSync(files.conf, 'utf8') };
 }
@@ -177,7 +242,10 @@ test('templates follow the knobs: nginx burst locations', (t) => {
     assert.match(text, /server 127\.0\.0\.1:18081;/);
     const env = labEnv(root);
     // nginx itself must accept the rendered config: without nginx that is not checked, and says so.
-    const nginx = spawnSync('nginx', ['-t', '-q', '-p', `${dir}/`, '-c', file, '-e', 'stderr'], { encoding: 'utf8', env });
+    const nginx = spawnSync('nginx', ['-t', '-q', '-p', `${dir}/`, '-c', file, '-e', 'stderr'], {
+      encoding: 'utf8',
+      env,
+    });
     if (needs(t, notRun('nginx', nginx), 'nginx -t checks the rendered config: run ./labw setup')) return;
     assert.equal(nginx.status, 0, nginx.stderr);
   } finally {
@@ -203,7 +271,10 @@ test('a port in use is an error that names the port and its holder', async () =>
   await new Promise((r) => srv.listen(0, '127.0.0.1', r));
   const { port } = srv.address();
   try {
-    await assert.rejects(assertPortsFree([{ port, service: 'demo' }]), new RegExp(`port ${port} \\(demo\\) is in use by pid ${process.pid}`));
+    await assert.rejects(
+      assertPortsFree([{ port, service: 'demo' }]),
+      new RegExp(`port ${port} \\(demo\\) is in use by pid ${process.pid}`),
+    );
   } finally {
     srv.close();
   }
@@ -211,14 +282,24 @@ test('a port in use is an error that names the port and its holder', async () =>
 
 test('k6 options: one scenario per case with exactly the planned request count, thresholds from the plan', () => {
   const p = plan({ experiment: 'envoy-vs-nginx', suite: 'spike', factor: 5 });
-  const o = k6Options(p, { 'envoy-vs-nginx-envoy': 'http://127.0.0.1:18000', 'envoy-vs-nginx-nginx': 'http://127.0.0.1:19000' });
+  const o = k6Options(p, {
+    'envoy-vs-nginx-envoy': 'http://127.0.0.1:18000',
+    'envoy-vs-nginx-nginx': 'http://127.0.0.1:19000',
+  });
   const s = o.scenarios['envoy-1s'];
   assert.equal(s.executor, 'ramping-arrival-rate');
   assert.equal(s.startRate, 800, 'x5 asked, x2 applied');
   assert.equal(s.stages[0].duration, '500625us', '(400 + 1/2) / 800 r/s');
   const c = p.cases.find((x) => x.id === 'envoy-1s');
-  assert.deepEqual(o.thresholds['http_reqs{case:envoy-1s,status:200}'], [`count>=${c.expected.ok.lo}`, `count<=${c.expected.ok.hi}`]);
-  assert.deepEqual(o.thresholds['http_req_duration{case:nginx-1s}'].length, 2, 'nginx queues: max latency bounded on both sides');
+  assert.deepEqual(o.thresholds['http_reqs{case:envoy-1s,status:200}'], [
+    `count>=${c.expected.ok.lo}`,
+    `count<=${c.expected.ok.hi}`,
+  ]);
+  assert.deepEqual(
+    o.thresholds['http_req_duration{case:nginx-1s}'].length,
+    2,
+    'nginx queues: max latency bounded on both sides',
+  );
   assert.throws(() => k6Options(p, {}), /no address for service/);
 });
 
@@ -235,7 +316,11 @@ test('judging: in range passes, out of range or a missing summary fails', () => 
   });
   assert.equal(judgeLimiter(p, { summary: summary(760, 320, 26_700) }).outcomes[0].pass, true);
   assert.equal(judgeLimiter(p, { summary: summary(700, 380, 26_700) }).outcomes[0].pass, false);
-  assert.equal(judgeLimiter(p, { summary: summary(760, 320, 10_000) }).outcomes[0].pass, false, 'wait far below the model');
+  assert.equal(
+    judgeLimiter(p, { summary: summary(760, 320, 10_000) }).outcomes[0].pass,
+    false,
+    'wait far below the model',
+  );
   assert.equal(judgeLimiter(p, { summary: null }).outcomes[0].pass, false);
 });
 
@@ -251,7 +336,12 @@ test('a testid is checked where it enters: a path in it is refused before any fo
   writeFileSync(join(victim, 'keep'), 'x');
   try {
     const rel = relative(join(root, 'results'), victim);
-    for (const r of [lab('verdict', `x/${rel}`, 'spike/burst', '--quick'), lab('verdict', rel), lab('panels', rel), lab('panels', '..')]) {
+    for (const r of [
+      lab('verdict', `x/${rel}`, 'spike/burst', '--quick'),
+      lab('verdict', rel),
+      lab('panels', rel),
+      lab('panels', '..'),
+    ]) {
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, /^error: not a testid: /);
     }

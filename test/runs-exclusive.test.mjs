@@ -9,7 +9,17 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -37,25 +47,49 @@ function lab(t) {
   // Were `up` or `metrics up` to reach their keeper, it would say so and start nothing.
   writeFileSync(join(root, 'entry.mjs'), "console.log('the test keeper: started nothing'); process.exit(3);\n");
   const lines = [];
-  const ctx = { root, stateDir: join(root, '.lab', 'state'), say: (m) => lines.push(m), topology: () => NO_STORES, entry: join(root, 'entry.mjs') };
+  const ctx = {
+    root,
+    stateDir: join(root, '.lab', 'state'),
+    say: (m) => lines.push(m),
+    topology: () => NO_STORES,
+    entry: join(root, 'entry.mjs'),
+  };
   return { root, stateDir: ctx.stateDir, ctx, lines };
 }
 
 /** A live run in another process (`holder.mjs test smoke --quick`), as a suite run holds one; stop() ends it cleanly. */
 async function holder(t, root) {
   const file = join(root, 'holder.mjs');
-  writeFileSync(file, [
-    `import { openRun } from ${JSON.stringify(pathToFileURL(join(repo, 'lab', 'run', 'open.mjs')).href)};`,
-    "const run = await openRun(process.env.LAB_ROOT, 'smoke', { kind: 'test', say: () => {} });",
-    "process.on('SIGTERM', () => { run.close(); process.exit(0); });",
-    'console.log(run.id);',
-    'setInterval(() => {}, 60_000);',
-  ].join('\n'));
-  const child = spawn(process.execPath, [file, 'test', 'smoke', '--quick'], { env: { ...process.env, LAB_ROOT: root }, stdio: ['ignore', 'pipe', 'inherit'] });
+  writeFileSync(
+    file,
+    [
+      `import { openRun } from ${JSON.stringify(pathToFileURL(join(repo, 'lab', 'run', 'open.mjs')).href)};`,
+      "const run = await openRun(process.env.LAB_ROOT, 'smoke', { kind: 'test', say: () => {} });",
+      "process.on('SIGTERM', () => { run.close(); process.exit(0); });",
+      'console.log(run.id);',
+      'setInterval(() => {}, 60_000);',
+    ].join('\n'),
+  );
+  const child = spawn(process.execPath, [file, 'test', 'smoke', '--quick'], {
+    env: { ...process.env, LAB_ROOT: root },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = once(child, 'exit');
   t.after(() => child.kill('SIGKILL'));
-  const [id] = await Promise.race([once(createInterface({ input: child.stdout }), 'line'), exited.then(() => { throw new Error('the holder run exited'); })]);
-  return { child, id, stop: async (sig = 'SIGTERM') => { child.kill(sig); await exited; } };
+  const [id] = await Promise.race([
+    once(createInterface({ input: child.stdout }), 'line'),
+    exited.then(() => {
+      throw new Error('the holder run exited');
+    }),
+  ]);
+  return {
+    child,
+    id,
+    stop: async (sig = 'SIGTERM') => {
+      child.kill(sig);
+      await exited;
+    },
+  };
 }
 
 /** An unrelated live process: `sleep 30`, killed at the end of the test. */
@@ -72,7 +106,10 @@ async function stillRunning(child) {
   return child.exitCode === null && child.signalCode === null;
 }
 
-const liveRunError = (h) => new RegExp(`run ${h.id} is live \\(pid ${h.child.pid}, 'holder\\.mjs test smoke --quick', since \\d{4}-\\d\\d-\\d\\dT`);
+const liveRunError = (h) =>
+  new RegExp(
+    `run ${h.id} is live \\(pid ${h.child.pid}, 'holder\\.mjs test smoke --quick', since \\d{4}-\\d\\d-\\d\\dT`,
+  );
 
 test('two runs in the same second get their own id, results folder, state file and scratch folder', async (t) => {
   const { root } = lab(t);
@@ -89,16 +126,26 @@ test('two runs in the same second get their own id, results folder, state file a
   assert.equal(a.id, `20261123-091050-123-${process.pid}-smoke`);
   assert.equal(b.id, `20261123-091050-124-${process.pid}-smoke`);
   // One process opening two runs in the same millisecond is refused: a folder is never shared.
-  await assert.rejects(open.openRun(root, 'smoke', { kind: 'test', say: quiet }), /results\/20261123-091050-124-\d+-smoke exists already/);
+  await assert.rejects(
+    open.openRun(root, 'smoke', { kind: 'test', say: quiet }),
+    /results\/20261123-091050-124-\d+-smoke exists already/,
+  );
 });
 
-test('one testid form, beside stamp(): new ids and older runs\' ids both read, never taken for each other', () => {
+test("one testid form, beside stamp(): new ids and older runs' ids both read, never taken for each other", () => {
   assert.ok(open.TESTID instanceof RegExp, 'open.mjs holds the form');
   assert.equal(runs.TESTID, open.TESTID, 'results/runs.mjs checks with the same one');
   const fresh = `${open.stamp()}-spike-quick5`;
-  for (const id of ['20261123-091050-spike-quick5', fresh, '20261123-091050-123-4567-verdict-20261123-091050-smoke']) assert.equal(runs.checkTestid(id), id);
+  for (const id of ['20261123-091050-spike-quick5', fresh, '20261123-091050-123-4567-verdict-20261123-091050-smoke'])
+    assert.equal(runs.checkTestid(id), id);
   // A millisecond without a pid, a name that starts with a digit, no name: neither form.
-  for (const bad of ['20261123-091050-123-smoke', '20261123-091050-1234-5-smoke', '20261123-091050-123-4567-', '20261123-091050-123-4567']) assert.throws(() => runs.checkTestid(bad), /not a testid: .*the form is YYYYMMDD-HHMMSS-mmm-PID-name/, bad);
+  for (const bad of [
+    '20261123-091050-123-smoke',
+    '20261123-091050-1234-5-smoke',
+    '20261123-091050-123-4567-',
+    '20261123-091050-123-4567',
+  ])
+    assert.throws(() => runs.checkTestid(bad), /not a testid: .*the form is YYYYMMDD-HHMMSS-mmm-PID-name/, bad);
 });
 
 test('a second run while one is live is refused at once, naming it (pid, command, since), and makes nothing', async (t) => {
@@ -146,11 +193,21 @@ test('beside a live run `up` and `metrics up|down` are refused, naming it; the s
   const topology = loadTopology(join(repo, 'docker-compose.yml'));
   const p = await sleeper(t);
   const start = procs.startTicks(p.pid);
-  writeFileSync(join(stateDir, 'up-metrics.json'), JSON.stringify({ owner: p.pid, ownerStart: start, kind: 'metrics', procs: [] }));
+  writeFileSync(
+    join(stateDir, 'up-metrics.json'),
+    JSON.stringify({ owner: p.pid, ownerStart: start, kind: 'metrics', procs: [] }),
+  );
   assert.deepEqual(metricsCommand.storesOwner(stateDir, topology), { kept: true, says: "kept by './labw metrics up'" });
   rmSync(join(stateDir, 'up-metrics.json'));
-  writeFileSync(join(stateDir, 'r1.json'), JSON.stringify({ owner: p.pid, ownerStart: start, kind: 'test', procs: [{ name: 'influxdb', pid: p.pid, start }] }));
-  assert.deepEqual(metricsCommand.storesOwner(stateDir, topology), { kept: false, run: 'r1', says: 'started by run r1 for itself; they stop when it ends' });
+  writeFileSync(
+    join(stateDir, 'r1.json'),
+    JSON.stringify({ owner: p.pid, ownerStart: start, kind: 'test', procs: [{ name: 'influxdb', pid: p.pid, start }] }),
+  );
+  assert.deepEqual(metricsCommand.storesOwner(stateDir, topology), {
+    kept: false,
+    run: 'r1',
+    says: 'started by run r1 for itself; they stop when it ends',
+  });
 });
 
 test('clean lists what it would delete and deletes only with --yes; refused while a run is live, naming it', async (t) => {
@@ -162,7 +219,10 @@ test('clean lists what it would delete and deletes only with --yes; refused whil
   }
   assert.equal(await clean([], ctx), 1);
   for (const f of kept) assert.ok(existsSync(join(root, f)), `${f} is still there`);
-  assert.match(lines.join('\n'), /would delete .*\.lab\/data \(.*\n.*would delete .*results\/20261123-091050-smoke .*\n.*would delete .*\.lab\/rendered .*\nnothing deleted: '\.\/labw clean --yes' deletes the 3 above/);
+  assert.match(
+    lines.join('\n'),
+    /would delete .*\.lab\/data \(.*\n.*would delete .*results\/20261123-091050-smoke .*\n.*would delete .*\.lab\/rendered .*\nnothing deleted: '\.\/labw clean --yes' deletes the 3 above/,
+  );
   await assert.rejects(clean(['--force'], ctx), /takes only --yes; got '--force'/);
   const h = await holder(t, root);
   await assert.rejects(clean(['--yes'], ctx), liveRunError(h));
@@ -173,16 +233,22 @@ test('clean lists what it would delete and deletes only with --yes; refused whil
   assert.ok(!existsSync(join(root, '.lab', 'data')) && !existsSync(join(root, '.lab', 'rendered')));
 });
 
-test('down and metrics down signal no pid whose start ticks differ from its state file: a reused pid\'s process lives', async (t) => {
+test("down and metrics down signal no pid whose start ticks differ from its state file: a reused pid's process lives", async (t) => {
   const { stateDir, ctx } = lab(t);
   const other = await sleeper(t);
   mkdirSync(stateDir, { recursive: true });
   // A keeper that died; the kernel has given its pid (and its stack's) to `sleep`.
-  const state = (kind) => JSON.stringify({ owner: other.pid, ownerStart: 'not-its-start', kind, procs: [{ name: 'web', pid: other.pid, start: 'not-its-start' }] });
+  const state = (kind) =>
+    JSON.stringify({
+      owner: other.pid,
+      ownerStart: 'not-its-start',
+      kind,
+      procs: [{ name: 'web', pid: other.pid, start: 'not-its-start' }],
+    });
   writeFileSync(join(stateDir, 'up-burst.json'), state('up'));
   assert.equal(await down([], ctx), 0);
   assert.ok(await stillRunning(other), 'down left it alone');
-  assert.ok(!existsSync(join(stateDir, 'up-burst.json')), 'the dead keeper\'s state file is reaped');
+  assert.ok(!existsSync(join(stateDir, 'up-burst.json')), "the dead keeper's state file is reaped");
   writeFileSync(join(stateDir, 'up-metrics.json'), state('metrics'));
   assert.equal(await metricsCommand.default(['down'], ctx), 0);
   assert.ok(await stillRunning(other), 'metrics down left it alone');

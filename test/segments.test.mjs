@@ -9,8 +9,22 @@ import { waitPaused, resumeAll, pausedArgs, shareSetup, PAUSED_BEFORE_RUN } from
 import { parseRunArgs } from '../lab/cli/args.mjs';
 
 test('segment i of n covers i/n to (i+1)/n of the same sequence, tagged', () => {
-  assert.deepEqual(segmentArgs(0, 2), ['--execution-segment', '0:1/2', '--execution-segment-sequence', '0,1/2,1', '--tag', 'segment=0']);
-  assert.deepEqual(segmentArgs(2, 3), ['--execution-segment', '2/3:1', '--execution-segment-sequence', '0,1/3,2/3,1', '--tag', 'segment=2']);
+  assert.deepEqual(segmentArgs(0, 2), [
+    '--execution-segment',
+    '0:1/2',
+    '--execution-segment-sequence',
+    '0,1/2,1',
+    '--tag',
+    'segment=0',
+  ]);
+  assert.deepEqual(segmentArgs(2, 3), [
+    '--execution-segment',
+    '2/3:1',
+    '--execution-segment-sequence',
+    '0,1/3,2/3,1',
+    '--tag',
+    'segment=2',
+  ]);
 });
 
 test('summaries merge: counts add, rates from passes and fails, max of maxima, largest percentile', () => {
@@ -37,7 +51,9 @@ test('--segments is checked before anything starts', () => {
 });
 
 test("the skew between segments is measured from each one's schedule origin, and carried by the merged summary", () => {
-  const part = (origin) => ({ metrics: { lab_schedule_origin: { type: 'gauge', values: { value: origin + 5, min: origin, max: origin + 5 } } } });
+  const part = (origin) => ({
+    metrics: { lab_schedule_origin: { type: 'gauge', values: { value: origin + 5, min: origin, max: origin + 5 } } },
+  });
   assert.deepEqual(scheduleSkew([part(1000), part(1012), part(1003)]), { originsMs: [1000, 1012, 1003], skewMs: 12 });
   assert.equal(scheduleSkew([part(1000), { metrics: {} }]), null, 'a summary without it: not measured');
   assert.deepEqual(mergeSummaries([part(1000), part(1030)]).schedule, { originsMs: [1000, 1030], skewMs: 30 });
@@ -48,7 +64,9 @@ function fakeK6(readyAfter) {
   const k6 = { polls: 0, resumedAt: null, paused: true };
   const server = createServer((req, res) => {
     let body = '';
-    req.on('data', (d) => { body += d; });
+    req.on('data', (d) => {
+      body += d;
+    });
     req.on('end', () => {
       if (req.url === '/v1/setup') {
         k6.setups = (k6.setups || 0) + (req.method === 'POST' ? 1 : 0);
@@ -61,27 +79,50 @@ function fakeK6(readyAfter) {
         k6.resumedAt = performance.now();
       } else k6.polls += 1;
       const status = k6.polls >= readyAfter ? PAUSED_BEFORE_RUN : 1;
-      res.end(JSON.stringify({ data: { type: 'status', id: 'default', attributes: { status, paused: k6.paused, 'vus-max': 10 } } }));
+      res.end(
+        JSON.stringify({
+          data: { type: 'status', id: 'default', attributes: { status, paused: k6.paused, 'vus-max': 10 } },
+        }),
+      );
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ k6, server, address: `127.0.0.1:${server.address().port}` })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ k6, server, address: `127.0.0.1:${server.address().port}` })),
+  );
 }
 
 test('the starter waits until every process is paused with its VUs, runs setup() once and shares its data, then resumes them together', async () => {
   const fakes = await Promise.all([fakeK6(1), fakeK6(4)]);
   try {
     assert.deepEqual(pausedArgs('127.0.0.1:1234', 0), ['--paused', '--address', '127.0.0.1:1234', '--no-setup']);
-    assert.deepEqual(pausedArgs('127.0.0.1:1235', 1), ['--paused', '--address', '127.0.0.1:1235', '--no-setup', '--no-teardown'], 'teardown in the first process only');
+    assert.deepEqual(
+      pausedArgs('127.0.0.1:1235', 1),
+      ['--paused', '--address', '127.0.0.1:1235', '--no-setup', '--no-teardown'],
+      'teardown in the first process only',
+    );
     const never = new Promise(() => {});
-    await waitPaused(fakes.map((f) => f.address), [never, never]);
+    await waitPaused(
+      fakes.map((f) => f.address),
+      [never, never],
+    );
     assert.ok(fakes[1].k6.polls >= 4, 'polled until the slower one was ready');
-    assert.ok(fakes.every((f) => f.k6.resumedAt === null), 'nothing resumed while waiting');
+    assert.ok(
+      fakes.every((f) => f.k6.resumedAt === null),
+      'nothing resumed while waiting',
+    );
     await shareSetup(fakes.map((f) => f.address));
-    assert.deepEqual(fakes.map((f) => f.k6.setups || 0), [1, 0], 'setup() ran once, in the first process');
+    assert.deepEqual(
+      fakes.map((f) => f.k6.setups || 0),
+      [1, 0],
+      'setup() ran once, in the first process',
+    );
     assert.deepEqual(fakes[1].k6.data, { t0: 123, before: { a: 1 } }, 'the others got its data');
     await resumeAll(fakes.map((f) => f.address));
     assert.ok(fakes.every((f) => f.k6.paused === false));
-    assert.ok(Math.abs(fakes[0].k6.resumedAt - fakes[1].k6.resumedAt) < 50, 'resumed at once, not one after the other is ready');
+    assert.ok(
+      Math.abs(fakes[0].k6.resumedAt - fakes[1].k6.resumedAt) < 50,
+      'resumed at once, not one after the other is ready',
+    );
   } finally {
     fakes.forEach((f) => f.server.close());
   }
@@ -91,8 +132,14 @@ test('the starter gives up, naming the process, when one exits before it is read
   const fake = await fakeK6(1e9);
   try {
     const exited = Promise.resolve({ code: 107, signal: null });
-    await assert.rejects(waitPaused([fake.address, fake.address], [new Promise(() => {}), exited]), /k6 process 1 exited before the start \(code 107/);
-    await assert.rejects(waitPaused([fake.address], [new Promise(() => {})], { timeoutMs: 200 }), /k6 processes 0 were not ready/);
+    await assert.rejects(
+      waitPaused([fake.address, fake.address], [new Promise(() => {}), exited]),
+      /k6 process 1 exited before the start \(code 107/,
+    );
+    await assert.rejects(
+      waitPaused([fake.address], [new Promise(() => {})], { timeoutMs: 200 }),
+      /k6 processes 0 were not ready/,
+    );
   } finally {
     fake.server.close();
   }

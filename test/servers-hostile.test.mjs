@@ -17,15 +17,23 @@ const started = []; // every server this file started, stopped at its end whatev
 /** Starts servers/node/<script> on a free port; resolves once it accepts connections. */
 async function start(script, args = []) {
   const port = await freePort();
-  const { child, out } = await startListening(['node', `servers/node/${script}`, '--port', String(port), ...args], port, { cwd: root });
+  const { child, out } = await startListening(
+    ['node', `servers/node/${script}`, '--port', String(port), ...args],
+    port,
+    { cwd: root },
+  );
   started.push({ child });
   return { port, child, out, error: () => out().match(/^\w*Error\b.*$/m)?.[0] ?? 'no error printed' };
 }
 
-const stop = (srv) => new Promise((r) => {
-  if (!srv || srv.child.exitCode !== null || srv.child.signalCode !== null) r();
-  else { srv.child.on('exit', r); srv.child.kill('SIGTERM'); }
-});
+const stop = (srv) =>
+  new Promise((r) => {
+    if (!srv || srv.child.exitCode !== null || srv.child.signalCode !== null) r();
+    else {
+      srv.child.on('exit', r);
+      srv.child.kill('SIGTERM');
+    }
+  });
 
 /** A chunked body once its last chunk has come, else null. */
 function dechunk(text) {
@@ -46,7 +54,9 @@ function firstResponse(text, closed, head = false) {
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return null;
   const [line, ...fields] = text.slice(0, end).split('\r\n');
-  const headers = Object.fromEntries(fields.map((f) => [f.slice(0, f.indexOf(':')).toLowerCase(), f.slice(f.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    fields.map((f) => [f.slice(0, f.indexOf(':')).toLowerCase(), f.slice(f.indexOf(':') + 1).trim()]),
+  );
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(line)?.[1]);
   const body = text.slice(end + 4);
   const length = headers['content-length'] === undefined ? null : Number(headers['content-length']);
@@ -76,11 +86,21 @@ function send(port, bytes, { timeoutMs = 2000 } = {}) {
       settled = true;
       clearTimeout(timer);
       const r = firstResponse(text, closed, head);
-      resolve({ status: r?.status ?? null, headers: r?.headers ?? {}, body: r?.body ?? '', text, closed, ms: Date.now() - t0 });
+      resolve({
+        status: r?.status ?? null,
+        headers: r?.headers ?? {},
+        body: r?.body ?? '',
+        text,
+        closed,
+        ms: Date.now() - t0,
+      });
     };
     const timer = setTimeout(() => done(false), timeoutMs);
     socket.on('connect', () => socket.write(bytes));
-    socket.on('data', (d) => { text += d.toString('latin1'); if (firstResponse(text, false, head)) done(false); });
+    socket.on('data', (d) => {
+      text += d.toString('latin1');
+      if (firstResponse(text, false, head)) done(false);
+    });
     socket.on('close', () => done(true));
     socket.on('error', () => {});
   });
@@ -100,7 +120,8 @@ async function exchange(port, bytes, opts) {
 const get = (port, target, kase) => exchange(port, request(target, { kase }));
 const counts = async (port) => JSON.parse((await get(port, '/counts')).body);
 const metricsText = async (port) => (await get(port, '/metrics')).body;
-const sample = (text, name) => Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+const sample = (text, name) =>
+  Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 
 /** Sends requests pipelined on one connection; resolves their statuses, in order. */
 function pipelined(port, requests, timeoutMs = 3000) {
@@ -133,7 +154,7 @@ async function fill(port, requests) {
 /** Waits (`withinMs` at most) until the app's queue holds `n`; returns the last length seen. */
 async function queueLength(port, n, withinMs = 1000) {
   const until = Date.now() + withinMs;
-  let seen = NaN;
+  let seen;
   do {
     seen = sample(await metricsText(port), 'lab_app_queue_length');
     if (seen === n) return seen;
@@ -161,9 +182,17 @@ async function survives(srv, followUp) {
     const r = await exchange(srv.port, bytes);
     if (r.status === null) await sleep(100); // a server that died: let its exit be seen
     const died = srv.child.exitCode === null ? '' : `; the server died (${srv.error()})`;
-    assert.equal(r.status, status, `${what}: answered ${JSON.stringify(r.text.slice(0, 80))}${r.closed ? ' (closed)' : ''}${died}`);
+    assert.equal(
+      r.status,
+      status,
+      `${what}: answered ${JSON.stringify(r.text.slice(0, 80))}${r.closed ? ' (closed)' : ''}${died}`,
+    );
     assert.equal(srv.child.exitCode, null, `${what}: the server died (${srv.error()})`);
-    assert.equal((await get(srv.port, followUp)).status, 200, `${what}: the next request was not served (${srv.error()})`);
+    assert.equal(
+      (await get(srv.port, followUp)).status,
+      200,
+      `${what}: the next request was not served (${srv.error()})`,
+    );
   }
 }
 
@@ -198,10 +227,22 @@ describe('app.js', () => {
   test("app.js: a malformed x-lab-case gets 400; the lab's case ids are counted as before", async () => {
     const bad = ['x'.repeat(65), '../etc', '-lead', 'sp ace', 'a/b', 'caf\xe9', '__defineGetter__'];
     for (const kase of bad) assert.equal((await get(app.port, '/fast', kase)).status, 400, `x-lab-case: ${kase}`);
-    const twice = await exchange(app.port, request('/fast', { kase: 'b400-fill', headers: 'x-lab-case: envoy-1s\r\n' }));
+    const twice = await exchange(
+      app.port,
+      request('/fast', { kase: 'b400-fill', headers: 'x-lab-case: envoy-1s\r\n' }),
+    );
     assert.equal(twice.status, 400, 'two x-lab-case fields');
     // Names an Object.prototype also has are cases like any other: counted, nothing else touched.
-    const lab = ['b400-fill', 'envoy-1s', 'hare-3', 'none-stress', 'cpu0.5-mem256m', 'json-filter-node-cluster-closed', 'constructor', 'toString'];
+    const lab = [
+      'b400-fill',
+      'envoy-1s',
+      'hare-3',
+      'none-stress',
+      'cpu0.5-mem256m',
+      'json-filter-node-cluster-closed',
+      'constructor',
+      'toString',
+    ];
     for (const kase of lab) assert.equal((await get(app.port, '/fast', kase)).status, 200, `x-lab-case: ${kase}`);
     assert.equal((await get(app.port, '/fast')).status, 200, 'no x-lab-case at all');
     const c = await counts(app.port);
@@ -212,7 +253,10 @@ describe('app.js', () => {
 
   test('app.js: 404, 405 and HEAD as before', async () => {
     assert.equal((await get(app.port, '/nope', 'old-ways')).status, 404);
-    const post = await exchange(app.port, request('/fast', { method: 'POST', kase: 'old-ways', headers: 'content-length: 0\r\n' }));
+    const post = await exchange(
+      app.port,
+      request('/fast', { method: 'POST', kase: 'old-ways', headers: 'content-length: 0\r\n' }),
+    );
     assert.equal(post.status, 405);
     assert.equal(post.headers.allow, 'GET, HEAD');
     const head = await exchange(app.port, request('/fast', { method: 'HEAD', kase: 'old-ways' }));
@@ -284,8 +328,14 @@ describe('app.js case bound', () => {
   test('app.js: 512 distinct lab cases are counted; a 513th gets 400; a known one is still served', async () => {
     // Requests without a case count under '' (one of the 512): 511 others fill it.
     assert.equal((await get(appCases.port, '/fast')).status, 200);
-    const statuses = await fill(appCases.port, Array.from({ length: 511 }, (_, i) => request('/fast', { kase: `c${i}` })));
-    assert.deepEqual(statuses, statuses.map(() => 200));
+    const statuses = await fill(
+      appCases.port,
+      Array.from({ length: 511 }, (_, i) => request('/fast', { kase: `c${i}` })),
+    );
+    assert.deepEqual(
+      statuses,
+      statuses.map(() => 200),
+    );
     assert.equal((await get(appCases.port, '/fast', 'one-too-many')).status, 400);
     assert.equal((await get(appCases.port, '/fast', 'c7')).status, 200);
     const c = await counts(appCases.port);
@@ -311,7 +361,10 @@ describe('hello.js', () => {
 
   test('hello.js: 512 distinct lab cases; a 513th gets 400', async () => {
     // b400-fill and '' (the /metrics scrapes) came before: 510 of these are in, the rest refused.
-    const statuses = await fill(hello.port, Array.from({ length: 512 }, (_, i) => request('/', { kase: `h${i}` })));
+    const statuses = await fill(
+      hello.port,
+      Array.from({ length: 512 }, (_, i) => request('/', { kase: `h${i}` })),
+    );
     assert.equal(statuses.filter((x) => x === 200).length, 510);
     assert.equal((await get(hello.port, '/', 'one-too-many')).status, 400);
     assert.equal((await get(hello.port, '/', 'b400-fill')).status, 200);
@@ -323,14 +376,24 @@ describe('hello.js', () => {
 describe('no-content.js', () => {
   test('no-content.js: GET //[ and other requests it cannot handle get a 4xx, and it keeps serving', async () => {
     await survives(nc, '/healthz');
-    assert.equal((await exchange(nc.port, request('/filter/x', { method: 'POST', headers: 'content-length: 2\r\n' }) + '{}')).status, 204);
+    assert.equal(
+      (await exchange(nc.port, request('/filter/x', { method: 'POST', headers: 'content-length: 2\r\n' }) + '{}'))
+        .status,
+      204,
+    );
   });
 
   test('no-content.js: it counts 512 distinct paths; a request to a 513th gets 400', async () => {
     const stats = async () => JSON.parse((await get(nc.port, '/stats')).body);
     const already = Object.keys((await stats()).paths).length;
-    const statuses = await fill(nc.port, Array.from({ length: 512 - already }, (_, i) => request(`/p/${i}`)));
-    assert.deepEqual(statuses, statuses.map(() => 204));
+    const statuses = await fill(
+      nc.port,
+      Array.from({ length: 512 - already }, (_, i) => request(`/p/${i}`)),
+    );
+    assert.deepEqual(
+      statuses,
+      statuses.map(() => 204),
+    );
     assert.equal((await get(nc.port, '/one/too/many')).status, 400);
     assert.equal((await get(nc.port, '/p/0')).status, 204);
     const s = await stats();

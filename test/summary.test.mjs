@@ -6,8 +6,14 @@ import { summaryFiles, thresholdsText, junit } from '../k6/lib/summary.js';
 
 const data = {
   metrics: {
-    'http_reqs{case:b0-2rps}': { values: { count: 120, rate: 3.1 }, thresholds: { 'count>=114': { ok: true }, 'count<=120': { ok: true } } },
-    'http_req_duration{case:b0-2rps}': { values: { 'p(99)': 5.4798, max: 7.9 }, thresholds: { 'p(99)<1000': { ok: false } } },
+    'http_reqs{case:b0-2rps}': {
+      values: { count: 120, rate: 3.1 },
+      thresholds: { 'count>=114': { ok: true }, 'count<=120': { ok: true } },
+    },
+    'http_req_duration{case:b0-2rps}': {
+      values: { 'p(99)': 5.4798, max: 7.9 },
+      thresholds: { 'p(99)<1000': { ok: false } },
+    },
     http_reqs: { values: { count: 500 } },
   },
 };
@@ -24,7 +30,11 @@ test('every threshold is listed with its mark and the statistic it tested, sorte
 
 test('the files go where asked, and JUnit counts the failures', () => {
   const out = summaryFiles(data, { suite: 'spike', experiment: 'burst', cases: [{}] }, 'results');
-  assert.deepEqual(Object.keys(out).sort(), ['results/spike.burst.junit.xml', 'results/spike.burst.summary.json', 'stdout']);
+  assert.deepEqual(Object.keys(out).sort(), [
+    'results/spike.burst.junit.xml',
+    'results/spike.burst.summary.json',
+    'stdout',
+  ]);
   assert.match(out.stdout, /spike\.burst: 1 cases, thresholds 2 passed, 1 failed/);
   assert.match(junit(data, 'spike.burst'), /tests="3" failures="1"/);
 });

@@ -18,15 +18,24 @@ const checkov = join(root, '.lab', 'venv', 'bin', 'checkov');
 const workflows = join(root, '.github', 'workflows');
 const lint = (files) => spawnSync(actionlint, ['-no-color', ...files], { encoding: 'utf8', cwd: root });
 // checkov on a folder of workflows, offline (--skip-download: no Prisma Cloud guidelines fetched).
-const runCheckov = (dir, args = []) => spawnSync(checkov, ['--framework', 'github_actions', '--skip-download', '--compact', '-d', dir, ...args], { encoding: 'utf8', cwd: root });
-const workflowFiles = () => readdirSync(workflows).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(workflows, f));
+const runCheckov = (dir, args = []) =>
+  spawnSync(checkov, ['--framework', 'github_actions', '--skip-download', '--compact', '-d', dir, ...args], {
+    encoding: 'utf8',
+    cwd: root,
+  });
+const workflowFiles = () =>
+  readdirSync(workflows)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => join(workflows, f));
 
 test('actionlint is installed by just setup', () => {
   assert.ok(existsSync(actionlint), `no ${actionlint}: run ./labw setup`);
 });
 
 test('the workflows pass actionlint', () => {
-  const files = readdirSync(workflows).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(workflows, f));
+  const files = readdirSync(workflows)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => join(workflows, f));
   assert.ok(files.length > 0);
   const r = lint(files);
   assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -58,7 +67,8 @@ test('checkov is installed by just setup, and passes the workflows with nothing 
   assert.equal(summary.failed, 0);
   assert.equal(summary.skipped, 0, 'a skip would need its reason beside it (# checkov:skip=CKV_GHA_N:reason)');
   const passed = new Set(results.passed_checks.map((c) => c.check_id));
-  for (const id of ['CKV_GHA_1', 'CKV_GHA_2', 'CKV_GHA_3', 'CKV_GHA_7', 'CKV2_GHA_1']) assert.ok(passed.has(id), `${id} passed`);
+  for (const id of ['CKV_GHA_1', 'CKV_GHA_2', 'CKV_GHA_3', 'CKV_GHA_7', 'CKV2_GHA_1'])
+    assert.ok(passed.has(id), `${id} passed`);
 });
 
 test('checkov fails a workflow that writes everything and turns unsafe commands back on', () => {
@@ -67,7 +77,10 @@ test('checkov fails a workflow that writes everything and turns unsafe commands 
   try {
     const text = readFileSync(join(workflows, 'lab.yml'), 'utf8')
       .replace('permissions:\n  contents: read\n', 'permissions: write-all\n')
-      .replace('    timeout-minutes: 90\n', '    timeout-minutes: 90\n    env:\n      ACTIONS_ALLOW_UNSECURE_COMMANDS: "true"\n');
+      .replace(
+        '    timeout-minutes: 90\n',
+        '    timeout-minutes: 90\n    env:\n      ACTIONS_ALLOW_UNSECURE_COMMANDS: "true"\n',
+      );
     assert.match(text, /write-all[^]*ACTIONS_ALLOW_UNSECURE_COMMANDS/);
     // checkov takes a file for a workflow only under .github/workflows/.
     mkdirSync(join(dir, '.github', 'workflows'), { recursive: true });
@@ -86,15 +99,25 @@ test('supply chain: actions pinned by commit (tag beside), the container by dige
     const text = readFileSync(file, 'utf8');
     const uses = [...text.matchAll(/^\s*(?:-\s+)?uses:\s*(.+)$/gm)].map((m) => m[1].trim());
     assert.ok(uses.length > 0, file);
-    for (const u of uses) assert.match(u, /^[\w.-]+\/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/, `${file}: '${u}' is not pinned by commit with its tag in a comment`);
-    for (const m of text.matchAll(/^\s*image:\s*(\S+)/gm)) assert.match(m[1], /@sha256:[0-9a-f]{64}$/, `${file}: ${m[1]} not by digest`);
+    for (const u of uses)
+      assert.match(
+        u,
+        /^[\w.-]+\/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/,
+        `${file}: '${u}' is not pinned by commit with its tag in a comment`,
+      );
+    for (const m of text.matchAll(/^\s*image:\s*(\S+)/gm))
+      assert.match(m[1], /@sha256:[0-9a-f]{64}$/, `${file}: ${m[1]} not by digest`);
     // Every job that a pull request can start runs only for this repository's own branches.
     const jobs = text.slice(text.indexOf('\njobs:'));
-    const jobNames = [...jobs.matchAll(/^  ([\w-]+):\s*$/gm)].map((m) => m[1]);
+    const jobNames = [...jobs.matchAll(/^ {2}([\w-]+):\s*$/gm)].map((m) => m[1]);
     assert.ok(jobNames.length > 0, file);
     for (const job of jobNames) {
-      const body = jobs.slice(jobs.indexOf(`\n  ${job}:`) + 1).split(/\n  (?=[\w-]+:\s*\n)/)[0];
-      assert.match(body, /\n    if: github\.event_name != 'pull_request' \|\| github\.event\.pull_request\.head\.repo\.full_name == github\.repository\n/, `${file}: job ${job} has no guard against fork pull requests`);
+      const body = jobs.slice(jobs.indexOf(`\n  ${job}:`) + 1).split(/\n {2}(?=[\w-]+:\s*\n)/)[0];
+      assert.match(
+        body,
+        /\n {4}if: github\.event_name != 'pull_request' \|\| github\.event\.pull_request\.head\.repo\.full_name == github\.repository\n/,
+        `${file}: job ${job} has no guard against fork pull requests`,
+      );
     }
     assert.match(text, /Fork pull requests must not run on self-hosted runners/, `${file}: says why`);
   }

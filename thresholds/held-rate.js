@@ -28,15 +28,31 @@ const usOf = (d) => Number(/^(\d+)us$/.exec(d)?.[1] ?? NaN);
 export function asConstantArrivalRate(sc, startMs) {
   const [held, ...rest] = sc.stages || [];
   const heldUs = usOf(held?.duration);
-  if (sc.executor !== 'ramping-arrival-rate' || sc.timeUnit !== '1s' || held.target !== sc.startRate || !(heldUs > 0)) return { why: 'not a held rate' };
+  if (sc.executor !== 'ramping-arrival-rate' || sc.timeUnit !== '1s' || held.target !== sc.startRate || !(heldUs > 0))
+    return { why: 'not a held rate' };
   const rate = sc.startRate;
   const requests = Math.round((heldUs * rate) / 1e6 - 0.5);
   const same = heldRateStages(rate, requests);
-  if (rest.length !== 2 || held.duration !== same[0].duration || rest.some((s, i) => s.target !== same[i + 1].target || s.duration !== same[i + 1].duration)) return { why: 'not a held rate' };
+  if (
+    rest.length !== 2 ||
+    held.duration !== same[0].duration ||
+    rest.some((s, i) => s.target !== same[i + 1].target || s.duration !== same[i + 1].duration)
+  )
+    return { why: 'not a held rate' };
   const durationUs = Math.round(((requests - 0.5) * 1e6) / rate);
-  if (!Number.isInteger(rate) || durationUs < 1e6) return { why: `${requests} requests at ${rate} r/s last under 1 s, k6's least for constant-arrival-rate: a ramping-arrival-rate held flat instead` };
+  if (!Number.isInteger(rate) || durationUs < 1e6)
+    return {
+      why: `${requests} requests at ${rate} r/s last under 1 s, k6's least for constant-arrival-rate: a ramping-arrival-rate held flat instead`,
+    };
   const { executor, stages, startRate, timeUnit, startTime, ...others } = sc;
   const seconds = (us) => `${+(us / 1e6).toFixed(6)}s`;
-  const scenario = { executor: 'constant-arrival-rate', rate, timeUnit, duration: seconds(durationUs), startTime: seconds(Math.round((startMs + 1000 / rate) * 1000)), ...others };
+  const scenario = {
+    executor: 'constant-arrival-rate',
+    rate,
+    timeUnit,
+    duration: seconds(durationUs),
+    startTime: seconds(Math.round((startMs + 1000 / rate) * 1000)),
+    ...others,
+  };
   return { scenario, leadPeriods: 0, requests };
 }

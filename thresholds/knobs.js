@@ -6,15 +6,34 @@
 const kinds = {
   rate: { parse: posInt, scale: (v, f) => v * f, doc: 'a whole number of requests per second, > 0' },
   count: { parse: nonNegInt, scale: (v) => v, doc: 'a whole number, >= 0' },
-  counts: { parse: (s) => String(s).split(',').map(nonNegInt), scale: (v) => v, doc: 'whole numbers >= 0, comma-separated' },
+  counts: {
+    parse: (s) => String(s).split(',').map(nonNegInt),
+    scale: (v) => v,
+    doc: 'whole numbers >= 0, comma-separated',
+  },
   // Whole microseconds: what the proxies' duration fields take, and so what the model must use.
   seconds: { parse: posNumber, scale: (v, f) => Math.round((v / f) * 1e6) / 1e6, doc: 'a duration in seconds, > 0' },
   status: { parse: httpStatus, scale: (v) => v, doc: 'an HTTP status from 400 to 599' },
   // Whole numbers that are not rates or intervals of the policy: --quick leaves them alone.
   whole: { parse: posInt, scale: (v) => v, doc: 'a whole number > 0' },
-  percent: { parse: (s) => { const n = nonNegInt(s); if (n > 100) throw new Error(`'${s}' is over 100`); return n; }, scale: (v) => v, doc: 'a whole percentage 0..100' },
+  percent: {
+    parse: (s) => {
+      const n = nonNegInt(s);
+      if (n > 100) throw new Error(`'${s}' is over 100`);
+      return n;
+    },
+    scale: (v) => v,
+    doc: 'a whole percentage 0..100',
+  },
   // One of the values the knob lists (an implementation, a switch).
-  choice: { parse: (s, spec) => { if (!spec.values.includes(s)) throw new Error(`'${s}' is not one of ${spec.values.join(', ')}`); return s; }, scale: (v) => v, doc: 'one of the values listed' },
+  choice: {
+    parse: (s, spec) => {
+      if (!spec.values.includes(s)) throw new Error(`'${s}' is not one of ${spec.values.join(', ')}`);
+      return s;
+    },
+    scale: (v) => v,
+    doc: 'one of the values listed',
+  },
 };
 const kindDoc = (spec) => (spec.kind === 'choice' ? `one of ${spec.values.join(', ')}` : kinds[spec.kind].doc);
 
@@ -35,13 +54,15 @@ function posNumber(s) {
   return Number(s);
 }
 function httpStatus(s) {
-  if (!WHOLE.test(String(s)) || Number(s) < 400 || Number(s) > 599) throw new Error(`'${s}' is not an HTTP status 400..599`);
+  if (!WHOLE.test(String(s)) || Number(s) < 400 || Number(s) > 599)
+    throw new Error(`'${s}' is not an HTTP status 400..599`);
   return Number(s);
 }
 
 /** Parses a whole factor >= 1 the same way (--quick, QUICK=). */
 export const parseFactor = (s) => {
-  if (!WHOLE.test(String(s)) || Number(s) < 1) throw new Error(`--quick takes a whole factor >= 1 (decimal digits), got '${s}'`);
+  if (!WHOLE.test(String(s)) || Number(s) < 1)
+    throw new Error(`--quick takes a whole factor >= 1 (decimal digits), got '${s}'`);
   return Number(s);
 };
 
@@ -52,7 +73,9 @@ export function resolveKnobs(experiment, overrides = {}) {
   for (const [name, raw] of Object.entries(overrides)) {
     const spec = experiment.knobs[name];
     if (!spec) {
-      throw new Error(`unknown knob '${name}' for ${experiment.name}; valid: ${Object.keys(experiment.knobs).join(', ')}`);
+      throw new Error(
+        `unknown knob '${name}' for ${experiment.name}; valid: ${Object.keys(experiment.knobs).join(', ')}`,
+      );
     }
     try {
       values[name] = kinds[spec.kind].parse(raw, spec);
@@ -63,7 +86,7 @@ export function resolveKnobs(experiment, overrides = {}) {
         if (spec.min !== undefined && v < spec.min) throw new Error(`'${v}' is under ${spec.min}: ${spec.minWhy}`);
       }
     } catch (e) {
-      throw new Error(`knob ${experiment.name}.${name}: ${e.message} (expected ${kindDoc(spec)})`);
+      throw new Error(`knob ${experiment.name}.${name}: ${e.message} (expected ${kindDoc(spec)})`, { cause: e });
     }
   }
   return values;
@@ -81,5 +104,14 @@ export function isDefault(experiment, values) {
 }
 
 export function describeKnobs(experiment) {
-  return Object.entries(experiment.knobs).map(([n, s]) => ({ name: n, default: s.default, kind: kindDoc(s), doc: s.doc, min: s.min, minWhy: s.minWhy, max: s.max, why: s.why }));
+  return Object.entries(experiment.knobs).map(([n, s]) => ({
+    name: n,
+    default: s.default,
+    kind: kindDoc(s),
+    doc: s.doc,
+    min: s.min,
+    minWhy: s.minWhy,
+    max: s.max,
+    why: s.why,
+  }));
 }

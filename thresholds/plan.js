@@ -25,9 +25,18 @@ function checkLimits(p) {
   for (const c of p.cases) {
     const rate = c.rate ?? Math.max(...(c.steps || [0]));
     // k6 takes an arrival rate as whole iterations per time unit (1 s here).
-    if (c.rate !== undefined && !Number.isInteger(c.rate)) throw new Error(`${p.experiment} ${c.id} would ask ${c.rate} r/s: k6's arrival rates are whole requests per second`);
-    if (rate > LIMITS.maxRate) throw new Error(`${p.experiment} ${c.id} would ask ${rate} r/s: this kind of machine sends at most ${LIMITS.maxRate} (k6 beside the stack on 2 cores)`);
-    if ((c.vus || 0) > LIMITS.maxVus) throw new Error(`${p.experiment} ${c.id} would hold ${c.vus} VUs at once: at most ${LIMITS.maxVus} here (the open-files limit is 20000)`);
+    if (c.rate !== undefined && !Number.isInteger(c.rate))
+      throw new Error(
+        `${p.experiment} ${c.id} would ask ${c.rate} r/s: k6's arrival rates are whole requests per second`,
+      );
+    if (rate > LIMITS.maxRate)
+      throw new Error(
+        `${p.experiment} ${c.id} would ask ${rate} r/s: this kind of machine sends at most ${LIMITS.maxRate} (k6 beside the stack on 2 cores)`,
+      );
+    if ((c.vus || 0) > LIMITS.maxVus)
+      throw new Error(
+        `${p.experiment} ${c.id} would hold ${c.vus} VUs at once: at most ${LIMITS.maxVus} here (the open-files limit is 20000)`,
+      );
   }
   return p;
 }
@@ -39,7 +48,11 @@ export const SUITES = ['smoke', 'spike', 'soak', 'stress', 'load', 'breakpoint']
 // Read when asked, not at import: a team's policy in the list (one `./labw new` made) has its
 // suites once the lab has read its file (lab/policy/declared.mjs); k6 never asks.
 export const suites = {};
-for (const s of SUITES) Object.defineProperty(suites, s, { enumerable: true, get: () => list.filter((e) => e.suites?.[s]).map((e) => e.name) });
+for (const s of SUITES)
+  Object.defineProperty(suites, s, {
+    enumerable: true,
+    get: () => list.filter((e) => e.suites?.[s]).map((e) => e.name),
+  });
 
 export function experimentNamed(name) {
   const e = experiments[name];
@@ -59,8 +72,18 @@ export const kindOfPlan = ({ kind, experiment, name }) => kindNamed(kind ?? expe
 
 export function suiteExperiments(suite) {
   const list = suites[suite];
-  if (!list) throw new Error(`unknown suite '${suite}'; valid: ${Object.keys(suites).filter((s) => suites[s].length).join(', ')}`);
-  if (list.length === 0) throw new Error(`suite '${suite}' has no experiments yet; runnable: ${Object.keys(suites).filter((s) => suites[s].length).join(', ')}`);
+  if (!list)
+    throw new Error(
+      `unknown suite '${suite}'; valid: ${Object.keys(suites)
+        .filter((s) => suites[s].length)
+        .join(', ')}`,
+    );
+  if (list.length === 0)
+    throw new Error(
+      `suite '${suite}' has no experiments yet; runnable: ${Object.keys(suites)
+        .filter((s) => suites[s].length)
+        .join(', ')}`,
+    );
   return list;
 }
 
@@ -90,15 +113,34 @@ const withKind = (exp, p) => ({ experiment: p.experiment, kind: exp.kind, ...p }
  */
 export function plan({ experiment: name, suite, factor: requested = 1, overrides = {}, segments = 1, untold = {} }) {
   const exp = experimentNamed(name);
-  if (!exp.suites[suite]) throw new Error(`experiment '${name}' has no '${suite}' cases; it has: ${Object.keys(exp.suites).join(', ')}`);
-  if (!Number.isInteger(requested) || requested < 1 || requested > LIMITS.maxQuick) throw new Error(`--quick takes a whole factor 1..${LIMITS.maxQuick}, got ${requested}: a 60 s step must stay at least 0.6 s`);
+  if (!exp.suites[suite])
+    throw new Error(`experiment '${name}' has no '${suite}' cases; it has: ${Object.keys(exp.suites).join(', ')}`);
+  if (!Number.isInteger(requested) || requested < 1 || requested > LIMITS.maxQuick)
+    throw new Error(
+      `--quick takes a whole factor 1..${LIMITS.maxQuick}, got ${requested}: a 60 s step must stay at least 0.6 s`,
+    );
   // An experiment may cap the factor at what its load generator can still send faithfully.
   const factor = Math.min(requested, exp.maxQuick ?? Infinity);
   const knobs = resolveKnobs(exp, overrides);
   const policy = { ...scaleKnobs(exp, knobs, factor), ...exp.derived?.(knobs) };
   if (exp.checkScaled) exp.checkScaled(policy, factor);
   const seedComparable = isDefault(exp, knobs);
-  const planned = withKind(exp, checkLimits(kindOf(exp).plan({ exp, suite, factor, requested, knobs, policy, leadInMs: LEAD_IN_MS, seedComparable, segments })));
+  const planned = withKind(
+    exp,
+    checkLimits(
+      kindOf(exp).plan({
+        exp,
+        suite,
+        factor,
+        requested,
+        knobs,
+        policy,
+        leadInMs: LEAD_IN_MS,
+        seedComparable,
+        segments,
+      }),
+    ),
+  );
   if (Object.keys(untold).length === 0) return planned;
   const stackKnobs = resolveKnobs(exp, { ...overrides, ...untold });
   const stackPolicy = { ...scaleKnobs(exp, stackKnobs, factor), ...exp.derived?.(stackKnobs) };

@@ -20,6 +20,9 @@ export function sensitivity({ experiment, suite, factor = 1, overrides = {} }) {
   const exp = experimentNamed(experiment);
   const kind = kindOf(exp);
   const base = plan({ experiment, suite, factor, overrides });
-  if (!kind.sensitivity) throw new Error(`--sensitivity is not computed for ${experiment} (${kind.sensitivityWhy ?? `a ${kind.name} plan`}); stacks/${experiment}/README.md shows which policy changes its thresholds catch`);
+  if (!kind.sensitivity)
+    throw new Error(
+      `--sensitivity is not computed for ${experiment} (${kind.sensitivityWhy ?? `a ${kind.name} plan`}); stacks/${experiment}/README.md shows which policy changes its thresholds catch`,
+    );
   return kind.sensitivity(exp, base);
 }

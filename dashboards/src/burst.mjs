@@ -4,4 +4,7 @@
  */
 import { limiterBoard, nginxCounted } from './lib.mjs';
 
-export default () => limiterBoard('burst', 'nginx limit_req at 3 r/s, one queue size per location (seed 003).', [nginxCounted('burst-nginx')]);
+export default () =>
+  limiterBoard('burst', 'nginx limit_req at 3 r/s, one queue size per location (seed 003).', [
+    nginxCounted('burst-nginx'),
+  ]);

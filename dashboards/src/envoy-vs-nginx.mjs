@@ -4,5 +4,9 @@
  */
 import { limiterBoard, envoyCounted, nginxCounted } from './lib.mjs';
 
-export default () => limiterBoard('envoy-vs-nginx', "Envoy's token bucket beside nginx's leaky bucket at the same long-run rate (seed 002).",
-  [envoyCounted('envoy-vs-nginx-envoy'), nginxCounted('envoy-vs-nginx-nginx')]);
+export default () =>
+  limiterBoard(
+    'envoy-vs-nginx',
+    "Envoy's token bucket beside nginx's leaky bucket at the same long-run rate (seed 002).",
+    [envoyCounted('envoy-vs-nginx-envoy'), nginxCounted('envoy-vs-nginx-nginx')],
+  );

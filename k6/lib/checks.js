@@ -4,4 +4,6 @@
  */
 
 /** One check: the answer is 200 or the status the policy limits with. */
-export const statusChecks = (limitedStatus) => ({ [`status is 200 or ${limitedStatus}`]: (r) => r.status === 200 || r.status === limitedStatus });
+export const statusChecks = (limitedStatus) => ({
+  [`status is 200 or ${limitedStatus}`]: (r) => r.status === 200 || r.status === limitedStatus,
+});

@@ -9,7 +9,6 @@ import { fail } from 'k6';
 import { Gauge } from 'k6/metrics';
 import { durationMs } from '../../thresholds/k6-duration.js';
 
-
 // Once per VU (each VU has its own copy of this module): when its scenario's clock started, less
 // the scenario's offset, so that the least over the VUs is when this process's schedule began.
 // The runner compares it across execution segments (lab/run/segments.mjs scheduleSkew).
@@ -22,9 +21,13 @@ let originNoted = false;
 export function planRun(plan, baseUrls, executor, scenarios) {
   const run = executor(plan, baseUrls);
   const origin = new Gauge('lab_schedule_origin');
-  const offsets = Object.fromEntries(Object.entries(scenarios || {}).map(([name, sc]) => [name, durationMs(sc.startTime)]));
+  const offsets = Object.fromEntries(
+    Object.entries(scenarios || {}).map(([name, sc]) => [name, durationMs(sc.startTime)]),
+  );
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
-  const services = [...new Set([...plan.cases.map((c) => c.service), ...(plan.accounting ? [plan.accounting.service] : [])])];
+  const services = [
+    ...new Set([...plan.cases.map((c) => c.service), ...(plan.accounting ? [plan.accounting.service] : [])]),
+  ];
   return {
     // Refuses to start against a stack that is not up; every service answers /healthz without
     // spending a limiter's budget. What the executor's setup returns is every VU's `data`.
@@ -33,7 +36,8 @@ export function planRun(plan, baseUrls, executor, scenarios) {
       for (const s of services) {
         const url = `${baseUrls[s]}/healthz`;
         const res = http.get(url, { timeout: '3s', tags: { case: 'setup' } });
-        if (res.status < 200 || res.status >= 300) fail(`${s} is not up at ${url} (status ${res.status} ${res.error || ''})`);
+        if (res.status < 200 || res.status >= 300)
+          fail(`${s} is not up at ${url} (status ${res.status} ${res.error || ''})`);
       }
       const data = run.setup?.() ?? {};
       // The epoch time the scenarios' clock starts at (as setup returns): the results pages and

@@ -13,7 +13,7 @@ function json(name, fallback) {
   try {
     return __ENV[name] ? JSON.parse(__ENV[name]) : fallback;
   } catch (e) {
-    throw new Error(`${name} is not JSON: ${e.message}`);
+    throw new Error(`${name} is not JSON: ${e.message}`, { cause: e });
   }
 }
 
@@ -28,7 +28,13 @@ export function loadPlan(experiment) {
   return new SharedArray(`plan:${experiment}`, () => [
     __ENV.LAB_PLAN
       ? JSON.parse(open(__ENV.LAB_PLAN))
-      : modelPlan({ experiment, suite: __ENV.SUITE || 'smoke', factor: __ENV.QUICK ? parseFactor(__ENV.QUICK) : 1, overrides: json('KNOBS', {}), segments: __ENV.SEGMENTS ? parseFactor(__ENV.SEGMENTS) : 1 }),
+      : modelPlan({
+          experiment,
+          suite: __ENV.SUITE || 'smoke',
+          factor: __ENV.QUICK ? parseFactor(__ENV.QUICK) : 1,
+          overrides: json('KNOBS', {}),
+          segments: __ENV.SEGMENTS ? parseFactor(__ENV.SEGMENTS) : 1,
+        }),
   ])[0];
 }
 

@@ -8,7 +8,8 @@ export function parsePrometheusText(text) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!m || line.startsWith('#')) continue;
     const labels = {};
-    for (const [, k, v] of (m[2] || '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v.replace(/\\(.)/g, '$1');
+    for (const [, k, v] of (m[2] || '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[k] = v.replace(/\\(.)/g, '$1');
     out.push({ name: m[1], labels, value: Number(m[3]) });
   }
   return out;

@@ -14,7 +14,9 @@ export function junit(data, suiteName) {
   const cases = [];
   for (const [metric, m] of Object.entries(data.metrics)) {
     for (const [expr, t] of judging(m)) {
-      const body = t.ok ? '' : `<failure message="${esc(`${metric} ${expr} failed`)}">${esc(JSON.stringify(m.values))}</failure>`;
+      const body = t.ok
+        ? ''
+        : `<failure message="${esc(`${metric} ${expr} failed`)}">${esc(JSON.stringify(m.values))}</failure>`;
       cases.push(`  <testcase classname="${esc(suiteName)}" name="${esc(`${metric} ${expr}`)}">${body}</testcase>`);
     }
   }

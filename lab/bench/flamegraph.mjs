@@ -92,12 +92,17 @@ export function svg(boxes, { title = '', width = 1600, rowPx = 17 } = {}) {
     const y = top + (depth - 1 - b.depth) * rowPx;
     const label = w > 40 ? escape(b.name.slice(0, Math.floor((w - 6) / 7))) : '';
     const tip = `${escape(b.name)}: ${b.samples} samples, ${(b.width * 100).toFixed(1)} %`;
-    return `<g><title>${tip}</title><rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(w - 0.5, 0.5).toFixed(1)}" height="${rowPx - 1}" fill="${colour(b.name)}"/>`
-      + (label ? `<text x="${(x + 3).toFixed(1)}" y="${y + rowPx - 5}">${label}</text>` : '') + '</g>';
+    return (
+      `<g><title>${tip}</title><rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(w - 0.5, 0.5).toFixed(1)}" height="${rowPx - 1}" fill="${colour(b.name)}"/>` +
+      (label ? `<text x="${(x + 3).toFixed(1)}" y="${y + rowPx - 5}">${label}</text>` : '') +
+      '</g>'
+    );
   });
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="monospace" font-size="11">`
-    + `<rect width="100%" height="100%" fill="#fdfdf6"/>`
-    + `<text x="${width / 2}" y="20" text-anchor="middle" font-size="15">${escape(title)} (${total} samples)</text>${rows.join('')}</svg>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="monospace" font-size="11">` +
+    `<rect width="100%" height="100%" fill="#fdfdf6"/>` +
+    `<text x="${width / 2}" y="20" text-anchor="middle" font-size="15">${escape(title)} (${total} samples)</text>${rows.join('')}</svg>`
+  );
 }
 
 /** Writes <out>.svg and photographs it into <out> (PNG) with chromium. */
@@ -117,14 +122,21 @@ export async function render(svgText, out, { executablePath = CHROMIUM } = {}) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { title: { type: 'string', default: '' }, 'min-share': { type: 'string', default: '0.002' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { title: { type: 'string', default: '' }, 'min-share': { type: 'string', default: '0.002' } },
+  });
   const [data, out] = positionals;
   const minShare = Number(values['min-share']);
   if (!data || !out?.endsWith('.png') || !(minShare >= 0 && minShare < 1)) {
     console.error('usage: flamegraph.mjs <perf.data> <out.png> [--title T] [--min-share 0..1]');
     process.exit(2);
   }
-  const text = execFileSync('perf', ['script', '-i', data], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+  const text = execFileSync('perf', ['script', '-i', data], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const file = await render(svg(layout(fold(text), { minShare }), { title: values.title }), out);
   console.log(`${out} (and ${file})`);
 }

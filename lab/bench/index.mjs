@@ -22,7 +22,8 @@ export function benchNames(root) {
 /** The bench function a name runs; for any other name, an error naming those there are. */
 export async function benchNamed(root, name) {
   if (Object.hasOwn(TOOLS, name)) return (await import(TOOLS[name])).default;
-  if (list.some((e) => e.name === name) && existsSync(benchFile(root, name))) return (await import(pathToFileURL(benchFile(root, name)).href)).default;
+  if (list.some((e) => e.name === name) && existsSync(benchFile(root, name)))
+    return (await import(pathToFileURL(benchFile(root, name)).href)).default;
   throw new Error(`no benchmark for '${name}'; there are: ${benchNames(root).join(', ')}`);
 }
 

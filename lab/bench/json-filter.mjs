@@ -43,7 +43,11 @@ const REPEATS = 3;
 function perCpuPoint(env, stack, service, connections, body) {
   const group = stack.procs.find((p) => p.name === service).pid;
   const before = groupTicks([group])[group];
-  const w = wrk(env, `${stack.baseUrls[service]}/filter`, connections, POINT_S, { script: 'stacks/json-filter/wrk-post.lua', body, threads: 1 });
+  const w = wrk(env, `${stack.baseUrls[service]}/filter`, connections, POINT_S, {
+    script: 'stacks/json-filter/wrk-post.lua',
+    body,
+    threads: 1,
+  });
   const cpuS = (groupTicks([group])[group] - before) / TICKS_PER_S;
   const relayed = w.requests - w.non2xx;
   return { rps: w.rps, relayed, errors: w.non2xx + w.socketErrors, cpuS, perCpuS: cpuS > 0 ? relayed / cpuS : null };
@@ -62,19 +66,45 @@ async function perCpu(env, stack, body, say) {
     }
   }
   const summary = perCpuSummary(points);
-  const rows = summary.map((r) => [String(r.connections), r.name, median(r.rps.map((x) => x / 1000)).toFixed(2), String(r.errors),
-    spread(r.perCpuS.map((x) => x / 1000)), r.ratios ? spread(r.ratios) : '-']);
+  const rows = summary.map((r) => [
+    String(r.connections),
+    r.name,
+    median(r.rps.map((x) => x / 1000)).toFixed(2),
+    String(r.errors),
+    spread(r.perCpuS.map((x) => x / 1000)),
+    r.ratios ? spread(r.ratios) : '-',
+  ]);
   // Issue 19's goals, on the medians of the ratios to nginx at each load.
-  const ratioAt = (name, connections) => median(summary.find((r) => r.connections === connections && r.name === name).ratios);
+  const ratioAt = (name, connections) =>
+    median(summary.find((r) => r.connections === connections && r.name === name).ratios);
   const goals = LOADS.flatMap((c) => {
     const r = Object.fromEntries(FILTERS.map((n) => [n, ratioAt(n, c)]));
     return [
       [`c${c}: Node single >= 0.6 x nginx per CPU-second`, r.node >= 0.6, r.node.toFixed(2)],
-      [`c${c}: Erlang >= 0.6 x nginx and >= Node single`, r.erlang >= 0.6 && r.erlang >= r.node, `${r.erlang.toFixed(2)}, ${(r.erlang / r.node).toFixed(2)} x node`],
-      [`c${c}: the cluster within 10 % of the single process`, r['node-cluster'] >= 0.9 * r.node, `${(r['node-cluster'] / r.node).toFixed(2)} x node`],
+      [
+        `c${c}: Erlang >= 0.6 x nginx and >= Node single`,
+        r.erlang >= 0.6 && r.erlang >= r.node,
+        `${r.erlang.toFixed(2)}, ${(r.erlang / r.node).toFixed(2)} x node`,
+      ],
+      [
+        `c${c}: the cluster within 10 % of the single process`,
+        r['node-cluster'] >= 0.9 * r.node,
+        `${(r['node-cluster'] / r.node).toFixed(2)} x node`,
+      ],
     ];
   });
-  return { points, goals, table: formatTable(rows, ['connections', 'server', 'k r/s (median)', 'errors', 'k relayed / CPU-s: median (min-max)', '/ nginx: median (min-max)']) };
+  return {
+    points,
+    goals,
+    table: formatTable(rows, [
+      'connections',
+      'server',
+      'k r/s (median)',
+      'errors',
+      'k relayed / CPU-s: median (min-max)',
+      '/ nginx: median (min-max)',
+    ]),
+  };
 }
 
 /** Each filter beside nginx, the two loaded at once: per round, nginx's CPU per request over the filter's. */
@@ -89,9 +119,27 @@ async function besideNginx(env, stack, body, factor, say) {
   const us = (xs) => `${median(xs).toFixed(1)} (${Math.min(...xs).toFixed(1)}-${Math.max(...xs).toFixed(1)})`;
   const rows = FILTERS.map((name) => {
     const r = rounds[name].filter((x) => x.ratio !== null);
-    return [name, String(r.length), us(r.map((x) => x.costUs[0])), us(r.map((x) => x.costUs[1])), String(rounds[name].reduce((a, x) => a + x.errors, 0)), r.length ? spread(r.map((x) => 1 / x.ratio)) : '-'];
+    return [
+      name,
+      String(r.length),
+      us(r.map((x) => x.costUs[0])),
+      us(r.map((x) => x.costUs[1])),
+      String(rounds[name].reduce((a, x) => a + x.errors, 0)),
+      r.length ? spread(r.map((x) => 1 / x.ratio)) : '-',
+    ];
   });
-  return { rounds, opts, table: formatTable(rows, ['filter', 'rounds', 'its us CPU/req', "nginx's us CPU/req", 'errors', "nginx's over its: median (min-max)"]) };
+  return {
+    rounds,
+    opts,
+    table: formatTable(rows, [
+      'filter',
+      'rounds',
+      'its us CPU/req',
+      "nginx's us CPU/req",
+      'errors',
+      "nginx's over its: median (min-max)",
+    ]),
+  };
 }
 
 export default async function benchJsonFilter(root, request, { say = console.log } = {}) {
@@ -105,10 +153,21 @@ export default async function benchJsonFilter(root, request, { say = console.log
   const body = relayDocument(root, tmp);
   let stack;
   const results = [];
-  let efficiency = null;
-  let together = null;
+  let efficiency;
+  let together;
   try {
-    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), profile: 'json-filter', policy: p.policy, targets: stackTargets('json-filter', p.knobs, p.policy), tmpDir: tmp, logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+    stack = await startStack({
+      root,
+      env,
+      topology: loadTopology(join(root, 'docker-compose.yml')),
+      profile: 'json-filter',
+      policy: p.policy,
+      targets: stackTargets('json-filter', p.knobs, p.policy),
+      tmpDir: tmp,
+      logDir: join(dir, 'logs'),
+      state,
+      log: (m) => say(`  ${m}`),
+    });
     efficiency = await perCpu(env, stack, body, say);
     together = await besideNginx(env, stack, body, request.factor, say);
     for (const [name, service] of SERVERS) {
@@ -138,9 +197,35 @@ export default async function benchJsonFilter(root, request, { say = console.log
   const head = ['server', 'wrk k r/s', 'wrk errors', 'k6 k r/s', 'k6 failed', '/ nginx', '/ direct'];
   const table = formatTable(rows, head);
   const { goals } = efficiency;
-  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ experiment: 'json-filter', source: gitState(root), connections, seconds, machine: machine(), perCpu: efficiency.points, twoAtOnce: { connections: together.opts.connections, seconds: together.opts.seconds, warmS: together.opts.warmS, rounds: together.rounds }, results: withoutRaw(results), goals }, null, 1));
-  say(`\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`);
-  say(`Each filter and nginx loaded at the same time, wrk -t1 -c ${together.opts.connections} on each, ${together.opts.seconds} s after ${together.opts.warmS} s, the order swapped every round\n\n${together.table}\n`);
+  writeFileSync(
+    join(dir, 'bench.json'),
+    JSON.stringify(
+      {
+        experiment: 'json-filter',
+        source: gitState(root),
+        connections,
+        seconds,
+        machine: machine(),
+        perCpu: efficiency.points,
+        twoAtOnce: {
+          connections: together.opts.connections,
+          seconds: together.opts.seconds,
+          warmS: together.opts.warmS,
+          rounds: together.rounds,
+        },
+        results: withoutRaw(results),
+        goals,
+      },
+      null,
+      1,
+    ),
+  );
+  say(
+    `\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`,
+  );
+  say(
+    `Each filter and nginx loaded at the same time, wrk -t1 -c ${together.opts.connections} on each, ${together.opts.seconds} s after ${together.opts.warmS} s, the order swapped every round\n\n${together.table}\n`,
+  );
   say(`\n${connections} connections, ${seconds} s each, every document relayed\n\n${table}\n`);
   for (const [g, met, r] of goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);
   say(`\nresults: ${dir}`);

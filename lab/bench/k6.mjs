@@ -24,9 +24,31 @@ export default async function benchK6(root, request, { say = console.log } = {})
   const figures = { rates: [], vus: [] };
   let stack;
   try {
-    stack = await startStack({ root, env, topology: loadTopology(join(root, 'docker-compose.yml')), profile: 'cdn', policy: p.policy, targets: [], tmpDir: tmp, logDir: join(dir, 'logs'), state, log: () => {} });
+    stack = await startStack({
+      root,
+      env,
+      topology: loadTopology(join(root, 'docker-compose.yml')),
+      profile: 'cdn',
+      policy: p.policy,
+      targets: [],
+      tmpDir: tmp,
+      logDir: join(dir, 'logs'),
+      state,
+      log: () => {},
+    });
     const url = `${stack.baseUrls['cdn-lb']}/healthz`;
-    const k6 = (extra, tag) => ['run', '--quiet', '-e', `URL=${url}`, '-e', `DURATION=${seconds}s`, '-e', `OUT=${join(tmp, `${tag}.json`)}`, ...extra, 'k6/k6-cost.js'];
+    const k6 = (extra, tag) => [
+      'run',
+      '--quiet',
+      '-e',
+      `URL=${url}`,
+      '-e',
+      `DURATION=${seconds}s`,
+      '-e',
+      `OUT=${join(tmp, `${tag}.json`)}`,
+      ...extra,
+      'k6/k6-cost.js',
+    ];
     const count = (tag) => JSON.parse(readFileSync(join(tmp, `${tag}.json`), 'utf8')).metrics.http_reqs.values.count;
     for (const rate of [500, 1000, 2000, 4000]) {
       say(`k6 at ${rate} r/s for ${seconds} s`);
@@ -44,15 +66,38 @@ export default async function benchK6(root, request, { say = console.log } = {})
     run.close();
   }
   const f = (x, d = 1) => x.toFixed(d);
-  for (const r of figures.rates) rows.push([`${r.rate} r/s`, String(r.requests), f(r.cpuS, 2), f(r.usPerRequest, 0), f((r.cpuS / seconds) * 100, 0), f(r.rssMiB, 0)]);
-  for (const v of figures.vus) rows.push([`${v.vus} VUs held`, String(v.requests), f(v.cpuS, 2), '-', f((v.cpuS / seconds) * 100, 0), f(v.rssMiB, 0)]);
+  for (const r of figures.rates)
+    rows.push([
+      `${r.rate} r/s`,
+      String(r.requests),
+      f(r.cpuS, 2),
+      f(r.usPerRequest, 0),
+      f((r.cpuS / seconds) * 100, 0),
+      f(r.rssMiB, 0),
+    ]);
+  for (const v of figures.vus)
+    rows.push([
+      `${v.vus} VUs held`,
+      String(v.requests),
+      f(v.cpuS, 2),
+      '-',
+      f((v.cpuS / seconds) * 100, 0),
+      f(v.rssMiB, 0),
+    ]);
   // Memory per VU: the slope between the smallest and the largest held-VU runs.
   const [a, b] = [figures.vus[0], figures.vus.at(-1)];
   const mibPerVu = (b.rssMiB - a.rssMiB) / (b.vus - a.vus);
   const usPerReq = Math.max(...figures.rates.map((r) => r.usPerRequest));
-  writeFileSync(join(dir, 'bench.json'), JSON.stringify({ seconds, machine: machine(), ...figures, mibPerVu, usPerReq }, null, 1));
-  say(`\nk6 alone (no outputs) against nginx's /healthz, ${seconds} s each; ${machine()}\n\n${formatTable(rows, ['load', 'requests', 'k6 CPU s', 'us CPU/req', '% of a core', 'peak RSS MiB'])}\n`);
-  say(`sizing: a runner pod with c cores at 70 % serves c x 0.7 / ${f(usPerReq, 0)} us = ${f(0.7 / (usPerReq / 1e6), 0)} r/s per core (the costliest rate above); memory ${f(mibPerVu * 1024, 0)} KiB per VU beyond a base of ${f(a.rssMiB - a.vus * mibPerVu, 0)} MiB`);
+  writeFileSync(
+    join(dir, 'bench.json'),
+    JSON.stringify({ seconds, machine: machine(), ...figures, mibPerVu, usPerReq }, null, 1),
+  );
+  say(
+    `\nk6 alone (no outputs) against nginx's /healthz, ${seconds} s each; ${machine()}\n\n${formatTable(rows, ['load', 'requests', 'k6 CPU s', 'us CPU/req', '% of a core', 'peak RSS MiB'])}\n`,
+  );
+  say(
+    `sizing: a runner pod with c cores at 70 % serves c x 0.7 / ${f(usPerReq, 0)} us = ${f(0.7 / (usPerReq / 1e6), 0)} r/s per core (the costliest rate above); memory ${f(mibPerVu * 1024, 0)} KiB per VU beyond a base of ${f(a.rssMiB - a.vus * mibPerVu, 0)} MiB`,
+  );
   say(`\nresults: ${dir}`);
   return 0;
 }

@@ -20,7 +20,10 @@ export function perCpuSummary(points) {
         rps: mine.map((p) => p.rps),
         errors: mine.reduce((a, p) => a + p.errors, 0),
         perCpuS: mine.map((p) => p.perCpuS),
-        ratios: name === 'nginx' ? null : mine.map((p) => p.perCpuS / at.find((q) => q.name === 'nginx' && q.rep === p.rep).perCpuS),
+        ratios:
+          name === 'nginx'
+            ? null
+            : mine.map((p) => p.perCpuS / at.find((q) => q.name === 'nginx' && q.rep === p.rep).perCpuS),
       });
     }
   }

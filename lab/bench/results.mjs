@@ -15,7 +15,10 @@ import { formatTable } from '../judge/table.mjs';
 const mib = (n) => `${(n / 1048576).toFixed(2)} MiB`;
 
 /** Every file under a folder. */
-const filesUnder = (dir) => readdirSync(dir, { recursive: true }).map((f) => join(dir, f)).filter((f) => statSync(f).isFile());
+const filesUnder = (dir) =>
+  readdirSync(dir, { recursive: true })
+    .map((f) => join(dir, f))
+    .filter((f) => statSync(f).isFile());
 
 /** A copy of run `id` under `results` as a new testid (the same run, seconds later). */
 function replay(from, results, id, n) {
@@ -47,10 +50,14 @@ export default async function benchResults(root, request, { say = console.log } 
     weights.sort((a, b) => b.bytes - a.bytes);
     const total = filesUnder(site).reduce((n, f) => n + statSync(f).size, 0);
     say(`\nbuilt ${html.length} pages in ${seconds.toFixed(2)} s; the site: ${mib(total)}`);
-    say(formatTable(weights.slice(0, 8).map((w) => [w.page, mib(w.bytes)]), ['heaviest pages (HTML, data and assets)', 'weight']));
+    say(
+      formatTable(
+        weights.slice(0, 8).map((w) => [w.page, mib(w.bytes)]),
+        ['heaviest pages (HTML, data and assets)', 'weight'],
+      ),
+    );
     return 0;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
-

@@ -25,7 +25,13 @@ import { storeCounts, countsTable, k6Counts } from '../judge/nothing-lost.mjs';
 import { refusedWrites } from '../stores/refusals.mjs';
 import { METRICS_PROFILE, storeUrls, storesPolicy, applyRetention, influxSeries, rssMiB } from '../stores/stores.mjs';
 import { writeOutcomes, outcomeCounts, remoteWrite } from '../stores/outcomes.mjs';
-import { runTagSets, prometheusSeriesOf, influxSeriesOf, syntheticOutcomes, storeSeries } from '../stores/cardinality.mjs';
+import {
+  runTagSets,
+  prometheusSeriesOf,
+  influxSeriesOf,
+  syntheticOutcomes,
+  storeSeries,
+} from '../stores/cardinality.mjs';
 import { duSize } from '../lib.mjs';
 import { machine } from './tools.mjs';
 
@@ -40,20 +46,28 @@ const FORWARD_WAIT_MS = 5 * 60_000;
 /** The topology's stores alone, on ports of their own, their templates read from the checkout. */
 function scratchTopology(root, scratch) {
   const t = loadTopology(join(root, 'docker-compose.yml'));
-  const services = Object.fromEntries(STORES.map((name) => {
-    const s = t.services[name];
-    return [name, {
-      ...s,
-      ports: Object.fromEntries(Object.entries(s.ports).map(([k, p]) => [k, p + PORT_OFFSET])),
-      configs: Object.fromEntries(Object.entries(s.configs).map(([k, rel]) => [k, relative(scratch, join(root, rel))])),
-      dependsOn: s.dependsOn.filter((d) => STORES.includes(d)),
-    }];
-  }));
+  const services = Object.fromEntries(
+    STORES.map((name) => {
+      const s = t.services[name];
+      return [
+        name,
+        {
+          ...s,
+          ports: Object.fromEntries(Object.entries(s.ports).map(([k, p]) => [k, p + PORT_OFFSET])),
+          configs: Object.fromEntries(
+            Object.entries(s.configs).map(([k, rel]) => [k, relative(scratch, join(root, rel))]),
+          ),
+          dependsOn: s.dependsOn.filter((d) => STORES.includes(d)),
+        },
+      ];
+    }),
+  );
   return { services, unavailable: {} };
 }
 
 /** A testid for synthetic run n at `ms`, in the form the lab makes them. */
-const testidAt = (ms, n, suite) => `${new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').slice(0, 19)}-${n + 1}-${suite}`;
+const testidAt = (ms, n, suite) =>
+  `${new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').slice(0, 19)}-${n + 1}-${suite}`;
 
 // Line protocol escapes (tags: commas, spaces, equals; field strings: quotes and backslashes).
 const esc = (v) => String(v).replace(/[,= \\]/g, (c) => `\\${c}`);
@@ -70,8 +84,11 @@ async function suiteShapes() {
       const samples = await runTagSets(plan);
       const influx = kindFor(plan).streams.includes('influx');
       out[suite].push({
-        plan, influx, outcomes: syntheticOutcomes(plan),
-        prometheus: [...prometheusSeriesOf(samples)], k6db: influx ? [...influxSeriesOf(samples)] : [],
+        plan,
+        influx,
+        outcomes: syntheticOutcomes(plan),
+        prometheus: [...prometheusSeriesOf(samples)],
+        k6db: influx ? [...influxSeriesOf(samples)] : [],
         series: storeSeries(samples, { influx, outcomes: syntheticOutcomes(plan) }),
       });
     }
@@ -88,13 +105,20 @@ async function writeRun(urls, shapes, testid, t0) {
   for (const x of shapes) {
     const runTags = { testid, experiment: x.plan.experiment, suite: x.plan.suite };
     const series = x.prometheus.map((s, i) => ({
-      labels: Object.fromEntries(Object.entries({ __name__: s.name, ...s.labels, ...runTags }).sort(([a], [b]) => (a < b ? -1 : 1))),
-      samples: Array.from({ length: SAMPLES }, (_, j) => ({ value: s.type === 'counter' ? (countOf(i) * (j + 1)) / SAMPLES : j, timestamp: t0 + j * 1000 })),
+      labels: Object.fromEntries(
+        Object.entries({ __name__: s.name, ...s.labels, ...runTags }).sort(([a], [b]) => (a < b ? -1 : 1)),
+      ),
+      samples: Array.from({ length: SAMPLES }, (_, j) => ({
+        value: s.type === 'counter' ? (countOf(i) * (j + 1)) / SAMPLES : j,
+        timestamp: t0 + j * 1000,
+      })),
     }));
     await remoteWrite(urls.prometheus, series, { timeoutMs: 120_000 });
     // What k6's summary would say of http_reqs per case and status: the counters' last values.
     const metrics = {};
-    const put = (name, n) => { metrics[name] = { values: { count: (metrics[name]?.values.count ?? 0) + n } }; };
+    const put = (name, n) => {
+      metrics[name] = { values: { count: (metrics[name]?.values.count ?? 0) + n } };
+    };
     x.prometheus.forEach((s, i) => {
       if (s.name !== 'k6_http_reqs_total') return;
       const c = x.plan.cases.find((k) => k.id === s.labels.case);
@@ -107,12 +131,20 @@ async function writeRun(urls, shapes, testid, t0) {
     if (x.k6db.length) {
       const lines = [];
       for (const s of x.k6db) {
-        const tags = Object.entries({ ...s.tags, ...runTags }).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${esc(k)}=${esc(v)}`).join(',');
+        const tags = Object.entries({ ...s.tags, ...runTags })
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([k, v]) => `${esc(k)}=${esc(v)}`)
+          .join(',');
         const url = s.fields.url ? `,url=${str(s.fields.url)}` : '';
-        for (let j = 0; j < SAMPLES; j += 1) lines.push(`${esc(s.measurement)},${tags} value=${j}${url} ${t0 + j * 1000}`);
+        for (let j = 0; j < SAMPLES; j += 1)
+          lines.push(`${esc(s.measurement)},${tags} value=${j}${url} ${t0 + j * 1000}`);
       }
       for (let i = 0; i < lines.length; i += 20_000) {
-        const res = await fetch(`${urls.influx}/write?db=${urls.database}&precision=ms`, { method: 'POST', body: lines.slice(i, i + 20_000).join('\n'), signal: AbortSignal.timeout(120_000) });
+        const res = await fetch(`${urls.influx}/write?db=${urls.database}&precision=ms`, {
+          method: 'POST',
+          body: lines.slice(i, i + 20_000).join('\n'),
+          signal: AbortSignal.timeout(120_000),
+        });
         if (res.status !== 204) throw new Error(`InfluxDB refused run ${testid}: ${res.status} ${await res.text()}`);
       }
     }
@@ -122,7 +154,9 @@ async function writeRun(urls, shapes, testid, t0) {
 }
 
 /** Prometheus's head series. */
-const headSeries = async (urls) => (await (await fetch(`${urls.prometheus}/api/v1/status/tsdb`, { signal: AbortSignal.timeout(60_000) })).json()).data.headStats.numSeries;
+const headSeries = async (urls) =>
+  (await (await fetch(`${urls.prometheus}/api/v1/status/tsdb`, { signal: AbortSignal.timeout(60_000) })).json()).data
+    .headStats.numSeries;
 
 export default async function benchStores(root, request, { say = console.log } = {}) {
   const runs = request.factor > 1 ? 100 : 500;
@@ -134,11 +168,22 @@ export default async function benchStores(root, request, { say = console.log } =
   const urls = storeUrls(topology);
   let stack;
   try {
-    say('the lab\'s tag sets for every suite\'s experiments (k6 code run on each plan)');
+    say("the lab's tag sets for every suite's experiments (k6 code run on each plan)");
     const shapes = await suiteShapes();
     const order = Object.keys(shapes);
     const policy = storesPolicy(env);
-    stack = await startStack({ root: scratch, env, topology, profile: METRICS_PROFILE, policy, targets: [], tmpDir: join(tmp, 'stack'), logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+    stack = await startStack({
+      root: scratch,
+      env,
+      topology,
+      profile: METRICS_PROFILE,
+      policy,
+      targets: [],
+      tmpDir: join(tmp, 'stack'),
+      logDir: join(dir, 'logs'),
+      state,
+      log: (m) => say(`  ${m}`),
+    });
     await applyRetention(urls, policy.retention);
     const pid = Object.fromEntries(stack.procs.map((p) => [p.name, p.pid]));
     // Prometheus forwards only samples newer than its start, and a query sees only what is not
@@ -158,7 +203,10 @@ export default async function benchStores(root, request, { say = console.log } =
         expect.forwarded += Object.values(x.series.influx.prometheus).reduce((a, b) => a + b, 0);
         expect.k6 += Object.values(x.series.influx.k6).reduce((a, b) => a + b, 0);
       }
-      if ((done + 1) % 50 === 0) say(`  ${done + 1} runs in ${((Date.now() - started) / 1000).toFixed(0)} s; Prometheus ${await headSeries(urls)} series`);
+      if ((done + 1) % 50 === 0)
+        say(
+          `  ${done + 1} runs in ${((Date.now() - started) / 1000).toFixed(0)} s; Prometheus ${await headSeries(urls)} series`,
+        );
     }
     const wroteS = (Date.now() - started) / 1000;
     if (done < runs) say(`stopped at ${done} runs: the bench's ${DEADLINE_MS / 60_000} min were up`);
@@ -173,19 +221,43 @@ export default async function benchStores(root, request, { say = console.log } =
     const forwardS = (Date.now() - fwStart) / 1000;
     const data = join(scratch, '.lab', 'data');
     const figures = {
-      runs: done, writeS: wroteS, forwardS, samplesPerSeries: SAMPLES,
+      runs: done,
+      writeS: wroteS,
+      forwardS,
+      samplesPerSeries: SAMPLES,
       expected: expect,
       influx: { series: held, rssMiB: rssMiB(pid.influxdb), disk: duSize(join(data, 'influxdb')) },
-      prometheus: { series: await headSeries(urls), rssMiB: rssMiB(pid.prometheus), disk: duSize(join(data, 'prometheus')) },
+      prometheus: {
+        series: await headSeries(urls),
+        rssMiB: rssMiB(pid.prometheus),
+        disk: duSize(join(data, 'prometheus')),
+      },
     };
     const f0 = (x) => (x === null ? '-' : x.toFixed(0));
     say(`\n${done} runs written in ${wroteS.toFixed(0)} s, forwarded ${forwardS.toFixed(0)} s later; ${machine()}\n`);
-    say(formatTable([
-      ['InfluxDB k6', String(held[urls.database] ?? 0), String(expect.k6), '', ''],
-      ['InfluxDB prometheus', String(held[urls.forwarded] ?? 0), String(expect.forwarded), '', ''],
-      ['InfluxDB (influxd)', String(Object.values(held).reduce((a, b) => a + b, 0)), '', f0(figures.influx.rssMiB), figures.influx.disk],
-      ['Prometheus (head)', String(figures.prometheus.series), String(expect.prometheus), f0(figures.prometheus.rssMiB), figures.prometheus.disk],
-    ], ['store', 'series', 'series written', 'RSS MiB', 'disk']));
+    say(
+      formatTable(
+        [
+          ['InfluxDB k6', String(held[urls.database] ?? 0), String(expect.k6), '', ''],
+          ['InfluxDB prometheus', String(held[urls.forwarded] ?? 0), String(expect.forwarded), '', ''],
+          [
+            'InfluxDB (influxd)',
+            String(Object.values(held).reduce((a, b) => a + b, 0)),
+            '',
+            f0(figures.influx.rssMiB),
+            figures.influx.disk,
+          ],
+          [
+            'Prometheus (head)',
+            String(figures.prometheus.series),
+            String(expect.prometheus),
+            f0(figures.prometheus.rssMiB),
+            figures.prometheus.disk,
+          ],
+        ],
+        ['store', 'series', 'series written', 'RSS MiB', 'disk'],
+      ),
+    );
 
     // One more run, read back as the nothing-lost table reads a run.
     const lastAt = at();
@@ -204,14 +276,30 @@ export default async function benchStores(root, request, { say = console.log } =
     const wanted = shapes.smoke.reduce((n, x) => n + x.outcomes.reduce((a, o) => a + o.figures.length, 0), 0);
     const judged = await outcomeCounts(urls, last);
     const same = judged.prometheus === wanted && judged.influx === wanted;
-    rows.push(['(judged figures)', 'all', String(wanted), String(judged.prometheus), String(judged.influx), '-', same ? 'ok' : 'LOST']);
+    rows.push([
+      '(judged figures)',
+      'all',
+      String(wanted),
+      String(judged.prometheus),
+      String(judged.influx),
+      '-',
+      same ? 'ok' : 'LOST',
+    ]);
     agree &&= same;
     const readS = (Date.now() - readStarted) / 1000;
-    say(`\nthe run after them, ${last}, read back in ${readS.toFixed(1)} s:\n${formatTable(rows, ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'])}`);
+    say(
+      `\nthe run after them, ${last}, read back in ${readS.toFixed(1)} s:\n${formatTable(rows, ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'])}`,
+    );
     const log = join(dir, 'logs', 'prometheus.log');
     const refused = refusedWrites(existsSync(log) ? readFileSync(log, 'utf8') : '');
-    if (refused.length) say(`\nrefused writes in Prometheus's log: ${refused.map((r) => `${r.store} (${r.level}): ${r.message}`).join('; ')}`);
-    writeFileSync(join(dir, 'bench.json'), JSON.stringify({ machine: machine(), ...figures, last: { testid: last, agree, readS, rows }, refused }, null, 1));
+    if (refused.length)
+      say(
+        `\nrefused writes in Prometheus's log: ${refused.map((r) => `${r.store} (${r.level}): ${r.message}`).join('; ')}`,
+      );
+    writeFileSync(
+      join(dir, 'bench.json'),
+      JSON.stringify({ machine: machine(), ...figures, last: { testid: last, agree, readS, rows }, refused }, null, 1),
+    );
     say(`\nresults: ${dir}`);
     return agree && !refused.some((r) => r.level === 'error') ? 0 : 1;
   } finally {

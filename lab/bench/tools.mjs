@@ -9,12 +9,22 @@ import { statFields, TICKS_PER_S } from '../stack/cpu.mjs';
 
 /** wrk's command line: `timeoutS` (none: wrk's own 2 s), `script` (a Lua file) and `latency` (its percentiles) are optional. */
 export const wrkArgs = (url, connections, seconds, { threads = 2, timeoutS = 5, script, latency = false } = {}) => [
-  '-t', String(threads), '-c', String(connections), '-d', `${seconds}s`,
-  ...(timeoutS ? ['--timeout', `${timeoutS}s`] : []), ...(latency ? ['--latency'] : []), ...(script ? ['-s', script] : []), url,
+  '-t',
+  String(threads),
+  '-c',
+  String(connections),
+  '-d',
+  `${seconds}s`,
+  ...(timeoutS ? ['--timeout', `${timeoutS}s`] : []),
+  ...(latency ? ['--latency'] : []),
+  ...(script ? ['-s', script] : []),
+  url,
 ];
 
 const wrkCall = (env, url, connections, seconds, { script, body, threads = 2, timeoutS = 5 } = {}) => [
-  'wrk', wrkArgs(url, connections, seconds, { threads, timeoutS, script }), { env: { ...env, LAB_BODY: body || '' }, encoding: 'utf8' },
+  'wrk',
+  wrkArgs(url, connections, seconds, { threads, timeoutS, script }),
+  { env: { ...env, LAB_BODY: body || '' }, encoding: 'utf8' },
 ];
 const wrkResult = (url, failed, stdout, stderr) => {
   if (failed) throw new Error(`wrk ${url}: ${stderr || stdout}`);
@@ -49,10 +59,13 @@ const UNIT_MS = { us: 1e-3, ms: 1, s: 1000, m: 60_000 };
 export function parseWrk(stdout) {
   const num = (re) => Number((re.exec(stdout) || [])[1] ?? 0);
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
-  const socket = sock ? { connect: Number(sock[1]), read: Number(sock[2]), write: Number(sock[3]), timeout: Number(sock[4]) } : { connect: 0, read: 0, write: 0, timeout: 0 };
+  const socket = sock
+    ? { connect: Number(sock[1]), read: Number(sock[2]), write: Number(sock[3]), timeout: Number(sock[4]) }
+    : { connect: 0, read: 0, write: 0, timeout: 0 };
   const latencyMs = {};
   const dist = /Latency Distribution\n((?:\s+\d+%\s+[\d.]+\w+[ \t]*\n)+)/.exec(stdout);
-  for (const [, p, v, unit] of (dist?.[1] ?? '').matchAll(/(\d+)%\s+([\d.]+)(us|ms|s|m)\b/g)) latencyMs[p] = Number(v) * UNIT_MS[unit];
+  for (const [, p, v, unit] of (dist?.[1] ?? '').matchAll(/(\d+)%\s+([\d.]+)(us|ms|s|m)\b/g))
+    latencyMs[p] = Number(v) * UNIT_MS[unit];
   return {
     rps: num(/Requests\/sec:\s+([\d.]+)/),
     requests: num(/(\d+) requests in/),
@@ -65,11 +78,30 @@ export function parseWrk(stdout) {
 
 /** k6 running `script` with URL, VUS and DURATION for `seconds`; its summary is written to `out`. */
 export function k6(env, script, url, connections, seconds, out) {
-  const r = spawnSync('k6', ['run', '--quiet', '-e', `URL=${url}`, '-e', `VUS=${connections}`, '-e', `DURATION=${seconds}s`, '-e', `OUT=${out}`, script],
-    { env, encoding: 'utf8' });
+  const r = spawnSync(
+    'k6',
+    [
+      'run',
+      '--quiet',
+      '-e',
+      `URL=${url}`,
+      '-e',
+      `VUS=${connections}`,
+      '-e',
+      `DURATION=${seconds}s`,
+      '-e',
+      `OUT=${out}`,
+      script,
+    ],
+    { env, encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`k6 ${url}: ${r.stderr.slice(-2000)}`);
   const m = JSON.parse(readFileSync(out, 'utf8')).metrics;
-  return { rps: Math.round(m.http_reqs.values.count / seconds), failed: m.http_req_failed.values.rate, p99: m.http_req_duration.values['p(99)'] };
+  return {
+    rps: Math.round(m.http_reqs.values.count / seconds),
+    failed: m.http_req_failed.values.rate,
+    p99: m.http_req_duration.values['p(99)'],
+  };
 }
 
 /** k6's CPU seconds (utime + stime) and peak RSS, polled from /proc until it exits. */
@@ -77,15 +109,22 @@ export function runMeasured(env, args) {
   return new Promise((resolve, reject) => {
     const k6 = spawn('k6', args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
-    k6.stderr.on('data', (d) => { err = (err + d).slice(-2000); });
+    k6.stderr.on('data', (d) => {
+      err = (err + d).slice(-2000);
+    });
     let cpuS = 0;
     let rssKiB = 0;
     const poll = () => {
       try {
         const s = statFields(k6.pid);
         if (s) cpuS = s.ticks / TICKS_PER_S;
-        rssKiB = Math.max(rssKiB, Number((/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${k6.pid}/status`, 'utf8')) || [])[1] || 0));
-      } catch { /* exited */ }
+        rssKiB = Math.max(
+          rssKiB,
+          Number((/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${k6.pid}/status`, 'utf8')) || [])[1] || 0),
+        );
+      } catch {
+        /* exited */
+      }
     };
     const timer = setInterval(poll, 100);
     k6.on('exit', (code) => {

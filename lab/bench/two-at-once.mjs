@@ -15,7 +15,10 @@ export const TWO_AT_ONCE = { rounds: 6, connections: 200, seconds: 8, warmS: 2 }
 /** The document these loads post, written into `dir`: the k6 sample, asking to be relayed. Its path. */
 export function relayDocument(root, dir) {
   const body = join(dir, 'relay.json');
-  writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, 'k6', 'json-filter-sample.json'), 'utf8')), relay: true }));
+  writeFileSync(
+    body,
+    JSON.stringify({ ...JSON.parse(readFileSync(join(root, 'k6', 'json-filter-sample.json'), 'utf8')), relay: true }),
+  );
   return body;
 }
 
@@ -24,12 +27,19 @@ export function relayDocument(root, dir) {
  * Resolves to one row per round: {round, first, costUs: [a, b], relayed: [a, b], errors, ratio: a / b}.
  */
 export async function twoAtOnce(env, pair, { rounds, connections, seconds, warmS, body, say = () => {} }) {
-  const load = (s, order) => Promise.all(order.map((x) => wrkAsync(env, x.url, connections, s, { script: 'stacks/json-filter/wrk-post.lua', body, threads: 1 })));
+  const load = (s, order) =>
+    Promise.all(
+      order.map((x) =>
+        wrkAsync(env, x.url, connections, s, { script: 'stacks/json-filter/wrk-post.lua', body, threads: 1 }),
+      ),
+    );
   const out = [];
   for (let round = 1; round <= rounds; round += 1) {
     // Odd rounds start the first of the pair first, even ones the second.
     const order = round % 2 ? pair : [pair[1], pair[0]];
-    say(`two at once: ${pair[0].name} and ${pair[1].name}, round ${round} of ${rounds}, ${order[0].name} started first`);
+    say(
+      `two at once: ${pair[0].name} and ${pair[1].name}, round ${round} of ${rounds}, ${order[0].name} started first`,
+    );
     await load(warmS, order);
     const groups = pair.map((x) => x.group);
     const before = groupTicks(groups);
@@ -37,9 +47,18 @@ export async function twoAtOnce(env, pair, { rounds, connections, seconds, warmS
     const after = groupTicks(groups);
     const byName = Object.fromEntries(order.map((x, i) => [x.name, loads[i]]));
     const relayed = pair.map((x) => byName[x.name].requests - byName[x.name].non2xx);
-    const costUs = pair.map((x, i) => (relayed[i] > 0 ? ((after[x.group] - before[x.group]) / TICKS_PER_S / relayed[i]) * 1e6 : null));
+    const costUs = pair.map((x, i) =>
+      relayed[i] > 0 ? ((after[x.group] - before[x.group]) / TICKS_PER_S / relayed[i]) * 1e6 : null,
+    );
     const errors = pair.reduce((a, x) => a + byName[x.name].non2xx + byName[x.name].socketErrors, 0);
-    out.push({ round, first: order[0].name, costUs, relayed, errors, ratio: costUs.includes(null) ? null : costUs[0] / costUs[1] });
+    out.push({
+      round,
+      first: order[0].name,
+      costUs,
+      relayed,
+      errors,
+      ratio: costUs.includes(null) ? null : costUs[0] / costUs[1],
+    });
   }
   return out;
 }

@@ -7,14 +7,30 @@
  * A bare knob applies to every experiment of the run that has a knob of that name. A flag whose
  * value is required takes it after `=` or after a space, as k6's flags do: --segments 2.
  */
-import { QUICK_FACTOR, experiments, experimentNamed, suiteExperiments, suites, plan as makePlan, kindOfPlan } from '../../thresholds/plan.js';
+import {
+  QUICK_FACTOR,
+  experiments,
+  experimentNamed,
+  suiteExperiments,
+  suites,
+  plan as makePlan,
+  kindOfPlan,
+} from '../../thresholds/plan.js';
 import { resolveKnobs, scaleKnobs, parseFactor } from '../../thresholds/knobs.js';
 import { MAX_SEGMENTS } from '../run/segments.mjs';
 import { kinds } from '../../thresholds/kinds/index.js';
 import { usePolicy } from '../policy/use.mjs';
 
 /** The words parseRunArgs reads after the name, for the error on a word it cannot read. */
-export const RUN_FORMS = ['--quick[=N]', '--segments=N', '--no-metrics', '--stack-knob knob=value', '--stack-cpu service=N', 'knob=value', 'experiment.knob=value'];
+export const RUN_FORMS = [
+  '--quick[=N]',
+  '--segments=N',
+  '--no-metrics',
+  '--stack-knob knob=value',
+  '--stack-cpu service=N',
+  'knob=value',
+  'experiment.knob=value',
+];
 
 /**
  * A flag that needs a value, in either of k6's forms: `--flag=value` or `--flag value`.
@@ -41,7 +57,9 @@ export function valueFlags(words, flags) {
   const rest = [];
   const values = {};
   for (let i = 0; i < words.length; i += 1) {
-    const found = Object.entries(flags).map(([flag, [k, what]]) => [flag, k, flagValue(words, i, flag, what)]).find(([, , v]) => v);
+    const found = Object.entries(flags)
+      .map(([flag, [k, what]]) => [flag, k, flagValue(words, i, flag, what)])
+      .find(([, , v]) => v);
     if (!found) {
       rest.push(words[i]);
       continue;
@@ -56,8 +74,12 @@ export function valueFlags(words, flags) {
 
 /** `--policy=FILE [--stack-policy=FILE2]` (lab/policy/use.mjs): the words without them, and the files they name ({policy, stackPolicy}). */
 export function policyFlags(words) {
-  const { rest, values: files } = valueFlags(words, { '--policy': ['policy', 'FILE'], '--stack-policy': ['stackPolicy', 'FILE'] });
-  if (files.stackPolicy && !files.policy) throw new Error('--stack-policy=FILE2 runs FILE2 while the model reads --policy=FILE: give --policy too');
+  const { rest, values: files } = valueFlags(words, {
+    '--policy': ['policy', 'FILE'],
+    '--stack-policy': ['stackPolicy', 'FILE'],
+  });
+  if (files.stackPolicy && !files.policy)
+    throw new Error('--stack-policy=FILE2 runs FILE2 while the model reads --policy=FILE: give --policy too');
   return { rest, ...files };
 }
 
@@ -75,12 +97,20 @@ export function stackWords(words, root) {
 /** The experiments a run's first word names: a suite's, one of it (`spike/burst`), an experiment, or a policy's (`only`). */
 function runNames(name, target, only) {
   if (!name || name.startsWith('-') || name.includes('=')) {
-    const valid = target === 'suite' ? Object.keys(suites).filter((s) => suites[s].length).join(', ') : Object.keys(experiments).join(', ');
+    const valid =
+      target === 'suite'
+        ? Object.keys(suites)
+            .filter((s) => suites[s].length)
+            .join(', ')
+        : Object.keys(experiments).join(', ');
     throw new Error(`name a ${target} first (${valid})`);
   }
   if (only) {
     if (name.includes('/')) throw new Error(`'${name}': with --policy, name the suite alone (smoke, spike or soak)`);
-    if (!experimentNamed(only).suites[name]) throw new Error(`a policy has no '${name}' cases; it has: ${Object.keys(experimentNamed(only).suites).join(', ')}`);
+    if (!experimentNamed(only).suites[name])
+      throw new Error(
+        `a policy has no '${name}' cases; it has: ${Object.keys(experimentNamed(only).suites).join(', ')}`,
+      );
     return [only];
   }
   if (target !== 'suite') return [experimentNamed(name).name];
@@ -102,7 +132,16 @@ function runNames(name, target, only) {
  */
 class RunOptions {
   constructor(name, names) {
-    Object.assign(this, { name, names, factor: 1, metrics: true, segments: 1, slowed: {}, k6Cpu: null, given: new Set() });
+    Object.assign(this, {
+      name,
+      names,
+      factor: 1,
+      metrics: true,
+      segments: 1,
+      slowed: {},
+      k6Cpu: null,
+      given: new Set(),
+    });
     this.overrides = Object.fromEntries(names.map((n) => [n, {}]));
     this.untold = Object.fromEntries(names.map((n) => [n, {}]));
   }
@@ -115,7 +154,10 @@ class RunOptions {
   setKnob(w, into, flag) {
     const { names, name } = this;
     const m = /^(?:([a-z0-9-]+)\.)?([a-z_]+)=(.*)$/.exec(w);
-    if (!m) throw new Error(`cannot read '${flag}${w}': expected ${flag ? 'knob=value or experiment.knob=value' : `${RUN_FORMS.slice(0, -1).join(', ')} or ${RUN_FORMS.at(-1)}`}`);
+    if (!m)
+      throw new Error(
+        `cannot read '${flag}${w}': expected ${flag ? 'knob=value or experiment.knob=value' : `${RUN_FORMS.slice(0, -1).join(', ')} or ${RUN_FORMS.at(-1)}`}`,
+      );
     const [, exp, knob, value] = m;
     if (exp) {
       experimentNamed(exp);
@@ -163,28 +205,51 @@ class RunOptions {
   /** The flags that take a value: [flag, what its value is, what to do with it]. */
   valueFlags() {
     return [
-      ['--segments', 'N', (value, word) => {
-        this.once('--segments', word);
-        if (!/^[0-9]{1,2}$/.test(value) || Number(value) < 1 || Number(value) > MAX_SEGMENTS) throw new Error(`--segments takes a whole number of k6 processes 1..${MAX_SEGMENTS}, got '${value}'`);
-        this.segments = Number(value);
-      }],
+      [
+        '--segments',
+        'N',
+        (value, word) => {
+          this.once('--segments', word);
+          if (!/^[0-9]{1,2}$/.test(value) || Number(value) < 1 || Number(value) > MAX_SEGMENTS)
+            throw new Error(`--segments takes a whole number of k6 processes 1..${MAX_SEGMENTS}, got '${value}'`);
+          this.segments = Number(value);
+        },
+      ],
       ['--stack-knob', 'knob=value', (value) => this.setKnob(value, this.untold, '--stack-knob ')],
-      ['--stack-cpu', 'service=N', (value) => {
-        const c = /^([a-z0-9-]{1,60})=([0-9]{1,3})$/.exec(value);
-        if (!c || Number(c[2]) < 1 || Number(c[2]) > 200) throw new Error(`--stack-cpu takes service=N, N the service's CPU cap in % of one core (1..200), like --stack-cpu json-filter-node=25; got '${value}'`);
-        this.once(`--stack-cpu ${c[1]}`, value);
-        this.slowed[c[1]] = Number(c[2]);
-      }],
-      ['--k6-cpu', 'N', (value) => {
-        if (!/^[0-9]{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 400) throw new Error(`--k6-cpu takes N, k6's CPU cap in % of one core (1..400), like --k6-cpu 20; got '${value}'`);
-        this.once('--k6-cpu', value);
-        this.k6Cpu = Number(value);
-      }],
+      [
+        '--stack-cpu',
+        'service=N',
+        (value) => {
+          const c = /^([a-z0-9-]{1,60})=([0-9]{1,3})$/.exec(value);
+          if (!c || Number(c[2]) < 1 || Number(c[2]) > 200)
+            throw new Error(
+              `--stack-cpu takes service=N, N the service's CPU cap in % of one core (1..200), like --stack-cpu json-filter-node=25; got '${value}'`,
+            );
+          this.once(`--stack-cpu ${c[1]}`, value);
+          this.slowed[c[1]] = Number(c[2]);
+        },
+      ],
+      [
+        '--k6-cpu',
+        'N',
+        (value) => {
+          if (!/^[0-9]{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 400)
+            throw new Error(
+              `--k6-cpu takes N, k6's CPU cap in % of one core (1..400), like --k6-cpu 20; got '${value}'`,
+            );
+          this.once('--k6-cpu', value);
+          this.k6Cpu = Number(value);
+        },
+      ],
     ];
   }
 
   get perturbed() {
-    return this.k6Cpu !== null || Object.keys(this.slowed).length > 0 || this.names.some((n) => Object.keys(this.untold[n]).length > 0);
+    return (
+      this.k6Cpu !== null ||
+      Object.keys(this.slowed).length > 0 ||
+      this.names.some((n) => Object.keys(this.untold[n]).length > 0)
+    );
   }
 }
 
@@ -201,15 +266,31 @@ function checkPlans(o, target) {
       if (exp.checkScaled) exp.checkScaled(scaled, applied);
       continue;
     }
-    const kind = kindOfPlan(makePlan({ experiment: n, suite: o.name.split('/')[0], factor: o.factor, overrides: o.overrides[n], untold: o.untold[n] }));
+    const kind = kindOfPlan(
+      makePlan({
+        experiment: n,
+        suite: o.name.split('/')[0],
+        factor: o.factor,
+        overrides: o.overrides[n],
+        untold: o.untold[n],
+      }),
+    );
     if (o.segments > 1 && !kind.segments) {
       const able = Object.values(kinds).filter((k) => k.segments);
-      const names = Object.values(experiments).filter((e) => able.includes(kinds[e.kind])).map((e) => e.name);
-      throw new Error(`--segments: ${n} is a ${kind.name} plan; segments are judged for the ${able.map((k) => k.name).join(', ')} experiments (${names.join(', ')}) so far`);
+      const names = Object.values(experiments)
+        .filter((e) => able.includes(kinds[e.kind]))
+        .map((e) => e.name);
+      throw new Error(
+        `--segments: ${n} is a ${kind.name} plan; segments are judged for the ${able.map((k) => k.name).join(', ')} experiments (${names.join(', ')}) so far`,
+      );
     }
   }
-  if (o.segments > 1 && !o.metrics) throw new Error('--segments needs the metrics stores (the whole run is judged from Prometheus too): drop --no-metrics');
-  if (o.perturbed && target !== 'suite') throw new Error('--stack-knob, --stack-cpu and --k6-cpu perturb a test run: use them with `just test`');
+  if (o.segments > 1 && !o.metrics)
+    throw new Error(
+      '--segments needs the metrics stores (the whole run is judged from Prometheus too): drop --no-metrics',
+    );
+  if (o.perturbed && target !== 'suite')
+    throw new Error('--stack-knob, --stack-cpu and --k6-cpu perturb a test run: use them with `just test`');
 }
 
 export function parseRunArgs(words, { target = 'suite', only = null } = {}) {
@@ -218,5 +299,14 @@ export function parseRunArgs(words, { target = 'suite', only = null } = {}) {
   for (let i = 0; i < rest.length; i += o.read(rest, i));
   checkPlans(o, target);
   const { names, factor, overrides, metrics, segments, untold, slowed, k6Cpu } = o;
-  return { name: name.split('/')[0], experiments: names, factor, overrides, metrics, segments, ...(o.perturbed ? { untold, slowed } : {}), ...(k6Cpu !== null ? { k6Cpu } : {}) };
+  return {
+    name: name.split('/')[0],
+    experiments: names,
+    factor,
+    overrides,
+    metrics,
+    segments,
+    ...(o.perturbed ? { untold, slowed } : {}),
+    ...(k6Cpu !== null ? { k6Cpu } : {}),
+  };
 }

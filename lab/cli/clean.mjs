@@ -10,14 +10,27 @@ import { duSize } from '../lib.mjs';
 import { storesUp } from '../stores/stores.mjs';
 import { refuseWhileLive } from '../run/lock.mjs';
 
-const isSymlink = (path) => { try { return lstatSync(path).isSymbolicLink(); } catch { return false; } };
+const isSymlink = (path) => {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+};
 
 /** What clean deletes: the stores' data, every entry of results/ but its README, the rendered configs. */
 function doomed(root) {
   // results/ itself stays (with its README): k6 scripts run by hand write their summaries there.
   const results = join(root, 'results');
-  const runs = existsSync(results) ? readdirSync(results).filter((f) => f !== 'README.md').sort().map((f) => join(results, f)) : [];
-  return [join(root, '.lab', 'data'), ...runs, join(root, '.lab', 'rendered')].filter((d) => existsSync(d) || isSymlink(d));
+  const runs = existsSync(results)
+    ? readdirSync(results)
+        .filter((f) => f !== 'README.md')
+        .sort()
+        .map((f) => join(results, f))
+    : [];
+  return [join(root, '.lab', 'data'), ...runs, join(root, '.lab', 'rendered')].filter(
+    (d) => existsSync(d) || isSymlink(d),
+  );
 }
 
 export default async function clean(words, { root, say, topology }) {
@@ -25,7 +38,8 @@ export default async function clean(words, { root, say, topology }) {
   if (bad.length) throw new Error(`./labw clean takes only --yes; got '${bad.join(' ')}'`);
   const yes = words.includes('--yes');
   refuseWhileLive(root, './labw clean');
-  if (await storesUp(topology())) throw new Error("the metrics stores are up and use .lab/data: './labw metrics down' first");
+  if (await storesUp(topology()))
+    throw new Error("the metrics stores are up and use .lab/data: './labw metrics down' first");
   const paths = doomed(root);
   for (const d of paths) say(`${yes ? 'deleting' : 'would delete'} ${d} (${duSize(d)})`);
   if (!yes) {

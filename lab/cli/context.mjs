@@ -23,4 +23,3 @@ export function policyFor(req) {
   const p = makePlan({ experiment: req.name, suite, factor: req.factor, overrides: req.overrides[req.name] });
   return { policy: p.policy, targets: stackTargets(req.name, p.knobs, p.policy) };
 }
-

@@ -26,33 +26,56 @@ const change = (d) => (d ? `${d.delta} (${d.by})` : 'not seen');
 const knobRow = (k, v) => {
   if (v.any !== undefined) return [k, v.any ? `any (unexpected status, ${v.cases} cases)` : 'not seen', ''];
   // A switch: each other way, caught or not.
-  if (v.switch) return [k, v.switch.map((x) => `${x.value}: ${x.cases ? `caught (${x.by}, ${x.cases} cases)` : 'not seen'}`).join('; '), ''];
+  if (v.switch)
+    return [
+      k,
+      v.switch.map((x) => `${x.value}: ${x.cases ? `caught (${x.by}, ${x.cases} cases)` : 'not seen'}`).join('; '),
+      '',
+    ];
   return [k, v.atMin ? '- (at its minimum)' : change(v.down), change(v.up)];
 };
 
 /** One experiment's sensitivity as markdown: per knob, or per case and knob with `perCase`. */
 export function formatSensitivity(s, { perCase = false } = {}) {
-  const out = [`**${s.suite} / ${s.experiment}**${s.factor > 1 ? ` (--quick x${s.factor})` : ''}${s.unseen.length ? `: no case sees ${s.unseen.join(', ')}` : ''}\n`];
-  out.push(table(['knob', 'smallest change caught, down', 'up'], Object.entries(s.knobs).map(([k, v]) => knobRow(k, v))));
-  const why = Object.entries(s.knobs).filter(([, v]) => v.why).map(([k, v]) => `- ${k}: ${v.why}`);
+  const out = [
+    `**${s.suite} / ${s.experiment}**${s.factor > 1 ? ` (--quick x${s.factor})` : ''}${s.unseen.length ? `: no case sees ${s.unseen.join(', ')}` : ''}\n`,
+  ];
+  out.push(
+    table(
+      ['knob', 'smallest change caught, down', 'up'],
+      Object.entries(s.knobs).map(([k, v]) => knobRow(k, v)),
+    ),
+  );
+  const why = Object.entries(s.knobs)
+    .filter(([, v]) => v.why)
+    .map(([k, v]) => `- ${k}: ${v.why}`);
   if (why.length) out.push(`\n${why.join('\n')}`);
   if (perCase && s.cases.length) {
-    out.push(`\n${table(['case', 'knob', 'down', 'up'], s.cases.flatMap((c) => Object.entries(c.knobs).map(([k, v]) => [c.id, k, change(v.down), change(v.up)])))}`);
+    out.push(
+      `\n${table(
+        ['case', 'knob', 'down', 'up'],
+        s.cases.flatMap((c) => Object.entries(c.knobs).map(([k, v]) => [c.id, k, change(v.down), change(v.up)])),
+      )}`,
+    );
   }
   return out.join('\n');
 }
 
 /** Per suite: what each knob's smallest caught change is, and what no case sees. */
 function sensitivityTable() {
-  return JUDGED_SUITES.flatMap((suite) => Object.values(experiments).filter((e) => e.suites[suite] && kindOf(e).sensitivity)
-    .map((e) => formatSensitivity(sensitivity({ experiment: e.name, suite })))).join('\n\n');
+  return JUDGED_SUITES.flatMap((suite) =>
+    Object.values(experiments)
+      .filter((e) => e.suites[suite] && kindOf(e).sensitivity)
+      .map((e) => formatSensitivity(sensitivity({ experiment: e.name, suite }))),
+  ).join('\n\n');
 }
 
 /** Which expected counts --quick changes, and to what. */
 function quickChanges() {
   const rows = [];
   // Experiments that --quick compresses, whose cases expect counts of 200s and limited answers.
-  const pairs = Object.values(experiments).filter((e) => (e.maxQuick ?? Infinity) > 1)
+  const pairs = Object.values(experiments)
+    .filter((e) => (e.maxQuick ?? Infinity) > 1)
     .flatMap((e) => JUDGED_SUITES.filter((suite) => e.suites[suite]).map((suite) => [e.name, suite]));
   for (const [experiment, suite] of pairs) {
     const quick = plan({ experiment, suite, factor: QUICK_FACTOR });
@@ -61,7 +84,12 @@ function quickChanges() {
     for (const q of quick.cases) {
       const s = slow[q.id];
       if (span(s.expected.ok) !== span(q.expected.ok) || span(s.expected.limited) !== span(q.expected.limited)) {
-        rows.push([`${experiment}/${q.id}`, `x${quick.factor}`, `${span(s.expected.ok)} / ${span(s.expected.limited)}`, `${span(q.expected.ok)} / ${span(q.expected.limited)}`]);
+        rows.push([
+          `${experiment}/${q.id}`,
+          `x${quick.factor}`,
+          `${span(s.expected.ok)} / ${span(s.expected.limited)}`,
+          `${span(q.expected.ok)} / ${span(q.expected.limited)}`,
+        ]);
       }
     }
   }
@@ -73,22 +101,33 @@ function quickChanges() {
  * makes (default export {block name: () => markdown}), for every experiment that has one; other
  * files get the blocks its `files` export names ({file: {block name: () => markdown}}).
  */
-const stackBlocks = await Promise.all(Object.keys(experiments).map(async (name) => {
-  const file = join(root, 'lab', 'docs', `${name}.mjs`);
-  if (!existsSync(file)) return [];
-  const mod = await import(pathToFileURL(file).href);
-  // Every stack README also shows, per suite, one case as k6 code (lab/export/readme-block.mjs).
-  return [[`stacks/${name}/README.md`, { ...mod.default, 'k6-script': () => scriptBlock(name) }], ...Object.entries(mod.files || {})];
-}));
+const stackBlocks = await Promise.all(
+  Object.keys(experiments).map(async (name) => {
+    const file = join(root, 'lab', 'docs', `${name}.mjs`);
+    if (!existsSync(file)) return [];
+    const mod = await import(pathToFileURL(file).href);
+    // Every stack README also shows, per suite, one case as k6 code (lab/export/readme-block.mjs).
+    return [
+      [`stacks/${name}/README.md`, { ...mod.default, 'k6-script': () => scriptBlock(name) }],
+      ...Object.entries(mod.files || {}),
+    ];
+  }),
+);
 // Whole files an experiment's docs module makes from recorded runs (its `data` export: {path: (root) => text}).
-const experimentData = await Promise.all(Object.keys(experiments).map(async (name) => {
-  const file = join(root, 'lab', 'docs', `${name}.mjs`);
-  return existsSync(file) ? Object.entries((await import(pathToFileURL(file).href)).data || {}) : [];
-}));
+const experimentData = await Promise.all(
+  Object.keys(experiments).map(async (name) => {
+    const file = join(root, 'lab', 'docs', `${name}.mjs`);
+    return existsSync(file) ? Object.entries((await import(pathToFileURL(file).href)).data || {}) : [];
+  }),
+);
 
 export const BLOCKS = {
   ...Object.fromEntries(stackBlocks.flat()),
-  'docs/model.md': { sensitivity: sensitivityTable, 'k6-lateness': () => latenessTable(root), 'seen-lag': () => seenLagTable(root) },
+  'docs/model.md': {
+    sensitivity: sensitivityTable,
+    'k6-lateness': () => latenessTable(root),
+    'seen-lag': () => seenLagTable(root),
+  },
   'docs/knobs.md': { quick: quickChanges },
   'README.md': { 'run-sample': () => runSample(root) },
 };
@@ -104,7 +143,10 @@ export function regenerate(text, makers, file) {
     return `${open}${makers[name]()}\n${close}`;
   });
   const missing = Object.keys(makers).filter((n) => !seen.has(n));
-  if (missing.length) throw new Error(`${file}: block(s) ${missing.join(', ')} missing; add <!-- lab:generated NAME --> ... <!-- lab:end -->`);
+  if (missing.length)
+    throw new Error(
+      `${file}: block(s) ${missing.join(', ')} missing; add <!-- lab:generated NAME --> ... <!-- lab:end -->`,
+    );
   return out;
 }
 
@@ -116,7 +158,11 @@ export const FILES = {
   ...Object.fromEntries(experimentData.flat()),
   'k6/lib/services.json': (root) => {
     const t = loadTopology(join(root, 'docker-compose.yml'));
-    const ports = Object.fromEntries(Object.values(t.services).filter((s) => s.ports.http).map((s) => [s.name, s.ports.http]));
+    const ports = Object.fromEntries(
+      Object.values(t.services)
+        .filter((s) => s.ports.http)
+        .map((s) => [s.name, s.ports.http]),
+    );
     return `${JSON.stringify({ generatedFrom: 'docker-compose.yml by `just docs`', httpPorts: ports }, null, 1)}\n`;
   },
 };
@@ -128,7 +174,13 @@ export const FILES = {
  */
 export const LINES = {
   Justfile: {
-    suites: [/^# Run a suite \([^)\n]*\)/m, () => `# Run a suite (${Object.keys(suites).filter((s) => suites[s].length).join(', ')})`],
+    suites: [
+      /^# Run a suite \([^)\n]*\)/m,
+      () =>
+        `# Run a suite (${Object.keys(suites)
+          .filter((s) => suites[s].length)
+          .join(', ')})`,
+    ],
   },
 };
 
@@ -154,7 +206,11 @@ export function docs(root, { check = false } = {}) {
   for (const [file, rewrite] of rewrites) {
     const path = join(root, file);
     let before = null;
-    try { before = readFileSync(path, 'utf8'); } catch { /* not there yet */ }
+    try {
+      before = readFileSync(path, 'utf8');
+    } catch {
+      /* not there yet */
+    }
     const after = rewrite(before);
     if (after === before) continue;
     stale.push(file);

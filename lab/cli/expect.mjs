@@ -22,8 +22,18 @@ import { plan as makePlan } from '../../thresholds/plan.js';
 /** A policy plan's cases as a table: the load, and the ranges each is judged by. */
 function caseRows(plan) {
   const range = (r) => (r ? (r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`) : '-');
-  const wait = (c) => (c.expected.maxMs ? `${(c.expected.maxMs.lo / 1000).toFixed(2)}..${(c.expected.maxMs.hi / 1000).toFixed(2)} s` : '-');
-  return plan.cases.map((c) => [c.id, `${c.rate} r/s`, `${c.durationMs / 1000} s`, `+${c.startMs / 1000} s`, String(c.requests), range(c.expected.ok), range(c.expected.limited), wait(c)]);
+  const wait = (c) =>
+    c.expected.maxMs ? `${(c.expected.maxMs.lo / 1000).toFixed(2)}..${(c.expected.maxMs.hi / 1000).toFixed(2)} s` : '-';
+  return plan.cases.map((c) => [
+    c.id,
+    `${c.rate} r/s`,
+    `${c.durationMs / 1000} s`,
+    `+${c.startMs / 1000} s`,
+    String(c.requests),
+    range(c.expected.ok),
+    range(c.expected.limited),
+    wait(c),
+  ]);
 }
 
 /**
@@ -33,21 +43,48 @@ function caseRows(plan) {
 function showPolicy(words, root, say) {
   const sens = words.includes('--sensitivity');
   const flags = policyFlags(words.filter((w) => w !== '--sensitivity'));
-  if (flags.stackPolicy || (sens && !flags.rest.length)) throw new Error(`usage: ./labw expect [smoke|spike|soak [--quick[=N]] [knob=value ...] [--sensitivity]] --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`);
+  if (flags.stackPolicy || (sens && !flags.rest.length))
+    throw new Error(
+      `usage: ./labw expect [smoke|spike|soak [--quick[=N]] [knob=value ...] [--sensitivity]] --policy=FILE (a team's nginx.conf or Envoy bootstrap); got '${words.join(' ')}'`,
+    );
   const { experiment, routes, policy } = usePolicy(flags, root);
   const [head, rows] = policyRows(policy);
-  say(`${policy.proxy} policy ${policy.file}, as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`);
+  say(
+    `${policy.proxy} policy ${policy.file}, as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`,
+  );
   if (!flags.rest.length) return 0;
-  say(`\nhow each route's cases meet its buckets:\n${formatTable(routes.map((r) => [r.route, r.at, r.target ?? '-', r.none ?? r.cases, (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; ')]), ['route', 'at', 'target', 'cases', 'buckets'])}`);
+  say(
+    `\nhow each route's cases meet its buckets:\n${formatTable(
+      routes.map((r) => [
+        r.route,
+        r.at,
+        r.target ?? '-',
+        r.none ?? r.cases,
+        (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; '),
+      ]),
+      ['route', 'at', 'target', 'cases', 'buckets'],
+    )}`,
+  );
   const request = parseRunArgs(flags.rest, { only: experiment.name });
   if (sens) {
     // Every number read from the file is a knob: the smallest change of each that a case catches.
     say(`\n${formatSensitivity(sensitivity({ experiment: experiment.name, suite: request.name }), { perCase: true })}`);
-    say(`\nthe knobs: ${Object.entries(experiment.knobs).map(([k, v]) => `${k}=${v.default} (${v.doc})`).join('; ')}`);
+    say(
+      `\nthe knobs: ${Object.entries(experiment.knobs)
+        .map(([k, v]) => `${k}=${v.default} (${v.doc})`)
+        .join('; ')}`,
+    );
     return 0;
   }
-  const plan = makePlan({ experiment: experiment.name, suite: request.name, factor: request.factor, overrides: request.overrides[experiment.name] });
-  say(`\n${request.name} cases of ${experiment.name}${plan.factor > 1 ? ` at --quick x${plan.factor}` : ''} (expected ranges with the tolerance; nothing is run yet):\n${formatTable(caseRows(plan), ['case', 'rate', 'for', 'starts', 'requests', '200', 'limited', 'longest wait'])}`);
+  const plan = makePlan({
+    experiment: experiment.name,
+    suite: request.name,
+    factor: request.factor,
+    overrides: request.overrides[experiment.name],
+  });
+  say(
+    `\n${request.name} cases of ${experiment.name}${plan.factor > 1 ? ` at --quick x${plan.factor}` : ''} (expected ranges with the tolerance; nothing is run yet):\n${formatTable(caseRows(plan), ['case', 'rate', 'for', 'starts', 'requests', '200', 'limited', 'longest wait'])}`,
+  );
   return 0;
 }
 
@@ -55,10 +92,15 @@ function showPolicy(words, root, say) {
 function replayTable(rows) {
   const side = (r, x) => {
     if (!x) return 'none within 50 %';
-    const by = r.value ? ` (${x.value > r.value ? '+' : ''}${+(((x.value - r.value) / r.value) * 100).toFixed(1)} %)` : '';
+    const by = r.value
+      ? ` (${x.value > r.value ? '+' : ''}${+(((x.value - r.value) / r.value) * 100).toFixed(1)} %)`
+      : '';
     return `${+x.value.toFixed(3)}${by}: ${x.failed[0]}`;
   };
-  return table(['limiter', 'number', 'value', 'smallest lower caught', 'smallest higher caught'], rows.map((r) => [`${r.experiment}/${r.target}`, r.field, String(r.value), side(r, r.down), side(r, r.up)]));
+  return table(
+    ['limiter', 'number', 'value', 'smallest lower caught', 'smallest higher caught'],
+    rows.map((r) => [`${r.experiment}/${r.target}`, r.field, String(r.value), side(r, r.down), side(r, r.up)]),
+  );
 }
 
 /** The recorded run a --replay names: results/<testid>, else docs/runs/<testid>. */
@@ -72,7 +114,8 @@ export default async function expect(words, { say, root }) {
   if (words.some((w) => w === '--policy' || w.startsWith('--policy='))) return showPolicy(words, root, say);
   const replay = words.filter((w) => w.startsWith('--replay='));
   if (replay.length) {
-    if (replay.length > 1 || !words.includes('--sensitivity')) throw new Error('--replay=<testid> goes once, with --sensitivity');
+    if (replay.length > 1 || !words.includes('--sensitivity'))
+      throw new Error('--replay=<testid> goes once, with --sensitivity');
     say(replayTable(replaySensitivity(recordedRun(root, replay[0].slice('--replay='.length)))));
     return 0;
   }

@@ -32,6 +32,7 @@ import { root, stateDir, say, topology } from './context.mjs';
  *   new <name> --policy=FILE               a team's policy made an experiment of the repository
  *   export <suite>/<experiment> [--quick[=N]] [knobs] [--policy=FILE] [--phase=ID] [--out=FILE]
  *                                          the test as one standalone k6 script (k6 modules only)
+ *   lint [--fix]                           ESLint and Prettier's check over every module
  * A flag that needs a value takes it after `=` or a space: --segments=2 or --segments 2.
  */
 const commands = {
@@ -52,6 +53,7 @@ const commands = {
   policies: './policies.mjs',
   new: './new.mjs',
   export: './export.mjs',
+  lint: './lint.mjs',
 };
 
 const [cmd, ...words] = process.argv.slice(2);

@@ -9,10 +9,18 @@ import { LATE_MEASURE } from '../kinds/limiter.mjs';
 
 /** The recorded runs that measured it: [{testid, info, spreads: {case: ms}}]. */
 export function recordedLateness(root) {
-  return recordedRuns(root).map((r) => ({
-    ...r,
-    spreads: Object.fromEntries(r.outcomes.flatMap((o) => (o.figures || []).filter((f) => f.measure === LATE_MEASURE && f.measured !== null).map((f) => [o.case, f.measured]))),
-  })).filter((r) => Object.keys(r.spreads).length);
+  return recordedRuns(root)
+    .map((r) => ({
+      ...r,
+      spreads: Object.fromEntries(
+        r.outcomes.flatMap((o) =>
+          (o.figures || [])
+            .filter((f) => f.measure === LATE_MEASURE && f.measured !== null)
+            .map((f) => [o.case, f.measured]),
+        ),
+      ),
+    }))
+    .filter((r) => Object.keys(r.spreads).length);
 }
 
 const round = (v) => (Math.round(v * 10) / 10).toFixed(1);
@@ -24,9 +32,18 @@ export function latenessTable(root) {
   const rows = runs.flatMap((r) => {
     const byExp = {};
     for (const [c, v] of Object.entries(r.spreads)) (byExp[c.split('/')[0]] ||= []).push(v);
-    return Object.entries(byExp).map(([exp, xs]) => [r.testid, `x${r.info.factor}${r.info.metrics === false ? ', --no-metrics' : ''}`, exp, String(xs.length), round(quantile(xs, 0.5)), round(Math.max(...xs))]);
+    return Object.entries(byExp).map(([exp, xs]) => [
+      r.testid,
+      `x${r.info.factor}${r.info.metrics === false ? ', --no-metrics' : ''}`,
+      exp,
+      String(xs.length),
+      round(quantile(xs, 0.5)),
+      round(Math.max(...xs)),
+    ]);
   });
   const all = runs.flatMap((r) => Object.values(r.spreads));
-  return `${recordedLine(runs, 'just test spike --quick[=N]')}:\n\n${table(['run (testid)', '--quick', 'experiment', 'cases', 'median spread ms', 'largest spread ms'], rows)}\n\n`
-    + `Largest over ${all.length} cases: ${round(Math.max(...all))} ms; the model sweeps up to JITTER_MS = ${JITTER_MS} ms.`;
+  return (
+    `${recordedLine(runs, 'just test spike --quick[=N]')}:\n\n${table(['run (testid)', '--quick', 'experiment', 'cases', 'median spread ms', 'largest spread ms'], rows)}\n\n` +
+    `Largest over ${all.length} cases: ${round(Math.max(...all))} ms; the model sweeps up to JITTER_MS = ${JITTER_MS} ms.`
+  );
 }

@@ -14,7 +14,14 @@ import { stackOf, experiments } from '../../thresholds/plan.js';
 
 /** What `keep` serves: an experiment's stack with its knobs, or the metrics stores. */
 function keptStack(words, root) {
-  if (words[0] === METRICS_PROFILE) return { name: METRICS_PROFILE, profile: METRICS_PROFILE, kind: METRICS_PROFILE, policy: storesPolicy(), targets: [] };
+  if (words[0] === METRICS_PROFILE)
+    return {
+      name: METRICS_PROFILE,
+      profile: METRICS_PROFILE,
+      kind: METRICS_PROFILE,
+      policy: storesPolicy(),
+      targets: [],
+    };
   const req = parseRunArgs(stackWords(words, root), { target: 'experiment' });
   return { name: req.name, profile: stackOf(req.name), kind: 'up', ...policyFor(req) };
 }
@@ -27,7 +34,17 @@ export default async function keep(words, { root, stateDir, say, topology }) {
   const state = new StateFile(stateDir, `up-${name}`, { kind, tmp: dir });
   let stack;
   try {
-    stack = await startStack({ root, env: labEnv(root), topology: { ...topology(), services }, profile, policy, targets, tmpDir: dir, logDir: join(dir, 'logs'), state });
+    stack = await startStack({
+      root,
+      env: labEnv(root),
+      topology: { ...topology(), services },
+      profile,
+      policy,
+      targets,
+      tmpDir: dir,
+      logDir: join(dir, 'logs'),
+      state,
+    });
     if (kind === METRICS_PROFILE) await applyRetention(storeUrls(topology()), policy.retention);
   } catch (e) {
     state.remove();

@@ -17,7 +17,11 @@ export async function keepUp({ root, stateDir, say, entry }, name, words, stopWi
   mkdirSync(dir, { recursive: true });
   const log = join(dir, 'keeper.log');
   const fd = openSync(log, 'a');
-  const keeper = spawn(process.execPath, [entry, 'keep', ...words], { cwd: root, detached: true, stdio: ['ignore', fd, fd] });
+  const keeper = spawn(process.execPath, [entry, 'keep', ...words], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', fd, fd],
+  });
   const exited = new Promise((resolve) => keeper.on('exit', resolve));
   const endpoints = join(dir, 'endpoints.txt');
   for (;;) {
@@ -43,7 +47,9 @@ export async function stopKept({ stateDir, say }, which, { all = false } = {}) {
       process.kill(st.owner, 'SIGTERM');
       say(`stopping ${id}`);
       n += 1;
-    } catch { /* keeper gone: reaped below */ }
+    } catch {
+      /* keeper gone: reaped below */
+    }
     for (let i = 0; i < 150 && existsSync(path); i += 1) await new Promise((r) => setTimeout(r, 100));
   }
   return n + (await reapStale(stateDir, { all, log: say }));

@@ -9,7 +9,10 @@ export default async function knobs([name], { say }) {
   const list = name ? [experimentNamed(name)] : Object.values(experiments);
   for (const e of list) {
     say(`${e.name} (seed ${e.seed}):`);
-    for (const k of describeKnobs(e)) say(`  ${e.name}.${k.name}=${k.default}    ${k.doc}; ${k.kind}${k.min !== undefined ? `, at least ${k.min} (${k.minWhy})` : ''}${k.max !== undefined ? `, at most ${k.max} (${k.why})` : ''}`);
+    for (const k of describeKnobs(e))
+      say(
+        `  ${e.name}.${k.name}=${k.default}    ${k.doc}; ${k.kind}${k.min !== undefined ? `, at least ${k.min} (${k.minWhy})` : ''}${k.max !== undefined ? `, at most ${k.max} (${k.why})` : ''}`,
+      );
   }
   return 0;
 }

@@ -17,7 +17,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { duSize } from '../lib.mjs';
 import { keepUp, stopKept } from './keeper.mjs';
 import { flagValue } from './args.mjs';
-import { METRICS_PROFILE, storesUp, storeUrls, metricsRetention, applyRetention, storeHoldings, rssMiB, seriesBudget } from '../stores/stores.mjs';
+import {
+  METRICS_PROFILE,
+  storesUp,
+  storeUrls,
+  metricsRetention,
+  applyRetention,
+  storeHoldings,
+  rssMiB,
+  seriesBudget,
+} from '../stores/stores.mjs';
 import { ownerAlive, readStates, sameProcess } from '../stack/procs.mjs';
 import { stackServices } from '../stack/topology.mjs';
 import { refuseWhileLive } from '../run/lock.mjs';
@@ -29,7 +38,8 @@ export function storesOwner(stateDir, topology) {
   for (const { id, st } of readStates(stateDir)) {
     if (!ownerAlive(st)) continue;
     if (st.kind === METRICS_PROFILE) return { kept: true, says: "kept by './labw metrics up'" };
-    if ((st.procs || []).some((p) => stores.has(p.name) && sameProcess(p.pid, p.start))) return { kept: false, run: id, says: `started by run ${id} for itself; they stop when it ends` };
+    if ((st.procs || []).some((p) => stores.has(p.name) && sameProcess(p.pid, p.start)))
+      return { kept: false, run: id, says: `started by run ${id} for itself; they stop when it ends` };
   }
   return { kept: false, says: 'not started by this checkout (docker compose, or another one)' };
 }
@@ -68,31 +78,44 @@ export default async function metrics([sub, ...rest], ctx) {
   const { root, stateDir, say, topology } = ctx;
   // The words each takes after it (up: its own, read below).
   const takes = { up: null, down: [], status: [], series: ['--write'] };
-  if (!Object.hasOwn(takes, sub ?? '') || (takes[sub] && rest.some((w) => !takes[sub].includes(w)))) throw new Error(`usage: ./labw metrics up [--retention=30d]|down|status|series [--write]; got '${[sub, ...rest].join(' ')}'`);
+  if (!Object.hasOwn(takes, sub ?? '') || (takes[sub] && rest.some((w) => !takes[sub].includes(w))))
+    throw new Error(
+      `usage: ./labw metrics up [--retention=30d]|down|status|series [--write]; got '${[sub, ...rest].join(' ')}'`,
+    );
   if (sub === 'up') {
     refuseWhileLive(root, './labw metrics up');
     const retention = upRetention(rest);
-    if (await storesUp(topology())) throw new Error(`the metrics stores are already up (${storesOwner(stateDir, topology()).says})`);
+    if (await storesUp(topology()))
+      throw new Error(`the metrics stores are already up (${storesOwner(stateDir, topology()).says})`);
     // The keeper inherits it: the stores' commands see it as {{retention}}.
     process.env.LAB_METRICS_RETENTION = retention;
     const code = await keepUp(ctx, METRICS_PROFILE, [METRICS_PROFILE], './labw metrics down');
     await applyRetention(storeUrls(topology()), retention);
-    say(`# retention: ${retention} (InfluxDB's databases; Prometheus's where the topology passes it, see ./labw metrics status)`);
+    say(
+      `# retention: ${retention} (InfluxDB's databases; Prometheus's where the topology passes it, see ./labw metrics status)`,
+    );
     return code;
   }
   if (sub === 'down') {
     refuseWhileLive(root, './labw metrics down');
     // Only a keeper that is still the process its state file names is signalled (procs.mjs ownerAlive).
     const stopped = await stopKept(ctx, (st) => st.kind === METRICS_PROFILE && ownerAlive(st));
-    say(stopped ? "metrics stores stopped; their data stays in .lab/data/ ('./labw clean --yes' deletes it)" : 'the metrics stores were not up');
+    say(
+      stopped
+        ? "metrics stores stopped; their data stays in .lab/data/ ('./labw clean --yes' deletes it)"
+        : 'the metrics stores were not up',
+    );
     return 0;
   }
   if (sub === 'series') {
     // --write: into the doc that states them (test/stores.test.mjs checks it is current).
-    const { seriesPerRun, seriesRows, seriesMarkdown, withSeriesBlock, SERIES_DOC } = await import('../stores/cardinality.mjs');
+    const { seriesPerRun, seriesRows, seriesMarkdown, withSeriesBlock, SERIES_DOC } =
+      await import('../stores/cardinality.mjs');
     const per = await seriesPerRun();
     const { head, rows } = seriesRows(per);
-    say(`series one run adds to each store (computed from the k6 code's tag sets; a run that went as planned):\n\n${formatTable(rows, head)}`);
+    say(
+      `series one run adds to each store (computed from the k6 code's tag sets; a run that went as planned):\n\n${formatTable(rows, head)}`,
+    );
     if (rest.includes('--write')) {
       const file = join(root, SERIES_DOC);
       writeFileSync(file, withSeriesBlock(readFileSync(file, 'utf8'), seriesMarkdown(per)));
@@ -103,7 +126,9 @@ export default async function metrics([sub, ...rest], ctx) {
   const urls = storeUrls(topology());
   const up = await storesUp(topology());
   const data = join(root, '.lab', 'data');
-  say(`metrics stores: ${up ? `up, ${storesOwner(stateDir, topology()).says}` : 'down'}; InfluxDB ${urls.influx} (databases ${urls.database}, ${urls.forwarded}), Prometheus ${urls.prometheus}`);
+  say(
+    `metrics stores: ${up ? `up, ${storesOwner(stateDir, topology()).says}` : 'down'}; InfluxDB ${urls.influx} (databases ${urls.database}, ${urls.forwarded}), Prometheus ${urls.prometheus}`,
+  );
   say(`data: ${data} (${duSize(data)})`);
   if (!up) return 0;
   let h;
@@ -113,13 +138,37 @@ export default async function metrics([sub, ...rest], ctx) {
     say(`could not read what the stores hold: ${e.message}`);
     return 0;
   }
-  const influxDisk = (db) => `${duSize(join(data, 'influxdb', 'data', db))} + wal ${duSize(join(data, 'influxdb', 'wal', db))}`;
+  const influxDisk = (db) =>
+    `${duSize(join(data, 'influxdb', 'data', db))} + wal ${duSize(join(data, 'influxdb', 'wal', db))}`;
   const rows = [
-    ...[urls.database, urls.forwarded].map((db) => [`InfluxDB ${db}`, n(h.influx.series[db]), influxDisk(db), '', h.influx.retention[db] ?? '-', h.influx.oldest[db] ?? '-']),
-    ['InfluxDB (all)', n(Object.values(h.influx.series).reduce((a, b) => a + b, 0)), duSize(join(data, 'influxdb')), mib(rssMiB(storePid(stateDir, 'influxdb'))), '', ''],
-    ['Prometheus (head)', n(h.prometheus.series), duSize(join(data, 'prometheus')), mib(rssMiB(storePid(stateDir, 'prometheus'))), h.prometheus.retention ?? '-', h.prometheus.oldest ?? '-'],
+    ...[urls.database, urls.forwarded].map((db) => [
+      `InfluxDB ${db}`,
+      n(h.influx.series[db]),
+      influxDisk(db),
+      '',
+      h.influx.retention[db] ?? '-',
+      h.influx.oldest[db] ?? '-',
+    ]),
+    [
+      'InfluxDB (all)',
+      n(Object.values(h.influx.series).reduce((a, b) => a + b, 0)),
+      duSize(join(data, 'influxdb')),
+      mib(rssMiB(storePid(stateDir, 'influxdb'))),
+      '',
+      '',
+    ],
+    [
+      'Prometheus (head)',
+      n(h.prometheus.series),
+      duSize(join(data, 'prometheus')),
+      mib(rssMiB(storePid(stateDir, 'prometheus'))),
+      h.prometheus.retention ?? '-',
+      h.prometheus.oldest ?? '-',
+    ],
   ];
   say(formatTable(rows, ['store', 'series', 'disk', 'memory (RSS)', 'retention', 'oldest run kept']));
-  say(`series limit: max-series-per-database = ${n(seriesBudget(root))} per InfluxDB database (stacks/metrics/influxdb.conf); retention wanted: ${metricsRetention()} (LAB_METRICS_RETENTION, or metrics up --retention)`);
+  say(
+    `series limit: max-series-per-database = ${n(seriesBudget(root))} per InfluxDB database (stacks/metrics/influxdb.conf); retention wanted: ${metricsRetention()} (LAB_METRICS_RETENTION, or metrics up --retention)`,
+  );
   return 0;
 }

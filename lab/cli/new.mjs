@@ -15,10 +15,14 @@ import { experiments } from '../../thresholds/experiments/index.js';
 import { readPolicy, policyTools } from '../policy/index.mjs';
 import { policyExperiment } from '../policy/experiment.mjs';
 
-const USAGE = './labw new <name> --policy=FILE (name: lower case letters, digits and -, 2 to 31 of them, starting with a letter)';
+const USAGE =
+  './labw new <name> --policy=FILE (name: lower case letters, digits and -, 2 to 31 of them, starting with a letter)';
 
 /** The files a policy was read from, relative to its folder: its own and every include (nginx). */
-const filesOf = (policy) => (policy.proxy === 'nginx' ? [...new Set(collectAts(policy.tree).map((at) => at.replace(/:\d+$/, '')))] : [basename(policy.file)]);
+const filesOf = (policy) =>
+  policy.proxy === 'nginx'
+    ? [...new Set(collectAts(policy.tree).map((at) => at.replace(/:\d+$/, '')))]
+    : [basename(policy.file)];
 const collectAts = (dirs) => dirs.flatMap((d) => [d.at, ...(d.block ? collectAts(d.block) : [])]);
 
 /** index.js with the experiment's import after the last one and its entry at the end of `list`. */
@@ -28,8 +32,12 @@ function listed(text, name) {
   const last = imports.at(-1);
   const at = last.index + last[0].length;
   const withImport = `${text.slice(0, at)}\nimport ${id} from './${name}.js';${text.slice(at)}`;
-  if (!/^export const list = \[[^\]]*\];$/m.test(withImport)) throw new Error('thresholds/experiments/index.js: no `export const list = [...];` line to add to');
-  return withImport.replace(/^export const list = \[([^\]]*)\];$/m, (_, items) => `export const list = [${items}, ${id}];`);
+  if (!/^export const list = \[[^\]]*\];$/m.test(withImport))
+    throw new Error('thresholds/experiments/index.js: no `export const list = [...];` line to add to');
+  return withImport.replace(
+    /^export const list = \[([^\]]*)\];$/m,
+    (_, items) => `export const list = [${items}, ${id}];`,
+  );
 }
 
 const experimentFile = (name, proxy, file) => `/*
@@ -75,7 +83,8 @@ export default () => limiterBoard('${name}', "A team's own ${proxy} policy, stac
 export default async function newExperiment(words, { root, say }) {
   const flags = policyFlags(words);
   const [name, ...extra] = flags.rest;
-  if (!flags.policy || flags.stackPolicy || !name || extra.length) throw new Error(`usage: ${USAGE}; got '${words.join(' ')}'`);
+  if (!flags.policy || flags.stackPolicy || !name || extra.length)
+    throw new Error(`usage: ${USAGE}; got '${words.join(' ')}'`);
   if (!/^[a-z][a-z0-9-]{1,30}$/.test(name)) throw new Error(`'${name}' is not a name the lab takes: ${USAGE}`);
   if (experiments[name]) throw new Error(`an experiment named '${name}' is already in thresholds/experiments/index.js`);
   const tools = policyTools(root);
@@ -84,7 +93,13 @@ export default async function newExperiment(words, { root, say }) {
   policyExperiment(policy, { name });
   const files = filesOf(policy);
   const own = files[0];
-  const written = [...files.map((f) => join('stacks', name, f)), join('stacks', name, 'README.md'), join('thresholds', 'experiments', `${name}.js`), join('k6', `${name}.js`), join('dashboards', 'src', `${name}.mjs`)];
+  const written = [
+    ...files.map((f) => join('stacks', name, f)),
+    join('stacks', name, 'README.md'),
+    join('thresholds', 'experiments', `${name}.js`),
+    join('k6', `${name}.js`),
+    join('dashboards', 'src', `${name}.mjs`),
+  ];
   const there = written.filter((f) => existsSync(join(root, f)));
   if (there.length) throw new Error(`'${name}': ${there.join(', ')} exist already`);
   const from = dirname(resolve(flags.policy));
@@ -101,6 +116,8 @@ export default async function newExperiment(words, { root, say }) {
   // Its board's JSON beside the others' (a unit test checks they are current).
   const built = spawnSync(process.execPath, [join(root, 'dashboards', 'build.mjs')], { cwd: root, encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`dashboards/build.mjs: ${built.stderr || built.stdout}`);
-  say(`${name}: ${policy.proxy} policy ${relative(root, resolve(flags.policy))} made an experiment; written:\n  ${[...written, `${relative(root, index)} (one import, one list entry)`, `dashboards/${name}.json`].join('\n  ')}\nnext: ./labw expect spike/${name}, then ./labw test spike/${name} --quick`);
+  say(
+    `${name}: ${policy.proxy} policy ${relative(root, resolve(flags.policy))} made an experiment; written:\n  ${[...written, `${relative(root, index)} (one import, one list entry)`, `dashboards/${name}.json`].join('\n  ')}\nnext: ./labw expect spike/${name}, then ./labw test spike/${name} --quick`,
+  );
   return 0;
 }

@@ -14,7 +14,8 @@ const RUNS = ['smoke', 'spike', 'perturbed'];
 /** The stack's copy of an entry's file with its one change; refused when `from` is not in it once. */
 function perturbedCopy(root, entry, dir) {
   const text = readFileSync(join(root, entry.file), 'utf8');
-  if (text.split(entry.perturb.from).length !== 2) throw new Error(`test/policies/tests.json: '${entry.perturb.from}' is not in ${entry.file} exactly once`);
+  if (text.split(entry.perturb.from).length !== 2)
+    throw new Error(`test/policies/tests.json: '${entry.perturb.from}' is not in ${entry.file} exactly once`);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, basename(entry.file));
   writeFileSync(file, text.replace(entry.perturb.from, entry.perturb.to));
@@ -22,7 +23,10 @@ function perturbedCopy(root, entry, dir) {
 }
 
 /** The cases the latest run failed, from its outcomes.json. */
-const failedCases = (root) => JSON.parse(readFileSync(join(realpathSync(join(root, 'results', 'latest')), 'outcomes.json'), 'utf8')).filter((o) => !o.pass).map((o) => o.case.split('/').pop());
+const failedCases = (root) =>
+  JSON.parse(readFileSync(join(realpathSync(join(root, 'results', 'latest')), 'outcomes.json'), 'utf8'))
+    .filter((o) => !o.pass)
+    .map((o) => o.case.split('/').pop());
 
 export default async function policies(words, { root, say }) {
   const which = words.length ? words : RUNS;
@@ -37,12 +41,26 @@ export default async function policies(words, { root, say }) {
   try {
     for (const entry of entries) {
       for (const run of which) {
-        const flags = run === 'perturbed' ? ['spike', `--policy=${entry.file}`, `--stack-policy=${perturbedCopy(root, entry, join(scratch, String(rows.length)))}`] : [run, `--policy=${entry.file}`];
+        const flags =
+          run === 'perturbed'
+            ? [
+                'spike',
+                `--policy=${entry.file}`,
+                `--stack-policy=${perturbedCopy(root, entry, join(scratch, String(rows.length)))}`,
+              ]
+            : [run, `--policy=${entry.file}`];
         say(`policies: ${entry.file} ${run}`);
         const code = await test(flags, { root, say: quiet });
         const failed = failedCases(root);
         const ok = run === 'perturbed' ? code === 1 && entry.catches.every((c) => failed.includes(c)) : code === 0;
-        rows.push([entry.file, run, run === 'perturbed' ? `${entry.perturb.from} -> ${entry.perturb.to}` : '', failed.join(' ') || '-', run === 'perturbed' ? entry.catches.join(' ') : '-', ok ? 'ok' : 'FAIL']);
+        rows.push([
+          entry.file,
+          run,
+          run === 'perturbed' ? `${entry.perturb.from} -> ${entry.perturb.to}` : '',
+          failed.join(' ') || '-',
+          run === 'perturbed' ? entry.catches.join(' ') : '-',
+          ok ? 'ok' : 'FAIL',
+        ]);
       }
     }
   } finally {

@@ -24,7 +24,9 @@ const USAGE = './labw results [serve [--port=N] | compare <run> [<baseline>] | b
 function build(root, say) {
   const t = Date.now();
   const { pages, skipped } = buildSite(root);
-  say(`results site: ${relative(root, siteIndex(root))} (${pages.length} pages in ${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  say(
+    `results site: ${relative(root, siteIndex(root))} (${pages.length} pages in ${((Date.now() - t) / 1000).toFixed(1)} s)`,
+  );
   if (skipped.length) say(`not listed (no run.json yet: a run under way, or not a test run): ${skipped.join(', ')}`);
   return 0;
 }
@@ -33,7 +35,11 @@ function build(root, say) {
 export async function serve(site, port, say) {
   const server = createServer(sirv(site, { dev: true, etag: true }));
   await new Promise((resolve, reject) => {
-    server.once('error', (e) => reject(e.code === 'EADDRINUSE' ? new Error(`port ${port} on 127.0.0.1 is in use: give another with --port=N`) : e));
+    server.once('error', (e) =>
+      reject(
+        e.code === 'EADDRINUSE' ? new Error(`port ${port} on 127.0.0.1 is in use: give another with --port=N`) : e,
+      ),
+    );
     server.listen(port, '127.0.0.1', resolve);
   });
   say(`serving ${site} on http://127.0.0.1:${port}/ (Ctrl-C stops)`);
@@ -52,9 +58,11 @@ export async function serve(site, port, say) {
 function portOf(words) {
   if (!words.length) return DEFAULT_PORT;
   const [value, used] = flagValue(words, 0, '--port', 'N') || [];
-  if (!used || used !== words.length) throw new Error(`usage: ./labw results serve [--port=N]; got '${words.join(' ')}'`);
+  if (!used || used !== words.length)
+    throw new Error(`usage: ./labw results serve [--port=N]; got '${words.join(' ')}'`);
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`--port must be a port number (1-65535), got '${value}'`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`--port must be a port number (1-65535), got '${value}'`);
   return port;
 }
 
@@ -66,9 +74,23 @@ async function check(root, words, say) {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is not installed: './labw setup' installs Debian's chromium`);
   buildSite(root, { only: id });
   const checked = await checkPages(expectations(results, id));
-  say(formatTable(checked.map((p) => [p.name, p.problems.length ? `FAIL (${p.problems.length})` : 'ok', p.screenshot ? relative(root, p.screenshot) : '-']), ['page', 'checks', 'screenshot']));
-  for (const p of checked.filter((x) => x.problems.length)) say(`\nFAIL ${relative(root, p.file)}:\n  ${p.problems.join('\n  ')}`);
-  sayTruth(checked.flatMap((p) => p.truth || []), say, `the run pages as chromium drew them, against run ${id}'s own figures`);
+  say(
+    formatTable(
+      checked.map((p) => [
+        p.name,
+        p.problems.length ? `FAIL (${p.problems.length})` : 'ok',
+        p.screenshot ? relative(root, p.screenshot) : '-',
+      ]),
+      ['page', 'checks', 'screenshot'],
+    ),
+  );
+  for (const p of checked.filter((x) => x.problems.length))
+    say(`\nFAIL ${relative(root, p.file)}:\n  ${p.problems.join('\n  ')}`);
+  sayTruth(
+    checked.flatMap((p) => p.truth || []),
+    say,
+    `the run pages as chromium drew them, against run ${id}'s own figures`,
+  );
   const failed = checked.filter((p) => p.problems.length).length;
   say(`\npages of run ${id}: ${checked.length - failed} passed, ${failed} failed`);
   return failed ? 1 : 0;
@@ -92,7 +114,10 @@ export default async function results(words, { root, say }) {
       const a = runNamed(dir, rest[0]);
       const b = rest[1] === undefined ? null : runNamed(dir, rest[1]);
       const file = buildCompare(root, a, b);
-      if (!file) throw new Error(`run ${a} has no baseline: no run of its suite before it, and none marked (./labw results baseline <testid>); or name one`);
+      if (!file)
+        throw new Error(
+          `run ${a} has no baseline: no run of its suite before it, and none marked (./labw results baseline <testid>); or name one`,
+        );
       say(relative(root, file));
       return 0;
     }

@@ -15,7 +15,8 @@ import { isPlain } from '../results/run-kind.mjs';
 /** The newest plain recorded run of `suite` at `factor`, judged again: its table's first `rows` rows. */
 export function runSample(root, { suite = 'spike', factor = 2, rows: shown = 8 } = {}) {
   const runs = recordedRuns(root, (info) => info.suite === suite && info.factor === factor && isPlain(info));
-  if (!runs.length) throw new Error(`no recorded plain ${suite} --quick=${factor} run in docs/runs/ for the README's sample`);
+  if (!runs.length)
+    throw new Error(`no recorded plain ${suite} --quick=${factor} run in docs/runs/ for the README's sample`);
   const { testid } = runs[runs.length - 1];
   const run = readRun(join(root, 'docs', 'runs'), testid, { panels: false });
   let head = null;
@@ -33,5 +34,12 @@ export function runSample(root, { suite = 'spike', factor = 2, rows: shown = 8 }
   }
   const passed = outcomes.filter((o) => o.pass).length;
   const cmd = `$ ./labw test ${suite} --quick=${factor}      # run ${testid} (docs/runs/)`;
-  return ['```', cmd, formatTable(rows.slice(0, shown), head ?? undefined), '...', `cases: ${passed} passed, ${outcomes.length - passed} failed`, '```'].join('\n');
+  return [
+    '```',
+    cmd,
+    formatTable(rows.slice(0, shown), head ?? undefined),
+    '...',
+    `cases: ${passed} passed, ${outcomes.length - passed} failed`,
+    '```',
+  ].join('\n');
 }

@@ -12,9 +12,18 @@ export default async function test(words, { root, say }) {
   if (!flags.policy) return runSuite(root, parseRunArgs(words), { say });
   const used = usePolicy(flags, root);
   const request = parseRunArgs(flags.rest, { only: used.experiment.name });
-  if (used.stackPolicy) say(`${used.experiment.name}: the stack runs the numbers of ${used.stackPolicy}, the model reads ${used.policy.file}`);
+  if (used.stackPolicy)
+    say(
+      `${used.experiment.name}: the stack runs the numbers of ${used.stackPolicy}, the model reads ${used.policy.file}`,
+    );
   const name = used.experiment.name;
   // FILE2's numbers are knobs the stack runs with and the model is not told of (--stack-knob's way).
-  const perturbed = used.untold ? { untold: { [name]: { ...request.untold?.[name], ...used.untold } }, slowed: request.slowed ?? {}, stackPolicy: used.stackPolicy } : {};
+  const perturbed = used.untold
+    ? {
+        untold: { [name]: { ...request.untold?.[name], ...used.untold } },
+        slowed: request.slowed ?? {},
+        stackPolicy: used.stackPolicy,
+      }
+    : {};
   return runSuite(root, { ...request, ...perturbed }, { say });
 }

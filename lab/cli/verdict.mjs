@@ -14,7 +14,10 @@ import { checkTestid } from '../results/runs.mjs';
 
 export default async function verdict(words, { root, say, topology }) {
   const [testid, ...spec] = words;
-  if (!testid || testid.startsWith('-')) throw new Error('usage: ./labw verdict <testid> [suite/experiment [--quick[=N]] [knobs]] (the plan, for a run made elsewhere)');
+  if (!testid || testid.startsWith('-'))
+    throw new Error(
+      'usage: ./labw verdict <testid> [suite/experiment [--quick[=N]] [knobs]] (the plan, for a run made elsewhere)',
+    );
   // It names folders (results/, .lab/tmp/) and goes into PromQL: checked before either.
   checkTestid(testid);
   let plans;
@@ -22,7 +25,8 @@ export default async function verdict(words, { root, say, topology }) {
   if (spec.length) {
     plans = plansFor(parseRunArgs(spec, { target: 'suite' }));
   } else {
-    if (!existsSync(join(dir, 'run.json'))) throw new Error(`no results/${testid}: name the plan it ran (suite/experiment, --quick, knobs) after the testid`);
+    if (!existsSync(join(dir, 'run.json')))
+      throw new Error(`no results/${testid}: name the plan it ran (suite/experiment, --quick, knobs) after the testid`);
     const info = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
     plans = info.experiments.map((e) => JSON.parse(readFileSync(join(dir, `${info.suite}.${e}.plan.json`), 'utf8')));
   }
@@ -30,7 +34,16 @@ export default async function verdict(words, { root, say, topology }) {
   let stores;
   let judged;
   try {
-    stores = await storesForRun({ root, env: labEnv(root), topology: topology(), tmp: check.tmp, dir: check.dir, state: check.state, say, wanted: true });
+    stores = await storesForRun({
+      root,
+      env: labEnv(root),
+      topology: topology(),
+      tmp: check.tmp,
+      dir: check.dir,
+      state: check.state,
+      say,
+      wanted: true,
+    });
     judged = await judge(stores.urls.prometheus, testid, plans);
   } finally {
     await stores?.close();

@@ -14,9 +14,16 @@ function burstExpected() {
   const c = byId(spike);
   const rows = steps.map((s) => {
     const first = spike.cases.find((x) => x.step === s);
-    return [`${first.rate} r/s, ${first.durationMs / 1000} s`, ...bursts.map((b) => (c[`b${b}-${s}`] ? outcome(c[`b${b}-${s}`]) : ''))];
+    return [
+      `${first.rate} r/s, ${first.durationMs / 1000} s`,
+      ...bursts.map((b) => (c[`b${b}-${s}`] ? outcome(c[`b${b}-${s}`]) : '')),
+    ];
   });
-  for (const x of soak.cases) rows.push([`${x.rate} r/s, ${x.durationMs / 1000} s (soak)`, ...bursts.map((b) => (x.target === `b${b}` ? outcome(x) : ''))]);
+  for (const x of soak.cases)
+    rows.push([
+      `${x.rate} r/s, ${x.durationMs / 1000} s (soak)`,
+      ...bursts.map((b) => (x.target === `b${b}` ? outcome(x) : '')),
+    ]);
   return table(['load', ...bursts.map((b) => `burst ${b}: 200 / 503`)], rows);
 }
 

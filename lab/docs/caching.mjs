@@ -9,7 +9,7 @@ import { judgedRowsTable } from '../judge/judged-rows.mjs';
 import { table, byId, span } from '../lib.mjs';
 
 function cachingExpected() {
-  const rps = (c, d) => (c.responses * 1000 / d).toFixed(1);
+  const rps = (c, d) => ((c.responses * 1000) / d).toFixed(1);
   const pct = (x) => `${Math.round(x * 100)} %`;
   const ms = (x) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
   const fit = caching.provenance.fitted.seed_workers;
@@ -21,14 +21,37 @@ function cachingExpected() {
       const s = c.seed || {};
       const f = four[id].model;
       const m = c.model;
-      rows.push([suite, c.mode,
-        s.throughput ?? '-', `${rps(c, m.durationMs.max)}..${rps(c, m.durationMs.min)}`, `${rps(c, f.durationMs.max)}..${rps(c, f.durationMs.min)}`,
-        s.limitedShare !== undefined ? pct(s.limitedShare) : '-', `${pct(m.limitedShare.min)}..${pct(m.limitedShare.max)}`,
-        s.meanMs !== undefined ? ms(s.meanMs) : '-', `${ms(m.meanMs.min)}..${ms(m.meanMs.max)}`, `${ms(f.meanMs.min)}..${ms(f.meanMs.max)}`,
-        span(m.appServed)]);
+      rows.push([
+        suite,
+        c.mode,
+        s.throughput ?? '-',
+        `${rps(c, m.durationMs.max)}..${rps(c, m.durationMs.min)}`,
+        `${rps(c, f.durationMs.max)}..${rps(c, f.durationMs.min)}`,
+        s.limitedShare !== undefined ? pct(s.limitedShare) : '-',
+        `${pct(m.limitedShare.min)}..${pct(m.limitedShare.max)}`,
+        s.meanMs !== undefined ? ms(s.meanMs) : '-',
+        `${ms(m.meanMs.min)}..${ms(m.meanMs.max)}`,
+        `${ms(f.meanMs.min)}..${ms(f.meanMs.max)}`,
+        span(m.appServed),
+      ]);
     }
   }
-  return table(['suite', 'mode', 'seed r/s', 'model r/s', `model r/s, ${fit.value} workers`, 'seed 503', 'model 503', 'seed mean', 'model mean', `model mean, ${fit.value} workers`, 'app served'], rows);
+  return table(
+    [
+      'suite',
+      'mode',
+      'seed r/s',
+      'model r/s',
+      `model r/s, ${fit.value} workers`,
+      'seed 503',
+      'model 503',
+      'seed mean',
+      'model mean',
+      `model mean, ${fit.value} workers`,
+      'app served',
+    ],
+    rows,
+  );
 }
 
 export default { 'caching-expected': cachingExpected, 'caching-judged': () => judgedRowsTable('caching') };

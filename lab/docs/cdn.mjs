@@ -15,7 +15,10 @@ import { recordedRuns, recordedLine, table } from '../lib.mjs';
 const seed = experiments.cdn.seedFigures['uncapped-load'];
 const costs = { 'cdn-lb': seed.lbCpuPct / 100 / seed.rps };
 const levels = (p, capped) => ({ ...p, cases: p.cases.filter((c) => Boolean(c.level.cpu) === capped) });
-const phases = (p) => [levels(p, false), withCosts(levels(p, true), costs, "the seed's", { seed: seed.rps, measured: null })];
+const phases = (p) => [
+  levels(p, false),
+  withCosts(levels(p, true), costs, "the seed's", { seed: seed.rps, measured: null }),
+];
 
 /**
  * The recorded load runs with a 4 % calibration level: per level the throughput and the
@@ -25,16 +28,32 @@ const phases = (p) => [levels(p, false), withCosts(levels(p, true), costs, "the 
 function throttling() {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const command = 'just test load/cdn --quick cpu_levels=0,4,2,1 mem_levels=0,0,25,15';
-  const runs = recordedRuns(root, (i) => i.suite === 'load' && i.experiments.join() === 'cdn' && i.knobs?.cdn?.cpu_levels === '0,4,2,1');
-  const levelOf = (r) => Object.fromEntries(r.outcomes.map((o) => {
-    const lb = o.measured.resources.find((x) => x.service === 'cdn-lb');
-    return [o.case.split('/')[1].split('-')[0], { rps: o.measured.rps, model: o.expected.rps?.model, cost: lb.cpuS / o.measured.requests }];
-  }));
+  const runs = recordedRuns(
+    root,
+    (i) => i.suite === 'load' && i.experiments.join() === 'cdn' && i.knobs?.cdn?.cpu_levels === '0,4,2,1',
+  );
+  const levelOf = (r) =>
+    Object.fromEntries(
+      r.outcomes.map((o) => {
+        const lb = o.measured.resources.find((x) => x.service === 'cdn-lb');
+        return [
+          o.case.split('/')[1].split('-')[0],
+          { rps: o.measured.rps, model: o.expected.rps?.model, cost: lb.cpuS / o.measured.requests },
+        ];
+      }),
+    );
   const levels = runs.map(levelOf);
   const rows = runs.map((r, i) => {
     const l = levels[i];
-    const cell = (id, cap) => `${l[id].rps.toFixed(0)}, ${(l[id].cost * 1e6).toFixed(0)}, x${(l[id].rps / l[id].model).toFixed(2)}, x${(l[id].rps / (cap / l.cpu4.cost)).toFixed(2)}`;
-    return [r.testid, (l.uncapped.cost * 1e6).toFixed(1), `${l.cpu4.rps.toFixed(0)}, ${(l.cpu4.cost * 1e6).toFixed(0)}`, cell('cpu2', 0.02), cell('cpu1', 0.01)];
+    const cell = (id, cap) =>
+      `${l[id].rps.toFixed(0)}, ${(l[id].cost * 1e6).toFixed(0)}, x${(l[id].rps / l[id].model).toFixed(2)}, x${(l[id].rps / (cap / l.cpu4.cost)).toFixed(2)}`;
+    return [
+      r.testid,
+      (l.uncapped.cost * 1e6).toFixed(1),
+      `${l.cpu4.rps.toFixed(0)}, ${(l.cpu4.cost * 1e6).toFixed(0)}`,
+      cell('cpu2', 0.02),
+      cell('cpu1', 0.01),
+    ];
   });
   // The spreads the text reads off the table, and a fixed wake-up cost per CFS period fitted on
   // each run's 4 % and 2 % levels (rps = (cap - w) / c) asked for its 1 % level.
@@ -46,10 +65,23 @@ function throttling() {
     const c = 0.02 / (l.cpu4.rps - l.cpu2.rps);
     return (0.01 - (0.04 - l.cpu4.rps * c)) / c / l.cpu1.rps;
   });
-  const us = (id) => range(of(id, (x) => x.cost * 1e6), 0);
+  const us = (id) =>
+    range(
+      of(id, (x) => x.cost * 1e6),
+      0,
+    );
   const text = [
-    `- Measured throughput: ${range(of('cpu2', (x) => x.rps), 0)} r/s at 2 %, ${range(of('cpu1', (x) => x.rps), 0)} r/s at 1 %.`,
-    `- The uncapped cost moved between ${range(of('uncapped', (x) => x.cost * 1e6), 1)} us: most of \`before\`'s spread (${range(before('cpu2'))} at 2 %, ${range(before('cpu1'))} at 1 %).`,
+    `- Measured throughput: ${range(
+      of('cpu2', (x) => x.rps),
+      0,
+    )} r/s at 2 %, ${range(
+      of('cpu1', (x) => x.rps),
+      0,
+    )} r/s at 1 %.`,
+    `- The uncapped cost moved between ${range(
+      of('uncapped', (x) => x.cost * 1e6),
+      1,
+    )} us: most of \`before\`'s spread (${range(before('cpu2'))} at 2 %, ${range(before('cpu1'))} at 1 %).`,
     `- Calibrated at 4 %, the spread is ${range(after('cpu2', 0.02))} at 2 % and ${range(after('cpu1', 0.01))} at 1 %: the balancer's cost per request rises as its cap falls (${us('cpu4')} us at 4 %, ${us('cpu2')} at 2 %, ${us('cpu1')} at 1 %), by a factor that changed between runs (1 % over 4 %: ${range(levels.map((l) => l.cpu1.cost / l.cpu4.cost))}).`,
     `- A fixed wake-up cost per 100 ms period, fitted on the 4 % and 2 % levels of each run, predicts the 1 % level at ${range(wakeUp)} of what was measured.`,
   ].join('\n');

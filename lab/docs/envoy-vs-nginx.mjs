@@ -10,8 +10,13 @@ function envoyVsNginxExpected() {
   const p = plan({ experiment: 'envoy-vs-nginx', suite: 'spike' });
   const c = byId(p);
   const steps = [...new Set(p.cases.map((x) => x.step))];
-  return table(['burst at 400 r/s', 'Envoy 200 / 429', 'nginx 200 / 429, longest wait'],
-    steps.map((s) => [s, outcome(c[`envoy-${s}`]), outcome(c[`nginx-${s}`])]));
+  return table(
+    ['burst at 400 r/s', 'Envoy 200 / 429', 'nginx 200 / 429, longest wait'],
+    steps.map((s) => [s, outcome(c[`envoy-${s}`]), outcome(c[`nginx-${s}`])]),
+  );
 }
 
-export default { 'envoy-vs-nginx-expected': envoyVsNginxExpected, 'envoy-vs-nginx-judged': () => judgedRowsTable('envoy-vs-nginx') };
+export default {
+  'envoy-vs-nginx-expected': envoyVsNginxExpected,
+  'envoy-vs-nginx-judged': () => judgedRowsTable('envoy-vs-nginx'),
+};

@@ -15,7 +15,11 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 // The judged figures compared with the references, as the measured spread names them.
 const MEASURES = [
-  [/^closed efficiency vs (\w+)$/, 'closedEfficiency', (ref) => `CPU per request at 2500 connections (wrk): ${ref}'s / its own`],
+  [
+    /^closed efficiency vs (\w+)$/,
+    'closedEfficiency',
+    (ref) => `CPU per request at 2500 connections (wrk): ${ref}'s / its own`,
+  ],
   [/^efficiency vs (\w+)$/, 'efficiency', (ref) => `CPU per request at 2000 r/s: ${ref}'s / its own`],
   [/^throughput vs (\w+)$/, 'throughput', (ref) => `r/s at 2500 connections (wrk): its / ${ref}'s`],
   [/^overhead ms vs (direct)$/, 'overheadMs', () => 'relayed p50 over direct at 500 r/s, ms'],
@@ -23,7 +27,10 @@ const MEASURES = [
 
 /** The recorded breakpoint runs of json-filter: per measure, server and reference, every value measured. */
 export function recordedSpread(root = ROOT) {
-  const runs = recordedRuns(root, (i) => i.suite === 'breakpoint' && i.experiments.includes('json-filter') && !i.perturbed);
+  const runs = recordedRuns(
+    root,
+    (i) => i.suite === 'breakpoint' && i.experiments.includes('json-filter') && !i.perturbed,
+  );
   const values = {};
   for (const r of runs) {
     for (const o of r.outcomes.filter((x) => x.case.startsWith('json-filter/'))) {
@@ -31,7 +38,8 @@ export function recordedSpread(root = ROOT) {
       for (const f of o.figures || []) {
         for (const [re, key] of MEASURES) {
           const m = re.exec(f.measure);
-          if (m && typeof f.measured === 'number') (((values[key] ||= {})[server] ||= {})[m[1]] ||= []).push(f.measured);
+          if (m && typeof f.measured === 'number')
+            (((values[key] ||= {})[server] ||= {})[m[1]] ||= []).push(f.measured);
         }
       }
     }
@@ -64,8 +72,10 @@ function jsonFilterBounds() {
       }
     }
   }
-  return `${recordedLine(runs, 'just test breakpoint --quick')}:\n\n${table(['server', 'measure', 'recorded runs: min..max', 'measuredSpread', 'threshold'], rows)}\n\n`
-    + `Recorded runs (testids): ${runs.map((r) => r.testid).join(', ')}. measuredSpread is their least and most (thresholds/experiments/json-filter-spread.js, generated from them).`;
+  return (
+    `${recordedLine(runs, 'just test breakpoint --quick')}:\n\n${table(['server', 'measure', 'recorded runs: min..max', 'measuredSpread', 'threshold'], rows)}\n\n` +
+    `Recorded runs (testids): ${runs.map((r) => r.testid).join(', ')}. measuredSpread is their least and most (thresholds/experiments/json-filter-spread.js, generated from them).`
+  );
 }
 
 /**
@@ -77,12 +87,20 @@ export function perCpuRecorded(root = ROOT) {
   const benches = recordedBenches(root, (b) => Array.isArray(b.perCpu));
   if (benches.length === 0) return 'No recorded bench in docs/runs/.';
   const sums = benches.map((r) => perCpuSummary(r.bench.perCpu));
-  const rows = sums[0].map(({ connections, name }) => [`${name}, c${connections}`, ...sums.map((s) => {
-    const r = s.find((x) => x.connections === connections && x.name === name);
-    if (!r) return '-';
-    return r.ratios ? spread(r.ratios) : `${spread(r.perCpuS.map((x) => x / 1000))} k/CPU-s`;
-  })]);
-  const head = ['server, wrk -t1 connections', ...benches.map((r) => `${r.testid}${r.bench.source ? ` (${r.bench.source.commit}${r.bench.source.dirty ? '+' : ''})` : ''}`)];
+  const rows = sums[0].map(({ connections, name }) => [
+    `${name}, c${connections}`,
+    ...sums.map((s) => {
+      const r = s.find((x) => x.connections === connections && x.name === name);
+      if (!r) return '-';
+      return r.ratios ? spread(r.ratios) : `${spread(r.perCpuS.map((x) => x / 1000))} k/CPU-s`;
+    }),
+  ]);
+  const head = [
+    'server, wrk -t1 connections',
+    ...benches.map(
+      (r) => `${r.testid}${r.bench.source ? ` (${r.bench.source.commit}${r.bench.source.dirty ? '+' : ''})` : ''}`,
+    ),
+  ];
   return `${benches.length} recorded runs of \`./labw bench json-filter\` (docs/runs/ keeps their bench.json); per server and load, relayed requests per CPU-second over nginx's in the same repetition, median (min-max) of the repetitions; nginx's own in thousands per CPU-second. Shown: the bench judges nothing.\n\n${table(head, rows)}`;
 }
 
@@ -103,8 +121,16 @@ function recordedSpreadModule(root) {
   const up = (x) => Math.ceil(x * 100 - 1e-9) / 100;
   const bounds = (xs) => [down(Math.min(...xs)), up(Math.max(...xs))];
   const spread = { runs: runs.map((r) => r.testid) };
-  for (const key of ['closedEfficiency', 'throughput']) spread[key] = Object.fromEntries(Object.entries(values[key] || {}).map(([server, refs]) => [server, Object.fromEntries(Object.entries(refs).map(([ref, xs]) => [ref, bounds(xs)]))]));
-  spread.overheadMs = Object.fromEntries(Object.entries(values.overheadMs || {}).map(([server, refs]) => [server, bounds(refs.direct)]));
+  for (const key of ['closedEfficiency', 'throughput'])
+    spread[key] = Object.fromEntries(
+      Object.entries(values[key] || {}).map(([server, refs]) => [
+        server,
+        Object.fromEntries(Object.entries(refs).map(([ref, xs]) => [ref, bounds(xs)])),
+      ]),
+    );
+  spread.overheadMs = Object.fromEntries(
+    Object.entries(values.overheadMs || {}).map(([server, refs]) => [server, bounds(refs.direct)]),
+  );
   return `/*
  * Generated by \`./labw docs\` (lab/docs/json-filter.mjs) from the recorded breakpoint runs of
  * json-filter in docs/runs/: per measure, server and reference, the least and the most measured.

@@ -11,9 +11,11 @@ import { durationMs } from '../../thresholds/k6-duration.js';
 
 /** Why a scenario k6 runs as it is has its executor: by executor, from the scenario. */
 function asWritten(sc) {
-  if (sc.exec === 'warm') return 'opens every VU\'s connection (GET /healthz) before the load it is part of';
-  if (sc.executor === 'per-vu-iterations') return `a closed loop: one VU per user, each through its own list of requests once, as fast as answers come`;
-  if (sc.executor === 'constant-vus') return `a closed load: ${sc.vus} connections, each asking again as soon as its answer is in`;
+  if (sc.exec === 'warm') return "opens every VU's connection (GET /healthz) before the load it is part of";
+  if (sc.executor === 'per-vu-iterations')
+    return `a closed loop: one VU per user, each through its own list of requests once, as fast as answers come`;
+  if (sc.executor === 'constant-vus')
+    return `a closed load: ${sc.vus} connections, each asking again as soon as its answer is in`;
   if (sc.executor === 'ramping-arrival-rate') return `a ramp: each stage moves to its arrival rate, then holds it`;
   return `k6's ${sc.executor}`;
 }
@@ -34,12 +36,15 @@ export function exportOptions(plan, baseUrls, { constant = true } = {}) {
     if (flat?.scenario && constant) {
       scenarios[name] = flat.scenario;
       leadPeriods[name] = flat.leadPeriods;
-      scenarioNotes[name] = `${flat.requests} arrivals at ${sc.startRate} r/s, the i-th at startTime + i/${sc.startRate} s: the model's schedule`;
+      scenarioNotes[name] =
+        `${flat.requests} arrivals at ${sc.startRate} r/s, the i-th at startTime + i/${sc.startRate} s: the model's schedule`;
     } else {
       scenarios[name] = sc;
       scenarioNotes[name] = flat?.scenario
         ? `${flat.requests} arrivals at ${sc.startRate} r/s held flat, then 0 r/s for a catch-up: k6 ends a constant-arrival-rate at its duration, so an arrival it is late to start is lost uncounted on a busy machine`
-        : flat && flat.why !== 'not a held rate' ? flat.why : asWritten(sc);
+        : flat && flat.why !== 'not a held rate'
+          ? flat.why
+          : asWritten(sc);
     }
   }
   const thresholdNotes = {};
@@ -57,10 +62,12 @@ export function exportOptions(plan, baseUrls, { constant = true } = {}) {
  */
 function oneArrivalMore(thresholds, notes, id) {
   for (const [metric, exprs] of Object.entries(thresholds)) {
-    if (!metric.startsWith(`http_reqs{case:${id}`) || !/[,}]/.test(metric.charAt(`http_reqs{case:${id}`.length))) continue;
+    if (!metric.startsWith(`http_reqs{case:${id}`) || !/[,}]/.test(metric.charAt(`http_reqs{case:${id}`.length)))
+      continue;
     const widened = exprs.map((e) => e.replace(/^count<=(\d+)$/, (_, n) => `count<=${Number(n) + 1}`));
     if (widened.every((e, i) => e === exprs[i])) continue;
     thresholds[metric] = widened;
-    notes[metric] = `${notes[metric] ?? metric}; top +1: constant-arrival-rate may start one arrival past its duration when k6 is late at its end`;
+    notes[metric] =
+      `${notes[metric] ?? metric}; top +1: constant-arrival-rate may start one arrival past its duration when k6 is late at its end`;
   }
 }

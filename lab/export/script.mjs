@@ -16,7 +16,13 @@ export const urlVariable = (service) => `${service.toUpperCase().replace(/[^A-Z0
 
 /** Every service a plan's VUs reach: its cases', its accounting's, its roles'. */
 export function planServices(plan) {
-  return [...new Set([...plan.cases.map((c) => c.service), ...(plan.accounting ? [plan.accounting.service] : []), ...Object.values(plan.roles ?? {}).flat()])];
+  return [
+    ...new Set([
+      ...plan.cases.map((c) => c.service),
+      ...(plan.accounting ? [plan.accounting.service] : []),
+      ...Object.values(plan.roles ?? {}).flat(),
+    ]),
+  ];
 }
 
 /** What the VUs read of the plan: its cases without what only the lab judges them by. */
@@ -27,25 +33,46 @@ function vuPlan(plan, leadPeriods, sample) {
     ...(leadPeriods[c.id] !== undefined ? { leadPeriods: leadPeriods[c.id] } : {}),
   }));
   const keep = ['experiment', 'suite', 'kind', 'factor', 'phase', 'accounting', 'roles', 'relayPercent'];
-  return { ...Object.fromEntries(keep.filter((k) => plan[k] !== undefined).map((k) => [k, plan[k]])), ...(sample ? { sample } : {}), cases };
+  return {
+    ...Object.fromEntries(keep.filter((k) => plan[k] !== undefined).map((k) => [k, plan[k]])),
+    ...(sample ? { sample } : {}),
+    cases,
+  };
 }
 
 /** The plan as data, one case per line. */
 function planCode({ cases, ...top }) {
-  const head = Object.entries(top).map(([k, v]) => `  ${k}: ${JSON.stringify(v)},\n`).join('');
+  const head = Object.entries(top)
+    .map(([k, v]) => `  ${k}: ${JSON.stringify(v)},\n`)
+    .join('');
   return `{\n${head}  cases: [\n${cases.map((c) => `    ${JSON.stringify(c)},\n`).join('')}  ],\n}`;
 }
 
 /** The kind's executor and plan-run.js, bundled with their imports but k6's: `{imports, code}`. */
 function bundledRun(root, kindName) {
   const lib = join(root, 'k6', 'lib');
-  if (!existsSync(join(lib, 'kinds', `${kindName}.js`))) throw new Error(`no executor k6/lib/kinds/${kindName}.js for plans of kind ${kindName}`);
+  if (!existsSync(join(lib, 'kinds', `${kindName}.js`)))
+    throw new Error(`no executor k6/lib/kinds/${kindName}.js for plans of kind ${kindName}`);
   const entry = `import executor from './kinds/${kindName}.js';\nimport { planRun } from './plan-run.js';\nexport const labRun = (plan, urls, scenarios) => planRun(plan, urls, executor, scenarios);\n`;
-  const out = buildSync({ stdin: { contents: entry, resolveDir: lib, sourcefile: 'export-entry.js' }, bundle: true, format: 'esm', platform: 'neutral', write: false, external: ['k6', 'k6/*'], legalComments: 'inline', logLevel: 'silent' });
+  const out = buildSync({
+    stdin: { contents: entry, resolveDir: lib, sourcefile: 'export-entry.js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    write: false,
+    external: ['k6', 'k6/*'],
+    legalComments: 'inline',
+    logLevel: 'silent',
+  });
   const text = out.outputFiles[0].text;
   const lines = text.split('\n').filter((l) => /^import .* from "k6(\/[a-z/-]+)?";$/.test(l));
-  const code = text.split('\n').filter((l) => !lines.includes(l)).join('\n').replace(/\nexport \{\n {2}labRun\n\};\n?$/, '\n');
-  if (code.includes('export {') || !code.includes('labRun')) throw new Error('esbuild bundled the executor in a shape the export does not know (an export left, or no labRun)');
+  const code = text
+    .split('\n')
+    .filter((l) => !lines.includes(l))
+    .join('\n')
+    .replace(/\nexport \{\n {2}labRun\n\};\n?$/, '\n');
+  if (code.includes('export {') || !code.includes('labRun'))
+    throw new Error('esbuild bundled the executor in a shape the export does not know (an export left, or no labRun)');
   return { imports: mergedImports(lines), code: code.trim() };
 }
 
@@ -62,10 +89,18 @@ function mergedImports(lines) {
     if (def) m.defaults.push(def);
     else m.named.push(...named.split(', '));
   }
-  return [...byModule].map(([mod, { defaults: [first, ...others], named }]) => {
-    const names = [...new Set([...others.map((d) => `default as ${d}`), ...named])];
-    return `import ${[first, names.length ? `{ ${names.join(', ')} }` : null].filter(Boolean).join(', ')} from "${mod}";`;
-  });
+  return [...byModule].map(
+    ([
+      mod,
+      {
+        defaults: [first, ...others],
+        named,
+      },
+    ]) => {
+      const names = [...new Set([...others.map((d) => `default as ${d}`), ...named])];
+      return `import ${[first, names.length ? `{ ${names.join(', ')} }` : null].filter(Boolean).join(', ')} from "${mod}";`;
+    },
+  );
 }
 
 /**
@@ -79,7 +114,9 @@ export function exportScript(root, plan, { ports, about }) {
   const options = exportOptions(plan, placeholders);
   const sample = plan.sampleBody ? JSON.parse(readFileSync(join(root, 'k6', plan.sampleBody), 'utf8')) : null;
   const { imports, code } = bundledRun(root, kindOfPlan(plan).name);
-  const urls = services.map((s) => `  ${JSON.stringify(s)}: __ENV.${urlVariable(s)} || \`\${BASE_URL}:${ports[s]}\`,`).join('\n');
+  const urls = services
+    .map((s) => `  ${JSON.stringify(s)}: __ENV.${urlVariable(s)} || \`\${BASE_URL}:${ports[s]}\`,`)
+    .join('\n');
   return `${about.map((l) => `// ${l}`.trimEnd()).join('\n')}
 ${imports.join('\n')}
 

@@ -44,15 +44,36 @@ export function runFigures(dir) {
   }
   const counts = new Map();
   for (const r of json(join(dir, 'counts.json'), [])) counts.set(`${r.case}|${r.status}`, r);
-  return { cases, byExperiment, experimentNames: new Set(Object.keys(experiments)), twice, counts, outcomes: json(join(dir, 'outcomes.json'), []), experiments };
+  return {
+    cases,
+    byExperiment,
+    experimentNames: new Set(Object.keys(experiments)),
+    twice,
+    counts,
+    outcomes: json(join(dir, 'outcomes.json'), []),
+    experiments,
+  };
 }
 
 /** A summary sub-metric's values by metric name and tags, whatever order k6 wrote the tags in. */
 export function summaryValues(metrics, metric, tags) {
-  const want = Object.entries(tags).map(([k, v]) => `${k}:${v}`).sort().join(',');
+  const want = Object.entries(tags)
+    .map(([k, v]) => `${k}:${v}`)
+    .sort()
+    .join(',');
   for (const [key, m] of Object.entries(metrics)) {
     const at = key.indexOf('{');
-    if (at < 0 ? key !== metric || want !== '' : key.slice(0, at) !== metric || key.slice(at + 1, -1).split(',').sort().join(',') !== want) continue;
+    if (
+      at < 0
+        ? key !== metric || want !== ''
+        : key.slice(0, at) !== metric ||
+          key
+            .slice(at + 1, -1)
+            .split(',')
+            .sort()
+            .join(',') !== want
+    )
+      continue;
     return m.values;
   }
   return null;
@@ -93,7 +114,9 @@ const ofCase = {
   limited: (figs, k) => (k.plan.limitedStatus ? requestsOf(figs, k, String(k.plan.limitedStatus)) : null),
   failed: failedOf,
   // k6's own share where its summary keeps one for the case, else from the counts.
-  failedShare: (figs, k) => summaryValues(k.metrics, 'http_req_failed', { case: k.id })?.rate ?? ratio(failedOf(figs, k), requestsOf(figs, k, 'all')),
+  failedShare: (figs, k) =>
+    summaryValues(k.metrics, 'http_req_failed', { case: k.id })?.rate ??
+    ratio(failedOf(figs, k), requestsOf(figs, k, 'all')),
   limitedShare: (figs, k) => (k.plan.limitedStatus ? ratio(ofCase.limited(figs, k), requestsOf(figs, k, 'all')) : null),
   proxyAccepted: (figs, k) => countOf(figs, k, '200', 'proxy'),
   proxyLimited: (figs, k) => countOf(figs, k, String(k.plan.limitedStatus), 'proxy'),
@@ -120,7 +143,12 @@ const COUNTS = new Set(['requests', 'accepted', 'limited', 'failed', 'proxyAccep
 // Series of requests that are not a plan's cases: health checks, warm-up, bookkeeping.
 const NOT_A_CASE = "not one of the plans' cases (health checks, warm-up and bookkeeping are not counted)";
 
-const OUTCOME_FIELDS = { pass: (f) => (f.pass ? 1 : 0), measured: (f) => f.measured, expected_low: (f) => f.lo, expected_high: (f) => f.hi };
+const OUTCOME_FIELDS = {
+  pass: (f) => (f.pass ? 1 : 0),
+  measured: (f) => f.measured,
+  expected_low: (f) => f.lo,
+  expected_high: (f) => f.hi,
+};
 
 /**
  * The run's figure for one series ({labels} and its truth), {value} or {none: why}. A series of
@@ -135,7 +163,8 @@ export function figureFor(figs, truth, labels, experiment = null) {
   if (id === undefined) return { none: 'the series has no case label' };
   // The experiment the chart or series is of, where it says: case ids are unique only within one.
   const of = experiment ?? labels.experiment;
-  if (!of && figs.twice.has(id)) return { none: `case '${id}' is in two experiments of this run, and the chart adds them up` };
+  if (!of && figs.twice.has(id))
+    return { none: `case '${id}' is in two experiments of this run, and the chart adds them up` };
   const kase = of ? figs.byExperiment.get(`${of}/${id}`) : figs.cases.get(id);
   if (!kase) return { none: NOT_A_CASE, series: id };
   const k = { ...kase, id };
@@ -143,10 +172,17 @@ export function figureFor(figs, truth, labels, experiment = null) {
   if (truth.figure === 'summary') {
     const tags = Object.fromEntries(truth.by.map((b) => [b, labels[b]]));
     value = summaryValues(k.metrics, truth.metric, tags)?.[truth.stat] ?? null;
-    if (value === null) return { none: `k6's summary has no ${truth.metric}{${Object.entries(tags).map(([a, b]) => `${a}:${b}`).join(',')}}` };
+    if (value === null)
+      return {
+        none: `k6's summary has no ${truth.metric}{${Object.entries(tags)
+          .map(([a, b]) => `${a}:${b}`)
+          .join(',')}}`,
+      };
   } else if (truth.figure === 'outcome') {
-    const f = figs.outcomes.find((o) => o.case === `${k.experiment}/${id}`)?.figures?.find((x) => x.measure === labels.measure);
-    value = f ? OUTCOME_FIELDS[truth.field](f) ?? null : null;
+    const f = figs.outcomes
+      .find((o) => o.case === `${k.experiment}/${id}`)
+      ?.figures?.find((x) => x.measure === labels.measure);
+    value = f ? (OUTCOME_FIELDS[truth.field](f) ?? null) : null;
   } else if (ofCase[truth.figure]) {
     value = ofCase[truth.figure](figs, k, labels);
   } else if (RETIRED[truth.figure]) {
@@ -154,7 +190,9 @@ export function figureFor(figs, truth, labels, experiment = null) {
   } else {
     throw new Error(`no run figure named '${truth.figure}' (lab/judge/chart-truth.mjs lists them)`);
   }
-  return value === null || value === undefined ? { none: `the run has no ${truth.figure} figure for case '${id}'` } : { value };
+  return value === null || value === undefined
+    ? { none: `the run has no ${truth.figure} figure for case '${id}'` }
+    : { value };
 }
 
 /** A series' points [[x (ms or s), y], ...] read as its truth says; `stepS` the store's step. */
@@ -170,7 +208,8 @@ export function readSeries(points, read, stepS = 1) {
 }
 
 /** The chart's value in the figure's units: a time chart in seconds against a figure in ms. */
-const inFigureUnits = (value, unit, figure) => (unit === 's' && /Ms$|^p9\d$|^summary$/.test(figure) ? value * 1000 : value);
+const inFigureUnits = (value, unit, figure) =>
+  unit === 's' && /Ms$|^p9\d$|^summary$/.test(figure) ? value * 1000 : value;
 
 /** Does a chart's value meet the figure, as its relation says ('=' by default, '<=' or '>=' for a bound)? */
 export function meets(chartValue, runValue, relation = '=') {
@@ -187,20 +226,42 @@ export function meets(chartValue, runValue, relation = '=') {
 export function checkSeries(figs, { label, labels, points, truth, unit, stepS, experiment = null }) {
   if (truth.none) return { series: label, verdict: 'no figure', reason: truth.none };
   const fig = figureFor(figs, truth, labels, experiment);
-  if (fig.none) return { series: label, figure: truth.figure, verdict: 'no figure', reason: fig.none, ...(fig.series ? { other: fig.series } : {}) };
+  if (fig.none)
+    return {
+      series: label,
+      figure: truth.figure,
+      verdict: 'no figure',
+      reason: fig.none,
+      ...(fig.series ? { other: fig.series } : {}),
+    };
   let read = readSeries(points, truth.read, stepS);
   // A count with no series drawn is a count of none: nothing limited draws no line.
   if (read === null && fig.value === 0 && COUNTS.has(truth.figure)) read = 0;
-  if (read === null) return { series: label, figure: truth.figure, run: fig.value, verdict: 'DISAGREE', reason: 'the chart has no value' };
+  if (read === null)
+    return {
+      series: label,
+      figure: truth.figure,
+      run: fig.value,
+      verdict: 'DISAGREE',
+      reason: 'the chart has no value',
+    };
   const shown = inFigureUnits(read, unit, truth.figure);
   const ok = meets(shown, fig.value, truth.relation);
-  return { series: label, figure: truth.figure, shown, run: fig.value, relation: truth.relation || '=', verdict: ok ? 'agree' : 'DISAGREE' };
+  return {
+    series: label,
+    figure: truth.figure,
+    shown,
+    run: fig.value,
+    relation: truth.relation || '=',
+    verdict: ok ? 'agree' : 'DISAGREE',
+  };
 }
 
 /** The step of a query's points in seconds: the least spacing of any of its series (1 s if none). */
 export function stepOf(data) {
   let least = Infinity;
-  for (const d of data || []) for (let i = 1; i < d.points.length; i += 1) least = Math.min(least, d.points[i][0] - d.points[i - 1][0]);
+  for (const d of data || [])
+    for (let i = 1; i < d.points.length; i += 1) least = Math.min(least, d.points[i][0] - d.points[i - 1][0]);
   return Number.isFinite(least) && least > 0 ? least / 1000 : 1;
 }
 
@@ -215,7 +276,12 @@ export function checkBoards(entries, figs) {
     const { truth } = e;
     const base = { where: e.board, chart: e.panel, refId: e.refId };
     if (!truth) {
-      rows.push({ ...base, series: '-', verdict: 'no figure', reason: 'no truth declared for its query when it ran (dashboards/src)' });
+      rows.push({
+        ...base,
+        series: '-',
+        verdict: 'no figure',
+        reason: 'no truth declared for its query when it ran (dashboards/src)',
+      });
       continue;
     }
     if (truth.none) {
@@ -225,20 +291,39 @@ export function checkBoards(entries, figs) {
     const stepS = stepOf(e.data);
     // An experiment's own board (uid lab-<experiment>) shows only its cases.
     const experiment = [...figs.experimentNames].find((x) => e.uid === `lab-${x}`) ?? null;
-    for (const d of e.data || []) rows.push({ ...base, ...checkSeries(figs, { label: seriesName(e.legend, d.labels), labels: d.labels || {}, points: d.points, truth, unit: e.unit, stepS, experiment }) });
+    for (const d of e.data || [])
+      rows.push({
+        ...base,
+        ...checkSeries(figs, {
+          label: seriesName(e.legend, d.labels),
+          labels: d.labels || {},
+          points: d.points,
+          truth,
+          unit: e.unit,
+          stepS,
+          experiment,
+        }),
+      });
   }
   return rows;
 }
 
 /** A series named by its labels, as a legend would (but every label, so that it is unambiguous). */
-const seriesName = (legend, labels = {}) => Object.entries(labels).filter(([k]) => !['__name__'].includes(k)).map(([k, v]) => `${k}=${v}`).join(' ') || legend || 'value';
+const seriesName = (legend, labels = {}) =>
+  Object.entries(labels)
+    .filter(([k]) => !['__name__'].includes(k))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ') ||
+  legend ||
+  'value';
 
 /** Per chart: series checked, agreeing, disagreeing and with no figure (the reasons), for a table. */
 export function truthSummary(rows) {
   const by = new Map();
   for (const r of rows) {
     const key = `${r.where}\u0000${r.chart}`;
-    if (!by.has(key)) by.set(key, { where: r.where, chart: r.chart, agree: 0, disagree: 0, none: 0, reasons: new Map() });
+    if (!by.has(key))
+      by.set(key, { where: r.where, chart: r.chart, agree: 0, disagree: 0, none: 0, reasons: new Map() });
     const s = by.get(key);
     if (r.verdict === 'agree') s.agree += 1;
     else if (r.verdict === 'DISAGREE') s.disagree += 1;
@@ -248,11 +333,15 @@ export function truthSummary(rows) {
       if (r.other) s.reasons.get(r.reason).push(r.other);
     }
   }
-  return [...by.values()].map((s) => ({ ...s, reasons: [...s.reasons].map(([why, who]) => (who.length ? `${who.join(', ')}: ${why}` : why)) }));
+  return [...by.values()].map((s) => ({
+    ...s,
+    reasons: [...s.reasons].map(([why, who]) => (who.length ? `${who.join(', ')}: ${why}` : why)),
+  }));
 }
 
 /** A disagreement in words: where, the chart, the series and both figures. */
-export const disagreement = (r) => `${r.where} / ${r.chart} / ${r.series}: the chart says ${fmt(r.shown)} (${r.figure}), the run ${r.relation && r.relation !== '=' ? `${r.relation} ` : ''}${fmt(r.run)}${r.reason ? ` (${r.reason})` : ''}`;
+export const disagreement = (r) =>
+  `${r.where} / ${r.chart} / ${r.series}: the chart says ${fmt(r.shown)} (${r.figure}), the run ${r.relation && r.relation !== '=' ? `${r.relation} ` : ''}${fmt(r.run)}${r.reason ? ` (${r.reason})` : ''}`;
 
 const fmt = (v) => (typeof v === 'number' ? String(Math.round(v * 1e6) / 1e6) : String(v));
 
@@ -274,12 +363,30 @@ export function checkCharts(charts, figs, where, experiment = null) {
     const base = { where, chart: spec.title };
     const declared = spec.series.map((s, i) => ({ s, i })).filter(({ s }) => s.truth);
     if (!declared.length) {
-      rows.push({ ...base, series: '-', verdict: 'no figure', reason: spec.noTruth || 'the chart declares no run figure' });
+      rows.push({
+        ...base,
+        series: '-',
+        verdict: 'no figure',
+        reason: spec.noTruth || 'the chart declares no run figure',
+      });
       continue;
     }
     const all = declared.map(({ i }) => ({ points: chartPoints(spec, i) }));
     const stepS = stepOf(all);
-    declared.forEach(({ s }, n) => rows.push({ ...base, ...checkSeries(figs, { label: s.label, labels: s.labels || {}, points: all[n].points, truth: s.truth, unit: spec.unit, stepS, experiment }) }));
+    declared.forEach(({ s }, n) =>
+      rows.push({
+        ...base,
+        ...checkSeries(figs, {
+          label: s.label,
+          labels: s.labels || {},
+          points: all[n].points,
+          truth: s.truth,
+          unit: spec.unit,
+          stepS,
+          experiment,
+        }),
+      }),
+    );
   }
   return rows;
 }

@@ -47,7 +47,12 @@ export function judgedRowsTable(experiment, phases = (p) => [p]) {
       if (!groups.has(key)) groups.set(key, { cells, ids: [] });
       groups.get(key).ids.push(name.split('/')[1]);
     }
-    for (const { cells, ids } of groups.values()) rows.push([suite, ids.length === whole.cases.length && ids.length > 1 ? `all ${ids.length}` : ids.join(', '), ...cells]);
+    for (const { cells, ids } of groups.values())
+      rows.push([
+        suite,
+        ids.length === whole.cases.length && ids.length > 1 ? `all ${ids.length}` : ids.join(', '),
+        ...cells,
+      ]);
   }
   return table(['suite', 'cases', 'judged (ok or FAIL)', 'shown'], rows);
 }

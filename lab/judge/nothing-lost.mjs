@@ -35,7 +35,9 @@ export async function proxyCounts(plan, kind, topology) {
   for (const service of new Set(plan.cases.map((c) => c.service))) {
     const s = topology.services[service];
     if (!s.metrics) continue;
-    const res = await fetch(`http://127.0.0.1:${s.ports[s.metrics.port]}${s.metrics.path}`, { signal: AbortSignal.timeout(5000) });
+    const res = await fetch(`http://127.0.0.1:${s.ports[s.metrics.port]}${s.metrics.path}`, {
+      signal: AbortSignal.timeout(5000),
+    });
     const samples = parsePrometheusText(await res.text());
     const mine = plan.cases.filter((c) => c.service === service);
     const limited = Object.fromEntries(mine.map((c) => [c.id, String(c.limitedStatus)]));
@@ -98,7 +100,9 @@ async function getJson(url) {
 
 /** An instant PromQL query: [{labels, value}]. */
 export async function promQuery(url, q) {
-  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(15_000) });
+  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, {
+    signal: AbortSignal.timeout(15_000),
+  });
   const body = await res.json();
   if (body.status !== 'success') throw new Error(`Prometheus: ${body.error || res.status}`);
   return body.data.result.map((r) => ({ labels: r.metric, value: Number(r.value[1]) }));
@@ -112,7 +116,7 @@ export async function promQuery(url, q) {
  * whichever outputs k6 streamed to (`streams` is kept for the callers, and no longer decides);
  * without an InfluxDB URL (a verdict from Prometheus alone) `influx` is null, no say.
  */
-export async function storeCounts(urls, testid, experiment, streams = ['influx', 'prometheus'], app = null) {
+export async function storeCounts(urls, testid, experiment, _streams = ['influx', 'prometheus'], app = null) {
   const prometheus = {};
   const q = `sum by (case, status) (last_over_time(k6_http_reqs_total{testid="${testid}", experiment="${experiment}"}[${RUN_LOOKBACK}]))`;
   const p = await getJson(`${urls.prometheus}/api/v1/query?query=${encodeURIComponent(q)}`);
@@ -149,22 +153,38 @@ export async function forwardedCounts(urls, testid, experiment, prometheus) {
     await new Promise((res) => setTimeout(res, 500));
   }
 }
-const sorted = (byCase) => Object.keys(byCase).sort().map((k) => [k, Object.entries(byCase[k]).filter(([st]) => st !== APP).sort()]);
+const sorted = (byCase) =>
+  Object.keys(byCase)
+    .sort()
+    .map((k) => [
+      k,
+      Object.entries(byCase[k])
+        .filter(([st]) => st !== APP)
+        .sort(),
+    ]);
 
 /** Rows case | status | k6 | Prometheus | InfluxDB | proxy | agree, and whether all agree. */
 export function countsTable(plan, k6, stores, proxy) {
   const rows = [];
   let agree = true;
-  const sum = (byStatus) => Object.entries(byStatus || {}).filter(([k]) => k !== APP).reduce((a, [, b]) => a + b, 0);
+  const sum = (byStatus) =>
+    Object.entries(byStatus || {})
+      .filter(([k]) => k !== APP)
+      .reduce((a, [, b]) => a + b, 0);
   for (const c of plan.cases.filter((x) => k6[x.id])) {
     for (const status of Object.keys(k6[c.id])) {
       // A source that never counts what the application served (InfluxDB) has no say in that row.
       const has = (src) => src && (status !== APP || Object.values(src).some((byStatus) => APP in byStatus));
-      const pick = (src) => (has(src) ? (status === 'all' ? sum(src[c.id]) : src[c.id]?.[status] ?? 0) : null);
+      const pick = (src) => (has(src) ? (status === 'all' ? sum(src[c.id]) : (src[c.id]?.[status] ?? 0)) : null);
       const figures = [k6[c.id][status], pick(stores.prometheus), pick(stores.influx), pick(proxy)];
       const same = figures.every((f) => f === null || f === figures[0]);
       agree &&= same;
-      rows.push([`${plan.experiment}/${c.id}`, status, ...figures.map((f) => (f === null ? '-' : String(f))), same ? 'ok' : 'LOST']);
+      rows.push([
+        `${plan.experiment}/${c.id}`,
+        status,
+        ...figures.map((f) => (f === null ? '-' : String(f))),
+        same ? 'ok' : 'LOST',
+      ]);
     }
   }
   return { rows, agree, head: COUNTS_HEAD };

@@ -10,7 +10,9 @@ import { within } from './table.mjs';
 /** Did k6 pass every threshold it was given for a case (a metric it never saw is not a failure)? */
 export function k6Passed(summary, thresholds) {
   const metrics = summary?.metrics || {};
-  return Object.entries(thresholds).every(([name, exprs]) => exprs.every((x) => metrics[name]?.thresholds?.[x]?.ok !== false));
+  return Object.entries(thresholds).every(([name, exprs]) =>
+    exprs.every((x) => metrics[name]?.thresholds?.[x]?.ok !== false),
+  );
 }
 
 /** A value of k6's summary: a sub-metric's stat, or `dflt` when k6 has none. */
@@ -20,7 +22,8 @@ export const summaryValue = (summary, name, stat, dflt = null) => summary?.metri
 export const judgedWithin = (shown, key, value, expected) => (shown[key] ? null : within(value, expected[key]));
 
 /** Checks printed as one row: FAIL if a judged one failed, shown if none is judged. */
-export const allOf = (...checks) => (checks.every((x) => x === null) ? null : checks.every((x) => x === null || x === true));
+export const allOf = (...checks) =>
+  checks.every((x) => x === null) ? null : checks.every((x) => x === null || x === true);
 
 /**
  * One judged figure of a case, as the stores and the results pages take it: the measure, the
@@ -28,7 +31,11 @@ export const allOf = (...checks) => (checks.every((x) => x === null) ? null : ch
  * A shown check (null) makes no figure: `judgedFigures` leaves it out.
  */
 export const figure = (measure, range, measured, pass) => ({
-  measure, lo: range?.lo ?? null, hi: range?.hi ?? null, measured: Number.isFinite(measured) ? measured : null, pass: pass === null ? null : Boolean(pass),
+  measure,
+  lo: range?.lo ?? null,
+  hi: range?.hi ?? null,
+  measured: Number.isFinite(measured) ? measured : null,
+  pass: pass === null ? null : Boolean(pass),
 });
 export const judgedFigures = (figures) => figures.filter((f) => f.pass !== null);
 
@@ -41,6 +48,11 @@ export function outcome({ plan, c, params, measured, checks, summary, thresholds
     expected: c.expected,
     measured,
     checks,
-    pass: summary != null && k6Passed(summary, thresholds) && Object.values(checks).filter((x) => x !== null).every(Boolean),
+    pass:
+      summary != null &&
+      k6Passed(summary, thresholds) &&
+      Object.values(checks)
+        .filter((x) => x !== null)
+        .every(Boolean),
   };
 }

@@ -22,7 +22,8 @@ function moved(value, whole, f) {
 /** The judged checks a plan fails on the recorded phase, as 'case measure', for the cases of `target`. */
 function failures(plan, measured, target) {
   const { outcomes } = kinds.limiter.judge(plan, measured);
-  return outcomes.filter((o, i) => plan.cases[i].target === target)
+  return outcomes
+    .filter((o, i) => plan.cases[i].target === target)
     .flatMap((o) => ['ok', 'limited', 'latency'].filter((k) => o.checks[k] === false).map((k) => `${o.case} ${k}`));
 }
 
@@ -35,7 +36,12 @@ export function replaySensitivity(run) {
   for (const e of run.experiments) {
     const phase = e.phases[0];
     if (!phase?.sends) continue;
-    const base = makePlan({ experiment: e.name, suite: run.info.suite, factor: run.info.factor, overrides: run.info.knobs?.[e.name] ?? {} });
+    const base = makePlan({
+      experiment: e.name,
+      suite: run.info.suite,
+      factor: run.info.factor,
+      overrides: run.info.knobs?.[e.name] ?? {},
+    });
     const measured = measuredFromFolder({ ...phase, plan: base });
     for (const target of experimentNamed(e.name).targets(base.policy)) {
       const ran = base.cases.filter((c) => c.target === target.id);
@@ -47,14 +53,23 @@ export function replaySensitivity(run) {
           for (const f of STEPS) {
             const policy = { ...target.policy, [field]: moved(target.policy[field], sort === 'whole', dir * f) };
             if (policy[field] === target.policy[field]) continue;
-            const failed = failures({ ...base, targetPolicies: { [target.id]: policy } }, measured, target.id).filter((x) => !unchanged.includes(x));
+            const failed = failures({ ...base, targetPolicies: { [target.id]: policy } }, measured, target.id).filter(
+              (x) => !unchanged.includes(x),
+            );
             if (failed.length) {
               found[dir < 0 ? 'down' : 'up'] = { step: f, value: policy[field], failed };
               break;
             }
           }
         }
-        rows.push({ experiment: e.name, target: target.id, field, value: target.policy[field], cases: ran.length, ...found });
+        rows.push({
+          experiment: e.name,
+          target: target.id,
+          field,
+          value: target.policy[field],
+          cases: ran.length,
+          ...found,
+        });
       }
     }
   }

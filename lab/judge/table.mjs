@@ -32,7 +32,14 @@ export const CASE_HEAD = ['case', 'measure', 'seed', 'expected', 'measured', 'pa
 export function formatTable(rows, head = CASE_HEAD) {
   const all = [head, ...rows].map((r) => r.map(String));
   const w = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  return all.map((r) => r.map((c, i) => c.padEnd(w[i])).join('  ').trimEnd()).join('\n');
+  return all
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(w[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** Rows for one case: the case's name on its first row only, the pass mark last. */
@@ -46,11 +53,25 @@ export function caseRows(name, rows) {
  */
 export function failedLines(outcomes) {
   const num = (x) => (typeof x === 'number' ? String(Number(x.toPrecision(4))) : String(x));
-  return outcomes.filter((o) => !o.pass).flatMap((o) => {
-    const figs = (o.figures || []).filter((f) => f.pass === false);
-    if (!figs.length) return [`  ${o.case}: failed (${Object.entries(o.checks || {}).filter(([, v]) => v === false).map(([k]) => k).join(', ') || 'no figure recorded'})`];
-    const bounds = (f) => (f.lo != null && f.lo === f.hi ? `${num(f.lo)}`
-      : [f.lo == null ? null : `>= ${num(f.lo)}`, f.hi == null ? null : `<= ${num(f.hi)}`].filter(Boolean).join(' and '));
-    return figs.map((f) => `  ${o.case}: ${f.measure} ${num(f.measured)}, expected ${bounds(f)}`);
-  });
+  return outcomes
+    .filter((o) => !o.pass)
+    .flatMap((o) => {
+      const figs = (o.figures || []).filter((f) => f.pass === false);
+      if (!figs.length)
+        return [
+          `  ${o.case}: failed (${
+            Object.entries(o.checks || {})
+              .filter(([, v]) => v === false)
+              .map(([k]) => k)
+              .join(', ') || 'no figure recorded'
+          })`,
+        ];
+      const bounds = (f) =>
+        f.lo != null && f.lo === f.hi
+          ? `${num(f.lo)}`
+          : [f.lo == null ? null : `>= ${num(f.lo)}`, f.hi == null ? null : `<= ${num(f.hi)}`]
+              .filter(Boolean)
+              .join(' and ');
+      return figs.map((f) => `  ${o.case}: ${f.measure} ${num(f.measured)}, expected ${bounds(f)}`);
+    });
 }

@@ -11,7 +11,9 @@ export async function verdict(url, testid, plans) {
   for (const plan of plans) {
     const kind = kindFor(plan);
     if (!kind.summaryFromPrometheus) {
-      const able = Object.values(experiments).filter((e) => kinds[e.kind].summaryFromPrometheus).map((e) => e.name);
+      const able = Object.values(experiments)
+        .filter((e) => kinds[e.kind].summaryFromPrometheus)
+        .map((e) => e.name);
       throw new Error(`verdict judges the ${able.join(', ')} experiments; ${plan.experiment} is a ${kind.name} plan`);
     }
     judged.push(kind.judge(plan, { summary: await kind.summaryFromPrometheus(url, testid, plan) }));

@@ -56,17 +56,25 @@ const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
  */
 export function namespaceOf(testid) {
   if (typeof testid !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(testid)) {
-    throw new Error(`testid '${String(testid).slice(0, 80)}' cannot name Kubernetes objects: only lowercase letters, digits and '-' inside (like 20261123-091050-spike-k8s)`);
+    throw new Error(
+      `testid '${String(testid).slice(0, 80)}' cannot name Kubernetes objects: only lowercase letters, digits and '-' inside (like 20261123-091050-spike-k8s)`,
+    );
   }
   const ns = `lab-${testid}`;
-  if (ns.length > 63) throw new Error(`namespace '${ns}' is ${ns.length} characters: a namespace name is a DNS label of at most 63; use a shorter run name`);
+  if (ns.length > 63)
+    throw new Error(
+      `namespace '${ns}' is ${ns.length} characters: a namespace name is a DNS label of at most 63; use a shorter run name`,
+    );
   return ns;
 }
 
 /** An object's name with the testid, refused when it is no DNS label of at most `max` characters. */
 function nameWith(base, testid, max = 63) {
   const name = `${base}-${testid}`;
-  if (name.length > max || !DNS_LABEL.test(name)) throw new Error(`Kubernetes name '${name}' is not a DNS label of at most ${max} characters (lowercase letters, digits, '-'; a letter first): use a shorter run name`);
+  if (name.length > max || !DNS_LABEL.test(name))
+    throw new Error(
+      `Kubernetes name '${name}' is not a DNS label of at most ${max} characters (lowercase letters, digits, '-'; a letter first): use a shorter run name`,
+    );
   return name;
 }
 
@@ -82,7 +90,13 @@ const runsErlang = (s) => String((s.docker.command || [])[0] || '').startsWith('
  * and the Erlang filter's sources where the stack runs it (compiled in the pod).
  */
 function labFiles(root, profile, services) {
-  const list = (dir, re) => (existsSync(join(root, dir)) ? readdirSync(join(root, dir), { recursive: true }).map(String).filter((f) => re.test(f)).map((f) => join(dir, f)) : []);
+  const list = (dir, re) =>
+    existsSync(join(root, dir))
+      ? readdirSync(join(root, dir), { recursive: true })
+          .map(String)
+          .filter((f) => re.test(f))
+          .map((f) => join(dir, f))
+      : [];
   return [
     ...list('stacks/lib', /\.lua$/),
     ...list(`stacks/${profile}`, /\.lua$/),
@@ -103,7 +117,9 @@ function checkPortable(service, where, text, ownPorts) {
     if (m[1] && ownPorts.includes(Number(m[1]))) continue;
     const line = text.slice(0, m.index).split('\n').length;
     if (/^\s*#/.test(text.split('\n')[line - 1])) continue;
-    throw new Error(`${service}: ${where} line ${line} names 127.0.0.1 ('${text.split('\n')[line - 1].trim()}'): in a pod that is the pod itself; this experiment cannot run on Kubernetes until it addresses its neighbours as {{at.<service>}}`);
+    throw new Error(
+      `${service}: ${where} line ${line} names 127.0.0.1 ('${text.split('\n')[line - 1].trim()}'): in a pod that is the pod itself; this experiment cannot run on Kubernetes until it addresses its neighbours as {{at.<service>}}`,
+    );
   }
 }
 
@@ -120,7 +136,13 @@ function resourcesOf(capsText) {
 /** The pod-level part of the `restricted` standard, and no API token in the pod. */
 const podSecurity = (uid) => ({
   automountServiceAccountToken: false,
-  securityContext: { runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, fsGroup: uid, seccompProfile: { type: 'RuntimeDefault' } },
+  securityContext: {
+    runAsNonRoot: true,
+    runAsUser: uid,
+    runAsGroup: uid,
+    fsGroup: uid,
+    seccompProfile: { type: 'RuntimeDefault' },
+  },
 });
 
 /** The container-level part: no privilege, no escalation, no capabilities, a read-only root. */
@@ -151,9 +173,14 @@ const pullPolicy = (image) => (image.includes('@sha256:') ? 'IfNotPresent' : 'Al
  * - CKV_K8S_43 (image by digest) where an image has no digest to pin (see pullPolicy).
  */
 function checkovSkips(images) {
-  const skips = ['CKV_K8S_8=a load test measures the server as it is: a liveness restart in the middle of a run would hide the failure the run must show; the readiness probe keeps traffic off a pod until it answers'];
+  const skips = [
+    'CKV_K8S_8=a load test measures the server as it is: a liveness restart in the middle of a run would hide the failure the run must show; the readiness probe keeps traffic off a pod until it answers',
+  ];
   const undigested = [...new Set(images.filter((i) => !i.includes('@sha256:')))];
-  if (undigested.length) skips.push(`CKV_K8S_43=${undigested.join(', ')}: pinned to an exact version tag only, no registry digest could be read for it when the lab pinned its images (docker-compose.yml says so beside it); pulled Always`);
+  if (undigested.length)
+    skips.push(
+      `CKV_K8S_43=${undigested.join(', ')}: pinned to an exact version tag only, no registry digest could be read for it when the lab pinned its images (docker-compose.yml says so beside it); pulled Always`,
+    );
   return { annotations: Object.fromEntries(skips.map((s, i) => [`checkov.io/skip${i + 1}`, s])) };
 }
 
@@ -164,7 +191,17 @@ function checkovSkips(images) {
  * level's caps where the service declares caps); a Service for its ports but the admin one;
  * and a NetworkPolicy letting the lab's pods reach those ports only.
  */
-function serviceObjects({ root, s, view, labFilesName, capsText, testid, namespace, labels: runLabels, files: labFileList }) {
+function serviceObjects({
+  root,
+  s,
+  view,
+  labFilesName,
+  capsText,
+  testid,
+  namespace,
+  labels: runLabels,
+  files: labFileList,
+}) {
   const labels = { ...runLabels, 'app.kubernetes.io/name': s.name, 'app.kubernetes.io/component': s.profiles[0] };
   const meta = (name, extra = {}) => ({ name, namespace, labels, ...extra });
   const files = Object.fromEntries(Object.values(renderedConfigs(root, s, view)).map(({ file, text }) => [file, text]));
@@ -190,32 +227,52 @@ function serviceObjects({ root, s, view, labFilesName, capsText, testid, namespa
       // The checkout: the files the pod reads, from the shared ConfigMap. Node pods get a
       // writable copy with their packages installed by an init container, and so does a
       // service that writes into the checkout in Docker too (Erlang compiles into it).
-      volumes.push({ name: 'lab-files', configMap: { name: labFilesName, items: labFileList.map((f) => ({ key: keyOf(f), path: f, ...(f.endsWith('.sh') ? { mode: 0o755 } : {}) })) } });
+      volumes.push({
+        name: 'lab-files',
+        configMap: {
+          name: labFilesName,
+          items: labFileList.map((f) => ({ key: keyOf(f), path: f, ...(f.endsWith('.sh') ? { mode: 0o755 } : {}) })),
+        },
+      });
       if (isNode || mode !== 'ro') {
         volumes.push({ name: 'lab', emptyDir: { sizeLimit: '512Mi' } });
         mounts.push({ name: 'lab', mountPath: to });
         const copy = 'cp -rL /lab-files/. .';
-        initContainers = [{
-          name: isNode ? 'npm-ci' : 'copy-lab',
-          image: s.docker.image,
-          imagePullPolicy: pullPolicy(s.docker.image),
-          workingDir: to,
-          command: ['sh', '-c', isNode ? `${copy} && npm ci --omit=dev --ignore-scripts --no-audit --no-fund` : copy],
-          env: [{ name: 'HOME', value: '/tmp' }, ...(isNode ? [{ name: 'npm_config_cache', value: '/tmp/.npm' }] : [])],
-          resources: isNode ? NPM_CI_RESOURCES : COPY_RESOURCES,
-          securityContext: containerSecurity(SERVER_UID),
-          volumeMounts: [{ name: 'lab-files', mountPath: '/lab-files', readOnly: true }, { name: 'lab', mountPath: to }, { name: 'tmp', mountPath: '/tmp' }],
-        }];
+        initContainers = [
+          {
+            name: isNode ? 'npm-ci' : 'copy-lab',
+            image: s.docker.image,
+            imagePullPolicy: pullPolicy(s.docker.image),
+            workingDir: to,
+            command: ['sh', '-c', isNode ? `${copy} && npm ci --omit=dev --ignore-scripts --no-audit --no-fund` : copy],
+            env: [
+              { name: 'HOME', value: '/tmp' },
+              ...(isNode ? [{ name: 'npm_config_cache', value: '/tmp/.npm' }] : []),
+            ],
+            resources: isNode ? NPM_CI_RESOURCES : COPY_RESOURCES,
+            securityContext: containerSecurity(SERVER_UID),
+            volumeMounts: [
+              { name: 'lab-files', mountPath: '/lab-files', readOnly: true },
+              { name: 'lab', mountPath: to },
+              { name: 'tmp', mountPath: '/tmp' },
+            ],
+          },
+        ];
       } else {
         mounts.push({ name: 'lab-files', mountPath: to, readOnly: true });
       }
     } else if (from.startsWith(`./.lab/rendered/${s.name}`)) {
       const file = relative(`./.lab/rendered/${s.name}`, from);
       volumes.push({ name: 'config', configMap: { name: configName } });
-      mounts.push(file ? { name: 'config', mountPath: to, subPath: file, readOnly: true } : { name: 'config', mountPath: to, readOnly: true });
+      mounts.push(
+        file
+          ? { name: 'config', mountPath: to, subPath: file, readOnly: true }
+          : { name: 'config', mountPath: to, readOnly: true },
+      );
     }
   }
-  if (Object.keys(files).length) objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(configName), data: files });
+  if (Object.keys(files).length)
+    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(configName), data: files });
   const http = new URL(renderText(s.ready, view));
   const container = {
     name: s.name,
@@ -240,7 +297,12 @@ function serviceObjects({ root, s, view, labFilesName, capsText, testid, namespa
       selector: { matchLabels: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid } },
       template: {
         metadata: { labels: { ...labels, ...(isNode ? { 'lab/egress': 'npm-registry' } : {}) } },
-        spec: { ...podSecurity(SERVER_UID), ...(initContainers.length ? { initContainers } : {}), containers: [container], volumes },
+        spec: {
+          ...podSecurity(SERVER_UID),
+          ...(initContainers.length ? { initContainers } : {}),
+          containers: [container],
+          volumes,
+        },
       },
     },
   });
@@ -250,7 +312,10 @@ function serviceObjects({ root, s, view, labFilesName, capsText, testid, namespa
     apiVersion: 'v1',
     kind: 'Service',
     metadata: meta(name),
-    spec: { selector: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid }, ports: served.map(([port, number]) => ({ name: port, port: number, targetPort: number })) },
+    spec: {
+      selector: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid },
+      ports: served.map(([port, number]) => ({ name: port, port: number, targetPort: number })),
+    },
   });
   objects.push({
     apiVersion: 'networking.k8s.io/v1',
@@ -259,7 +324,12 @@ function serviceObjects({ root, s, view, labFilesName, capsText, testid, namespa
     spec: {
       podSelector: { matchLabels: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid } },
       policyTypes: ['Ingress'],
-      ingress: [{ from: [{ podSelector: { matchLabels: { ...PART_OF, 'lab/testid': testid } } }], ports: served.map(([, number]) => ({ protocol: 'TCP', port: number })) }],
+      ingress: [
+        {
+          from: [{ podSelector: { matchLabels: { ...PART_OF, 'lab/testid': testid } } }],
+          ports: served.map(([, number]) => ({ protocol: 'TCP', port: number })),
+        },
+      ],
     },
   });
   return objects;
@@ -276,9 +346,20 @@ function networkPolicies({ namespace, testid, labels, prometheus, hasNode }) {
   const lab = { podSelector: { matchLabels: { ...PART_OF, 'lab/testid': testid } } };
   const promUrl = new URL(prometheus);
   const promPort = Number(promUrl.port || (promUrl.protocol === 'https:' ? 443 : 80));
-  const dns = { to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] };
+  const dns = {
+    to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+    ports: [
+      { protocol: 'UDP', port: 53 },
+      { protocol: 'TCP', port: 53 },
+    ],
+  };
   const out = [
-    { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta('default-deny'), spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } },
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: meta('default-deny'),
+      spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] },
+    },
     {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
@@ -292,7 +373,15 @@ function networkPolicies({ namespace, testid, labels, prometheus, hasNode }) {
       spec: {
         podSelector: { matchLabels: { 'lab/testid': testid, 'lab/role': 'k6' } },
         policyTypes: ['Ingress', 'Egress'],
-        ingress: [{ from: [lab, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': K6_OPERATOR_NAMESPACE } } }], ports: [{ protocol: 'TCP', port: K6_API_PORT }] }],
+        ingress: [
+          {
+            from: [
+              lab,
+              { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': K6_OPERATOR_NAMESPACE } } },
+            ],
+            ports: [{ protocol: 'TCP', port: K6_API_PORT }],
+          },
+        ],
         egress: [{ ports: [{ protocol: 'TCP', port: promPort }] }],
       },
     },
@@ -302,7 +391,11 @@ function networkPolicies({ namespace, testid, labels, prometheus, hasNode }) {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
       metadata: meta('npm-registry'),
-      spec: { podSelector: { matchLabels: { 'lab/testid': testid, 'lab/egress': 'npm-registry' } }, policyTypes: ['Egress'], egress: [{ ports: [{ protocol: 'TCP', port: 443 }] }] },
+      spec: {
+        podSelector: { matchLabels: { 'lab/testid': testid, 'lab/egress': 'npm-registry' } },
+        policyTypes: ['Egress'],
+        egress: [{ ports: [{ protocol: 'TCP', port: 443 }] }],
+      },
     });
   }
   return out;
@@ -310,7 +403,8 @@ function networkPolicies({ namespace, testid, labels, prometheus, hasNode }) {
 
 /** The k6 image docker-compose.yml pins (its `k6` service), the one the runner pods run too. */
 function k6Image(root) {
-  const image = YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true })?.services?.k6?.image;
+  const image = YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true })?.services?.k6
+    ?.image;
   if (!image) throw new Error('docker-compose.yml has no k6 service with an image: the runner pods run that image');
   return image;
 }
@@ -345,28 +439,49 @@ export function runnerResources(p, parallelism) {
  * `targets` what the stack serves; `parallelism` the k6 runner pods; `prometheus` the base URL
  * of the team's Prometheus (remote-write receiver on).
  */
-export function k8sManifests({ root, topology, request, experiment, profile = experiment, policy, targets, parallelism, prometheus, testid }) {
+export function k8sManifests({
+  root,
+  topology,
+  request,
+  experiment,
+  profile = experiment,
+  policy,
+  targets,
+  parallelism,
+  prometheus,
+  testid,
+}) {
   const namespace = namespaceOf(testid);
   const labels = { ...PART_OF, 'lab/testid': testid };
   const ports = portsByService(topology);
   const services = stackServices(topology, profile);
   const labFilesName = nameWith(`${experiment}-lab-files`, testid, 253);
   const files = labFiles(root, profile, services);
-  const objects = [{
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: {
-      name: namespace,
-      labels: {
-        ...labels,
-        'pod-security.kubernetes.io/enforce': POD_SECURITY.level,
-        'pod-security.kubernetes.io/enforce-version': POD_SECURITY.version,
-        'pod-security.kubernetes.io/warn': POD_SECURITY.level,
-        'pod-security.kubernetes.io/warn-version': POD_SECURITY.version,
+  const objects = [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: namespace,
+        labels: {
+          ...labels,
+          'pod-security.kubernetes.io/enforce': POD_SECURITY.level,
+          'pod-security.kubernetes.io/enforce-version': POD_SECURITY.version,
+          'pod-security.kubernetes.io/warn': POD_SECURITY.level,
+          'pod-security.kubernetes.io/warn-version': POD_SECURITY.version,
+        },
       },
     },
-  }];
-  objects.push(...networkPolicies({ namespace, testid, labels, prometheus, hasNode: services.some((s) => (s.docker.command || [])[0] === 'node') }));
+  ];
+  objects.push(
+    ...networkPolicies({
+      namespace,
+      testid,
+      labels,
+      prometheus,
+      hasNode: services.some((s) => (s.docker.command || [])[0] === 'node'),
+    }),
+  );
   if (services.some((s) => s.docker.volumes.some((v) => String(v).startsWith('.:')))) {
     objects.push({
       apiVersion: 'v1',
@@ -376,20 +491,60 @@ export function k8sManifests({ root, topology, request, experiment, profile = ex
     });
   }
   for (const s of services) {
-    const view = serviceView({ policy, targets, ports, service: s, prefix: '/tmp', root: '/lab', network: podNetwork(testid), extra: { ...topologyView(topology), data: '/lab-data' } });
-    objects.push(...serviceObjects({ root, s, view, labFilesName, capsText: s.caps ? renderText(s.caps, view).trim() : '', testid, namespace, labels, files }));
+    const view = serviceView({
+      policy,
+      targets,
+      ports,
+      service: s,
+      prefix: '/tmp',
+      root: '/lab',
+      network: podNetwork(testid),
+      extra: { ...topologyView(topology), data: '/lab-data' },
+    });
+    objects.push(
+      ...serviceObjects({
+        root,
+        s,
+        view,
+        labFilesName,
+        capsText: s.caps ? renderText(s.caps, view).trim() : '',
+        testid,
+        namespace,
+        labels,
+        files,
+      }),
+    );
   }
   // The load: the test as one standalone script (./labw export), every service at its Service's
   // address (its <SERVICE>_URL in the runners' environment). The plan as `parallelism` pods share
   // it: each gets the whole VU count (lab/run/segments.mjs).
-  const baseUrls = Object.fromEntries(services.map((s) => [s.name, `http://${podNetwork(testid).at(s.name)}:${s.ports.http}`]));
-  const p = makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment], segments: parallelism });
-  const script = exportScript(root, k6Plan(p), { ports: Object.fromEntries(services.map((s) => [s.name, s.ports.http])), about: [`${experiment}, ${request.name} suite, for k6-operator: rendered by \`./labw render --k8s\` (./labw export writes the same test).`, ''] });
+  const baseUrls = Object.fromEntries(
+    services.map((s) => [s.name, `http://${podNetwork(testid).at(s.name)}:${s.ports.http}`]),
+  );
+  const p = makePlan({
+    experiment,
+    suite: request.name,
+    factor: request.factor,
+    overrides: request.overrides[experiment],
+    segments: parallelism,
+  });
+  const script = exportScript(root, k6Plan(p), {
+    ports: Object.fromEntries(services.map((s) => [s.name, s.ports.http])),
+    about: [
+      `${experiment}, ${request.name} suite, for k6-operator: rendered by \`./labw render --k8s\` (./labw export writes the same test).`,
+      '',
+    ],
+  });
   // One TestRun per run (and namespace): k6-<testid>, the experiment in its labels. k6-operator
   // names its jobs <name>-initializer and <name>-starter: 51 characters leave them a DNS label.
   const name = nameWith('k6', testid, 51);
   const loadLabels = { ...labels, 'app.kubernetes.io/component': experiment };
-  objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-script`, namespace, labels: loadLabels }, data: { 'script.js': script } });
+  objects.push({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `${name}-script`, namespace, labels: loadLabels },
+    data: { 'script.js': script },
+  });
   const tags = ['--tag', `testid=${testid}`, '--tag', `experiment=${experiment}`, '--tag', `suite=${request.name}`];
   const image = k6Image(root);
   // Every pod k6-operator makes meets the restricted standard too; the k6 ones write only to
@@ -401,10 +556,18 @@ export function k8sManifests({ root, topology, request, experiment, profile = ex
     securityContext: podSecurity(K6_UID).securityContext,
     containerSecurityContext: containerSecurity(K6_UID),
     resources,
-    ...(k6 ? { volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }], volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] } : {}),
+    ...(k6
+      ? {
+          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }],
+          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+        }
+      : {}),
   });
   // A pod's share: the plan as one process runs it (each pod gets its VUs, lab/run/segments.mjs).
-  const runner = runnerResources(makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }), parallelism);
+  const runner = runnerResources(
+    makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }),
+    parallelism,
+  );
   objects.push({
     apiVersion: 'k6.io/v1alpha1',
     kind: 'TestRun',
@@ -415,7 +578,9 @@ export function k8sManifests({ root, topology, request, experiment, profile = ex
       // Each runner pod judges thresholds on its share of the plan only, and a count threshold
       // on a share is wrong: with more than one pod they are off, and the whole run is judged
       // from Prometheus by its testid.
-      arguments: [...(parallelism > 1 ? ['--no-thresholds'] : []), '--out', 'experimental-prometheus-rw', ...tags].join(' '),
+      arguments: [...(parallelism > 1 ? ['--no-thresholds'] : []), '--out', 'experimental-prometheus-rw', ...tags].join(
+        ' ',
+      ),
       runner: {
         ...k6Pod(runner),
         env: [
@@ -437,10 +602,20 @@ export function k8sManifests({ root, topology, request, experiment, profile = ex
 export function writeManifests(dir, experiment, objects) {
   mkdirSync(dir, { recursive: true });
   const scripts = objects.filter((o) => o.kind === 'TestRun').map((o) => o.spec.script.configMap?.name);
-  const load = objects.filter((o) => o.kind === 'TestRun' || (o.kind === 'ConfigMap' && scripts.includes(o.metadata.name)));
+  const load = objects.filter(
+    (o) => o.kind === 'TestRun' || (o.kind === 'ConfigMap' && scripts.includes(o.metadata.name)),
+  );
   const stack = objects.filter((o) => !load.includes(o));
-  const head = (what) => `# ${what}, written by \`just render --k8s\` from docker-compose.yml and the model; do not edit.\n`;
-  const out = [[join(dir, `${experiment}.stack.yaml`), stack, `The ${experiment} stack`], [join(dir, `${experiment}.testrun.yaml`), load, `The ${experiment} load (k6-operator)`]];
-  for (const [path, list, what] of out) writeFileSync(path, head(what) + list.map((o) => YAML.stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n'));
+  const head = (what) =>
+    `# ${what}, written by \`just render --k8s\` from docker-compose.yml and the model; do not edit.\n`;
+  const out = [
+    [join(dir, `${experiment}.stack.yaml`), stack, `The ${experiment} stack`],
+    [join(dir, `${experiment}.testrun.yaml`), load, `The ${experiment} load (k6-operator)`],
+  ];
+  for (const [path, list, what] of out)
+    writeFileSync(
+      path,
+      head(what) + list.map((o) => YAML.stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n'),
+    );
   return out.map(([p]) => p);
 }

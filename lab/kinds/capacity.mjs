@@ -3,7 +3,15 @@
  * ramp's breakpoint, each run's errors and throughput, each server's cost against the references
  * of the same run, and per case the relayed latency floor and what the backend received.
  */
-import { CAPACITY, capacityThresholds, possibleCounts, firstStepFloor, relayedMetric, phaseIds, k6Plan } from '../../thresholds/kinds/capacity.js';
+import {
+  CAPACITY,
+  capacityThresholds,
+  possibleCounts,
+  firstStepFloor,
+  relayedMetric,
+  phaseIds,
+  k6Plan,
+} from '../../thresholds/kinds/capacity.js';
 import { sentByK6 } from '../../thresholds/generator.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { cpuBetween } from '../stack/cpu.mjs';
@@ -17,12 +25,26 @@ export function rampSteps(c, metrics) {
     const reqs = m('reqs')?.count ?? 0;
     const failed = m('failed')?.passes ?? 0; // a k6 Rate counts its true samples as passes
     // k6 reports a trend with no samples as zeros: no requests, no latency.
-    const p99 = reqs ? m('ms')?.['p(99)'] ?? null : null;
-    const relayP50 = reqs ? m('relay_ms')?.med ?? null : null;
+    const p99 = reqs ? (m('ms')?.['p(99)'] ?? null) : null;
+    const relayP50 = reqs ? (m('relay_ms')?.med ?? null) : null;
     const achieved = reqs / c.holdS;
     const errorRate = reqs ? failed / reqs : 1;
-    const sustained = reqs > 0 && achieved >= CAPACITY.sustain * rate && errorRate < CAPACITY.errorRate && p99 !== null && p99 < CAPACITY.p99Ms;
-    return { rate, reqs, achieved: Math.round(achieved), delivered: Math.round((reqs - failed) / c.holdS), p99, relayP50, errorRate, sustained };
+    const sustained =
+      reqs > 0 &&
+      achieved >= CAPACITY.sustain * rate &&
+      errorRate < CAPACITY.errorRate &&
+      p99 !== null &&
+      p99 < CAPACITY.p99Ms;
+    return {
+      rate,
+      reqs,
+      achieved: Math.round(achieved),
+      delivered: Math.round((reqs - failed) / c.holdS),
+      p99,
+      relayP50,
+      errorRate,
+      sustained,
+    };
   });
 }
 
@@ -62,7 +84,12 @@ export function backendBounds(c, metrics) {
   const n = (k) => metrics[`${c.metric}_${k}`]?.values?.count ?? 0;
   const ok = n('relay_ok');
   const unknown = n('relay_sent') - n('relay_answered') + n('relay_gateway_error');
-  return { lo: ok, hi: ok + unknown, unknown, received: metrics[`${c.metric}_backend_received`]?.values?.count ?? null };
+  return {
+    lo: ok,
+    hi: ok + unknown,
+    unknown,
+    received: metrics[`${c.metric}_backend_received`]?.values?.count ?? null,
+  };
 }
 
 /**
@@ -75,7 +102,14 @@ export function backendBounds(c, metrics) {
  * wrk's whole window's (a run recorded before slices).
  */
 export function wrkFigures(c, w, cpuSeries) {
-  if (!w) return { rps: null, errorRate: null, p99Ms: null, costUs: null, backend: { lo: 0, hi: 0, unknown: 0, received: null } };
+  if (!w)
+    return {
+      rps: null,
+      errorRate: null,
+      p99Ms: null,
+      costUs: null,
+      backend: { lo: 0, hi: 0, unknown: 0, received: null },
+    };
   const errors = w.non2xx + w.socketErrors;
   const cpuOver = (windows) => {
     const parts = windows.map(([from, to]) => cpuBetween(cpuSeries, from, to));
@@ -100,7 +134,12 @@ export function wrkFigures(c, w, cpuSeries) {
     p99Ms: w.latencyMs?.['99'] ?? null,
     costUs: cpuS === null || !counted ? null : (cpuS * 1e6) / counted,
     // One request in flight per connection each time wrk stopped: once per slice.
-    backend: { lo: ok, hi: ok + w.non2xx + c.vus * stops, unknown: w.non2xx + c.vus * stops, received: w.backendReceived ?? null },
+    backend: {
+      lo: ok,
+      hi: ok + w.non2xx + c.vus * stops,
+      unknown: w.non2xx + c.vus * stops,
+      received: w.backendReceived ?? null,
+    },
   };
 }
 
@@ -144,23 +183,52 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
     if (!sentByK6(c)) {
       const measured = { ...wrkOf(c) };
       checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
-      row('wrk: errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`, checks.errors);
+      row(
+        'wrk: errors',
+        `< ${pct(e.errorRate.hi)}`,
+        measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`,
+        checks.errors,
+      );
       // Shown (thresholds/kinds/capacity.js says why), beside the mean a closed loop must have.
-      row('wrk: p99', '(measured)', `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`, null);
-      row('wrk: throughput', '(measured)', `${fixed(measured.rps, 0)} r/s${measured.rps === measured.wrkRps ? '' : ` steady (wrk: ${fixed(measured.wrkRps, 0)})`}, ${fixed(measured.costUs)} us CPU/req`, null, c.seed ? `${c.seed.krps} k r/s (i3)` : '-');
+      row(
+        'wrk: p99',
+        '(measured)',
+        `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`,
+        null,
+      );
+      row(
+        'wrk: throughput',
+        '(measured)',
+        `${fixed(measured.rps, 0)} r/s${measured.rps === measured.wrkRps ? '' : ` steady (wrk: ${fixed(measured.wrkRps, 0)})`}, ${fixed(measured.costUs)} us CPU/req`,
+        null,
+        c.seed ? `${c.seed.krps} k r/s (i3)` : '-',
+      );
       for (const [ref, bound] of Object.entries(e.throughput || {})) {
         const theirs = reference(bound.case, (x) => wrkOf(x).rps);
         const ratio = measured.rps && theirs ? measured.rps / theirs : null;
         measured.throughputRatio = { ...measured.throughputRatio, [ref]: ratio };
         checks[`throughput_${ref}`] = ratio !== null && ratio >= bound.lo;
-        row(`r/s: its / ${ref}'s`, `>= ${bound.lo.toFixed(2)}`, ratio === null ? '-' : `${ratio.toFixed(2)} (${fixed(theirs, 0)} r/s)`, checks[`throughput_${ref}`]);
+        row(
+          `r/s: its / ${ref}'s`,
+          `>= ${bound.lo.toFixed(2)}`,
+          ratio === null ? '-' : `${ratio.toFixed(2)} (${fixed(theirs, 0)} r/s)`,
+          checks[`throughput_${ref}`],
+        );
       }
       efficiencyRows(e.efficiency, measured, (id) => reference(id, (x) => wrkOf(x).costUs), checks, row);
       const b = measured.backend;
       checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
       row('backend received', `${b.lo}..${b.hi}`, b.received ?? '-', checks.backend);
       rows.push(...caseRows(c.name, mine));
-      return outcome({ plan, c, params: { kind: c.kind, factor: plan.factor, policy: plan.policy }, measured, checks, summary, thresholds: capacityThresholds(c) });
+      return outcome({
+        plan,
+        c,
+        params: { kind: c.kind, factor: plan.factor, policy: plan.policy },
+        measured,
+        checks,
+        summary,
+        thresholds: capacityThresholds(c),
+      });
     }
     const measured = { relayMinMs: relayed(c, 'min'), backend: backendBounds(c, metrics) };
     if (c.kind === 'ramp') {
@@ -169,11 +237,22 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
       const top = measured.steps.find((s) => s.rate === measured.breakpoint);
       // Its first step is sustained, as every server's must be (k6 judges the same: capacityThresholds).
       const first = measured.steps[0];
-      measured.firstStep = { reqs: first.reqs, errorRate: first.errorRate, p99Ms: first.p99, delivered: first.delivered, floor: firstStepFloor(c) };
+      measured.firstStep = {
+        reqs: first.reqs,
+        errorRate: first.errorRate,
+        p99Ms: first.p99,
+        delivered: first.delivered,
+        floor: firstStepFloor(c),
+      };
       checks.firstReqs = first.reqs >= firstStepFloor(c);
       checks.firstErrors = first.reqs > 0 && first.errorRate < CAPACITY.errorRate;
       checks.firstP99 = first.p99 !== null && first.p99 < CAPACITY.p99Ms;
-      row(`${first.rate} r/s step: answered`, `>= ${firstStepFloor(c)}`, `${first.reqs} (${first.delivered} r/s delivered)`, checks.firstReqs);
+      row(
+        `${first.rate} r/s step: answered`,
+        `>= ${firstStepFloor(c)}`,
+        `${first.reqs} (${first.delivered} r/s delivered)`,
+        checks.firstReqs,
+      );
       row(`${first.rate} r/s step: errors`, `< ${pct(CAPACITY.errorRate)}`, pct(first.errorRate), checks.firstErrors);
       row(`${first.rate} r/s step: p99`, `< ${CAPACITY.p99Ms} ms`, `${fixed(first.p99)} ms`, checks.firstP99);
       row('breakpoint', '(measured)', `${measured.breakpoint} r/s${top ? ` (p99 ${fixed(top.p99, 0)} ms)` : ''}`, null);
@@ -182,13 +261,26 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
       measured.errorRate = v(`http_req_failed{case:${c.id}}`, 'rate');
       checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
       // A range of requests that admits every count the run could send is shown (null), not judged.
-      checks.requests = shownRanges(e, possibleCounts(c)).requests ? null : measured.requests >= e.requests.lo && measured.requests <= (e.requests.hi ?? Infinity);
-      row('errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : pct(measured.errorRate), checks.errors);
+      checks.requests = shownRanges(e, possibleCounts(c)).requests
+        ? null
+        : measured.requests >= e.requests.lo && measured.requests <= (e.requests.hi ?? Infinity);
+      row(
+        'errors',
+        `< ${pct(e.errorRate.hi)}`,
+        measured.errorRate === null ? '-' : pct(measured.errorRate),
+        checks.errors,
+      );
       if (c.kind === 'closed') {
         measured.rps = steadyRps(c, metrics);
         measured.costUs = costUs(c);
         const floor = Math.round(e.requests.lo / (c.durationMs / 1000));
-        row('throughput', `>= ${floor} r/s`, `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`, checks.requests, c.seed ? `${c.seed.krps} k r/s (i3)` : '-');
+        row(
+          'throughput',
+          `>= ${floor} r/s`,
+          `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`,
+          checks.requests,
+          c.seed ? `${c.seed.krps} k r/s (i3)` : '-',
+        );
       } else {
         row('requests', `${e.requests.lo}..${e.requests.hi}`, `${measured.requests}`, checks.requests);
         measured.p99Ms = v(`http_req_duration{case:${c.id}}`, 'p(99)');
@@ -205,12 +297,22 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
           const over = mine === null || theirs === null ? null : mine - theirs;
           measured.overheadMs = { ...measured.overheadMs, [ref]: over };
           checks[`overhead_${ref}`] = over !== null && over <= b.hi;
-          row(`relayed p50 - ${ref}'s`, `<= ${b.hi} ms`, over === null ? '-' : `${fixed(over, 2)} ms (${fixed(mine)} - ${fixed(theirs)})`, checks[`overhead_${ref}`]);
+          row(
+            `relayed p50 - ${ref}'s`,
+            `<= ${b.hi} ms`,
+            over === null ? '-' : `${fixed(over, 2)} ms (${fixed(mine)} - ${fixed(theirs)})`,
+            checks[`overhead_${ref}`],
+          );
         }
       }
     }
     checks.relayMin = measured.relayMinMs !== null && measured.relayMinMs >= e.relayMinMs.lo;
-    row('relayed min', `>= ${e.relayMinMs.lo} ms`, measured.relayMinMs === null ? '-' : `${fixed(measured.relayMinMs)} ms`, checks.relayMin);
+    row(
+      'relayed min',
+      `>= ${e.relayMinMs.lo} ms`,
+      measured.relayMinMs === null ? '-' : `${fixed(measured.relayMinMs)} ms`,
+      checks.relayMin,
+    );
     const b = measured.backend;
     checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
     row('backend received', b.unknown ? `${b.lo}..${b.hi}` : `${b.lo}`, b.received ?? '-', checks.backend);
@@ -232,7 +334,12 @@ function efficiencyRows(bounds, measured, theirCost, checks, row) {
     measured.efficiency = { ...measured.efficiency, [ref]: eff };
     const judged = b.lo !== null;
     if (judged) checks[`efficiency_${ref}`] = eff !== null && eff >= b.lo;
-    row(`CPU/req: ${ref}'s / its`, judged ? `>= ${b.lo.toFixed(2)}` : '(measured)', eff === null ? '-' : `${eff.toFixed(2)} (${fixed(theirs)} us)`, judged ? checks[`efficiency_${ref}`] : null);
+    row(
+      `CPU/req: ${ref}'s / its`,
+      judged ? `>= ${b.lo.toFixed(2)}` : '(measured)',
+      eff === null ? '-' : `${eff.toFixed(2)} (${fixed(theirs)} us)`,
+      judged ? checks[`efficiency_${ref}`] : null,
+    );
   }
 }
 
@@ -250,9 +357,13 @@ function figures(o) {
   }
   // Under the closed load (wrk) or at the fixed cost rate (k6); a shown one is no figure.
   const effName = o.params?.kind === 'closed' ? 'closed efficiency' : 'efficiency';
-  for (const [ref, b] of Object.entries(e.efficiency || {})) if (b.lo !== null) out.push(figure(`${effName} vs ${ref}`, { lo: b.lo }, m.efficiency?.[ref], checks[`efficiency_${ref}`]));
-  for (const [ref, b] of Object.entries(e.throughput || {})) out.push(figure(`throughput vs ${ref}`, { lo: b.lo }, m.throughputRatio?.[ref], checks[`throughput_${ref}`]));
-  for (const [ref, b] of Object.entries(e.overheadMs || {})) out.push(figure(`overhead ms vs ${ref}`, { hi: b.hi }, m.overheadMs?.[ref], checks[`overhead_${ref}`]));
+  for (const [ref, b] of Object.entries(e.efficiency || {}))
+    if (b.lo !== null)
+      out.push(figure(`${effName} vs ${ref}`, { lo: b.lo }, m.efficiency?.[ref], checks[`efficiency_${ref}`]));
+  for (const [ref, b] of Object.entries(e.throughput || {}))
+    out.push(figure(`throughput vs ${ref}`, { lo: b.lo }, m.throughputRatio?.[ref], checks[`throughput_${ref}`]));
+  for (const [ref, b] of Object.entries(e.overheadMs || {}))
+    out.push(figure(`overhead ms vs ${ref}`, { hi: b.hi }, m.overheadMs?.[ref], checks[`overhead_${ref}`]));
   if ('relayMin' in checks) out.push(figure('relayed min ms', { lo: e.relayMinMs.lo }, m.relayMinMs, checks.relayMin));
   out.push(figure('backend received', m.backend, m.backend.received, checks.backend));
   return judgedFigures(out);

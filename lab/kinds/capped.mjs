@@ -25,7 +25,8 @@ export function costsFrom(plan, outcome) {
   const requests = outcome.measured.requests;
   if (!requests) return null;
   const costs = {};
-  for (const r of outcome.measured.resources) if (r.cpuS !== null && Object.values(plan.roles).flat().includes(r.service)) costs[r.service] = r.cpuS / requests;
+  for (const r of outcome.measured.resources)
+    if (r.cpuS !== null && Object.values(plan.roles).flat().includes(r.service)) costs[r.service] = r.cpuS / requests;
   return costs;
 }
 
@@ -37,7 +38,11 @@ export function judge(plan, { summary, caps, cgroupSamples }) {
   // Without a loaded window (k6 never ran: a service died as the level started), the resources
   // over all the phase sampled: an OOM kill then is still counted, and shown.
   const sampled = Object.values(cgroupSamples || {}).filter((s) => s.length);
-  const span = w ?? (sampled.length ? { fromMs: Math.min(...sampled.map((s) => s[0][0])), toMs: Math.max(...sampled.map((s) => s.at(-1)[0])) } : null);
+  const span =
+    w ??
+    (sampled.length
+      ? { fromMs: Math.min(...sampled.map((s) => s[0][0])), toMs: Math.max(...sampled.map((s) => s.at(-1)[0])) }
+      : null);
   const resources = span ? resourcesOver(cgroupSamples, caps, span.fromMs, span.toMs) : [];
   const byService = Object.fromEntries(resources.map((r) => [r.service, r]));
   const requests = v(`http_reqs{case:${c.id}}`, 'count', 0);
@@ -59,7 +64,9 @@ export function judge(plan, { summary, caps, cgroupSamples }) {
     oom: measured.oomKills !== null && measured.oomKills <= e.oomKills.hi,
     resources: resources.length > 0,
     // One edge in use takes every request: its share of 1 is shown, not judged.
-    roundRobin: shownRanges(e, possibleValues(c, plan)).edgeShare ? null : measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
+    roundRobin: shownRanges(e, possibleValues(c, plan)).edgeShare
+      ? null
+      : measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
   };
   const rows = [];
   const row = (...r) => rows.push(r);
@@ -70,25 +77,84 @@ export function judge(plan, { summary, caps, cgroupSamples }) {
     const b = byService[e.bottleneck.service];
     measured.busy = b && b.capPct ? b.cpuPct / b.capPct : null;
     checks.rps = within(measured.rps, e.rps);
-    checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo && measured.busy <= e.bottleneck.busyHi;
-    row('throughput', seedRps, `${fixed(e.rps.model)} r/s x ${fixed(e.rps.lo / e.rps.model, 2)}..${fixed(e.rps.hi / e.rps.model, 2)} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`, `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`, checks.rps);
-    row(`bottleneck: ${e.bottleneck.service}`, seed ? `load balancer, ${seed.lbCpuPct} %` : '-', `${pct(e.bottleneck.busyLo)}..${pct(e.bottleneck.busyHi)} of its quota`, `${pct(measured.busy)} (${fixed(b?.cpuPct, 2)} % of a core)`, checks.busy);
+    checks.busy =
+      measured.busy !== null && measured.busy >= e.bottleneck.busyLo && measured.busy <= e.bottleneck.busyHi;
+    row(
+      'throughput',
+      seedRps,
+      `${fixed(e.rps.model)} r/s x ${fixed(e.rps.lo / e.rps.model, 2)}..${fixed(e.rps.hi / e.rps.model, 2)} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`,
+      `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`,
+      checks.rps,
+    );
+    row(
+      `bottleneck: ${e.bottleneck.service}`,
+      seed ? `load balancer, ${seed.lbCpuPct} %` : '-',
+      `${pct(e.bottleneck.busyLo)}..${pct(e.bottleneck.busyHi)} of its quota`,
+      `${pct(measured.busy)} (${fixed(b?.cpuPct, 2)} % of a core)`,
+      checks.busy,
+    );
   } else {
-    row('throughput', seedRps, c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)', `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`, null);
+    row(
+      'throughput',
+      seedRps,
+      c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)',
+      `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`,
+      null,
+    );
   }
   const { uncapped } = plan;
-  if (uncapped) row('  / the uncapped', seed && uncapped.seed ? fixed(seed.rps / uncapped.seed, 3) : '-', '-', uncapped.measured ? fixed(measured.rps / uncapped.measured, 3) : '-', null);
-  row('errors', '-', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : pct(measured.errorRate), checks.errors);
-  row('origin fills', '-', `${e.originFills.lo}..${e.originFills.hi}`, String(measured.originFills ?? '-'), checks.originFills);
+  if (uncapped)
+    row(
+      '  / the uncapped',
+      seed && uncapped.seed ? fixed(seed.rps / uncapped.seed, 3) : '-',
+      '-',
+      uncapped.measured ? fixed(measured.rps / uncapped.measured, 3) : '-',
+      null,
+    );
+  row(
+    'errors',
+    '-',
+    `< ${pct(e.errorRate.hi)}`,
+    measured.errorRate === null ? '-' : pct(measured.errorRate),
+    checks.errors,
+  );
+  row(
+    'origin fills',
+    '-',
+    `${e.originFills.lo}..${e.originFills.hi}`,
+    String(measured.originFills ?? '-'),
+    checks.originFills,
+  );
   row('OOM kills', '-', '0', String(measured.oomKills), checks.oom);
-  row('share of each edge', '-', `${fixed(e.edgeShare.lo, 3)}..${fixed(e.edgeShare.hi, 3)}`, measured.edgeShares.map((x) => fixed(x, 3)).join(' '), checks.roundRobin);
-  row("edges' CPU / balancer's", seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-', '(shown)', fixed(measured.edgesOverLb, 2), null);
+  row(
+    'share of each edge',
+    '-',
+    `${fixed(e.edgeShare.lo, 3)}..${fixed(e.edgeShare.hi, 3)}`,
+    measured.edgeShares.map((x) => fixed(x, 3)).join(' '),
+    checks.roundRobin,
+  );
+  row(
+    "edges' CPU / balancer's",
+    seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-',
+    '(shown)',
+    fixed(measured.edgesOverLb, 2),
+    null,
+  );
   // Memory in use by role (the largest of the role), beside the seed's docker stats.
   const byRole = (role) => Math.max(...plan.roles[role].map((sv) => byService[sv]?.memBytes ?? 0)) / 1024 ** 2;
   const roles = ['lb', 'edge', 'origin'];
-  row('memory, lb/edge/origin', seed ? `${roles.map((r) => fixed(seed.memMiB[r])).join('/')} MiB` : '-', c.level.mem ? `< ${c.level.mem} MiB` : '-', `${roles.map((r) => fixed(byRole(r))).join('/')} MiB`, null);
+  row(
+    'memory, lb/edge/origin',
+    seed ? `${roles.map((r) => fixed(seed.memMiB[r])).join('/')} MiB` : '-',
+    c.level.mem ? `< ${c.level.mem} MiB` : '-',
+    `${roles.map((r) => fixed(byRole(r))).join('/')} MiB`,
+    null,
+  );
   const params = { level: c.level, factor: plan.factor, policy: plan.policy };
-  return { outcomes: [outcome({ plan, c, params, measured, checks, summary, thresholds: cappedThresholds(c, plan) })], rows: caseRows(c.name, rows) };
+  return {
+    outcomes: [outcome({ plan, c, params, measured, checks, summary, thresholds: cappedThresholds(c, plan) })],
+    rows: caseRows(c.name, rows),
+  };
 }
 
 /**
@@ -103,14 +169,28 @@ export function* phases(plan, { say }) {
     const mine = planned.cases.find((x) => x.id === c.id);
     // A perturbed stack (`--stack-knob cpu_levels=...`) runs its own caps at the same level.
     const stackLevel = plan.stackPolicy?.levels[plan.policy.levels.findIndex((l) => l.id === c.level.id)];
-    const judged = yield { ...planned, phase: c.id, cases: [mine], durationS: (plan.leadInMs + mine.durationMs) / 1000, policy: { ...plan.policy, caps: c.level.caps }, ...(plan.stackPolicy ? { stackPolicy: { ...plan.stackPolicy, caps: stackLevel?.caps ?? c.level.caps } } : {}) };
+    const judged = yield {
+      ...planned,
+      phase: c.id,
+      cases: [mine],
+      durationS: (plan.leadInMs + mine.durationMs) / 1000,
+      policy: { ...plan.policy, caps: c.level.caps },
+      ...(plan.stackPolicy ? { stackPolicy: { ...plan.stackPolicy, caps: stackLevel?.caps ?? c.level.caps } } : {}),
+    };
     const measured = judged.outcomes[0];
     // Costs only from an uncapped level that ran whole.
     if (!c.level.cpu && !c.level.mem && measured?.pass && !planned.model.costs) {
       const costs = costsFrom(plan, measured);
       if (costs) {
-        planned = withCosts(plan, costs, `measured in this run (${c.id})`, { seed: c.seed?.rps ?? null, measured: measured.measured.rps });
-        say(`${plan.experiment}: CPU per request, from ${c.id}: ${Object.entries(costs).map(([s, x]) => `${s} ${(x * 1e6).toFixed(0)} us`).join(', ')}`);
+        planned = withCosts(plan, costs, `measured in this run (${c.id})`, {
+          seed: c.seed?.rps ?? null,
+          measured: measured.measured.rps,
+        });
+        say(
+          `${plan.experiment}: CPU per request, from ${c.id}: ${Object.entries(costs)
+            .map(([s, x]) => `${s} ${(x * 1e6).toFixed(0)} us`)
+            .join(', ')}`,
+        );
       }
     }
   }
@@ -120,11 +200,18 @@ export function* phases(plan, { say }) {
 function figures(o) {
   const { expected: e, measured: m, checks } = o;
   return judgedFigures([
-    ...(e.rps ? [figure('throughput r/s', e.rps, m.rps, checks.rps), figure('bottleneck busy', { lo: e.bottleneck.busyLo, hi: e.bottleneck.busyHi }, m.busy, checks.busy)] : []),
+    ...(e.rps
+      ? [
+          figure('throughput r/s', e.rps, m.rps, checks.rps),
+          figure('bottleneck busy', { lo: e.bottleneck.busyLo, hi: e.bottleneck.busyHi }, m.busy, checks.busy),
+        ]
+      : []),
     figure('error rate', { hi: e.errorRate.hi }, m.errorRate, checks.errors),
     figure('origin fills', e.originFills, m.originFills, checks.originFills),
     figure('OOM kills', { hi: e.oomKills.hi }, m.oomKills, checks.oom),
-    ...m.edgeShares.map((x, i) => figure(`edge ${i + 1} share`, e.edgeShare, x, checks.roundRobin === null ? null : within(x, e.edgeShare))),
+    ...m.edgeShares.map((x, i) =>
+      figure(`edge ${i + 1} share`, e.edgeShare, x, checks.roundRobin === null ? null : within(x, e.edgeShare)),
+    ),
   ]);
 }
 

@@ -52,14 +52,57 @@ function tableRows(o, c) {
   // responses/s from the run's length: the longest run is the lowest rate.
   const perS = (span) => (c.responses * 1000) / span;
   const rows = [
-    ['responses/s', rps(seed.throughput), `${rps(perS(p.durationMs.max))}..${rps(perS(p.durationMs.min))}`, `${rps(perS(e.spanMs.hi))}..${rps(perS(e.spanMs.lo))}`, rps(m.throughput), checks.span],
-    ['503 share', share(seed.limitedShare), `${share(p.limitedShare.min)}..${share(p.limitedShare.max)}`, `${range(e.limited)} of ${c.responses}`, `${share(m.limitedShare)} (${m.limited})`, allOf(checks.limited, checks.ok)],
-    ['mean latency', ms(seed.meanMs), `${ms(p.meanMs.min)}..${ms(p.meanMs.max)}`, range(e.meanMs, ms), ms(m.meanMs), checks.mean],
+    [
+      'responses/s',
+      rps(seed.throughput),
+      `${rps(perS(p.durationMs.max))}..${rps(perS(p.durationMs.min))}`,
+      `${rps(perS(e.spanMs.hi))}..${rps(perS(e.spanMs.lo))}`,
+      rps(m.throughput),
+      checks.span,
+    ],
+    [
+      '503 share',
+      share(seed.limitedShare),
+      `${share(p.limitedShare.min)}..${share(p.limitedShare.max)}`,
+      `${range(e.limited)} of ${c.responses}`,
+      `${share(m.limitedShare)} (${m.limited})`,
+      allOf(checks.limited, checks.ok),
+    ],
+    [
+      'mean latency',
+      ms(seed.meanMs),
+      `${ms(p.meanMs.min)}..${ms(p.meanMs.max)}`,
+      range(e.meanMs, ms),
+      ms(m.meanMs),
+      checks.mean,
+    ],
     ['min latency', ms(seed.minMs), `${ms(p.minMs.min)}..${ms(p.minMs.max)}`, '(shown)', ms(m.minMs), null],
-    ['max latency', ms(seed.maxMs), `${ms(p.maxMs.min)}..${ms(p.maxMs.max)}`, range(e.maxMs, ms), ms(m.maxMs), checks.max],
-    ['app served', '-', range({ lo: p.appServed.min, hi: p.appServed.max }), range(e.appServed), m.appServed, checks.appServed],
+    [
+      'max latency',
+      ms(seed.maxMs),
+      `${ms(p.maxMs.min)}..${ms(p.maxMs.max)}`,
+      range(e.maxMs, ms),
+      ms(m.maxMs),
+      checks.max,
+    ],
+    [
+      'app served',
+      '-',
+      range({ lo: p.appServed.min, hi: p.appServed.max }),
+      range(e.appServed),
+      m.appServed,
+      checks.appServed,
+    ],
   ];
-  if (!checks.responses) rows.push(['responses', '-', c.responses, range(e.responses), `${m.responses}, ${m.unexpected} other status`, false]);
+  if (!checks.responses)
+    rows.push([
+      'responses',
+      '-',
+      c.responses,
+      range(e.responses),
+      `${m.responses}, ${m.unexpected} other status`,
+      false,
+    ]);
   return caseRows(c.name, rows);
 }
 

@@ -24,12 +24,16 @@ const DEFAULTS = {
   replaysSends: false,
 };
 
-export const kinds = Object.fromEntries([limiter, closedLoop, capped, capacity].map((k) => {
-  if (!planKinds[k.name]) throw new Error(`lab/kinds/${k.name}.mjs: no thresholds/kinds/${k.name}.js`);
-  for (const p of ['judge', 'figures', 'streams']) if (!k[p]) throw new Error(`lab/kinds/${k.name}.mjs has no '${p}' (thresholds/kinds/README.md)`);
-  return [k.name, { ...DEFAULTS, ...planKinds[k.name], ...k }];
-}));
-for (const name of Object.keys(planKinds)) if (!kinds[name]) throw new Error(`thresholds/kinds/${name}.js has no judge in lab/kinds/`);
+export const kinds = Object.fromEntries(
+  [limiter, closedLoop, capped, capacity].map((k) => {
+    if (!planKinds[k.name]) throw new Error(`lab/kinds/${k.name}.mjs: no thresholds/kinds/${k.name}.js`);
+    for (const p of ['judge', 'figures', 'streams'])
+      if (!k[p]) throw new Error(`lab/kinds/${k.name}.mjs has no '${p}' (thresholds/kinds/README.md)`);
+    return [k.name, { ...DEFAULTS, ...planKinds[k.name], ...k }];
+  }),
+);
+for (const name of Object.keys(planKinds))
+  if (!kinds[name]) throw new Error(`thresholds/kinds/${name}.js has no judge in lab/kinds/`);
 
 /** A plan's kind, by its experiment's declaration. */
 export const kindFor = (plan) => kinds[kindOfPlan(plan).name];

@@ -4,7 +4,16 @@
  * longest wait (or p99 where nothing queues), and that k6 sent the schedule. The same judge
  * reads a summary rebuilt from Prometheus (summaryFromPrometheus), for `just verdict`.
  */
-import { sentMetric, okMetric, limitedMetric, latencyMetric, lateMetric, caseThresholds, possibleCounts, replayExpected } from '../../thresholds/kinds/limiter.js';
+import {
+  sentMetric,
+  okMetric,
+  limitedMetric,
+  latencyMetric,
+  lateMetric,
+  caseThresholds,
+  possibleCounts,
+  replayExpected,
+} from '../../thresholds/kinds/limiter.js';
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
@@ -22,7 +31,8 @@ function lateSpread(summary, c) {
 }
 
 /** A proxy's sightings on the wall clock, as k6 stamps: nginx's monotonic readings less the run's offset. */
-const onWall = (seen, offsetMs) => (seen.clock !== 'monotonic' ? seen.ms : offsetMs === null ? null : seen.ms.map((t) => t - offsetMs));
+const onWall = (seen, offsetMs) =>
+  seen.clock !== 'monotonic' ? seen.ms : offsetMs === null ? null : seen.ms.map((t) => t - offsetMs);
 
 /**
  * The replay's expectation of a case, from the sends k6 made to it and the proxy's sightings of
@@ -38,8 +48,16 @@ function replayOf(plan, c, sent, sends) {
   const seen = logged?.ms.length === sent ? logged : null;
   const exact = seen && (seen.clock === 'monotonic' || seen.resolutionMs < 1) ? onWall(seen, sends.offsetMs) : null;
   const times = mine.length === sent ? mine : exact;
-  if (!times) return { why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted, and the proxy logged ${logged?.ms.length ?? 'no'} sightings` };
-  return { expected: replayExpected(experimentOfPlan(plan), plan, c, times, { clockOffsetMs: sends.offsetMs, sightings: seen }) };
+  if (!times)
+    return {
+      why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted, and the proxy logged ${logged?.ms.length ?? 'no'} sightings`,
+    };
+  return {
+    expected: replayExpected(experimentOfPlan(plan), plan, c, times, {
+      clockOffsetMs: sends.offsetMs,
+      sightings: seen,
+    }),
+  };
 }
 
 function judgeCase(plan, c, summary, sends) {
@@ -66,15 +84,31 @@ function judgeCase(plan, c, summary, sends) {
     // k6's lateness is the plan's assumption: judged where the plan judges the case, shown
     // where the replay does (it replays the lateness itself). Runs recorded before k6 measured
     // it (and plans made before) show nothing here.
-    timing: replay.expected || !e.lateSpreadMs || measured.lateSpreadMs === null ? null : measured.lateSpreadMs <= e.lateSpreadMs.hi,
-    clean: measured.unexpected === 0 && measured.dropped === 0 && judgedWithin(shown, 'sent', measured.sent, e) !== false,
+    timing:
+      replay.expected || !e.lateSpreadMs || measured.lateSpreadMs === null
+        ? null
+        : measured.lateSpreadMs <= e.lateSpreadMs.hi,
+    clean:
+      measured.unexpected === 0 && measured.dropped === 0 && judgedWithin(shown, 'sent', measured.sent, e) !== false,
   };
-  const params = { rate: c.rate, seconds: c.durationMs / 1000, startS: c.startMs / 1000, factor: plan.factor, policy: plan.policy };
+  const params = {
+    rate: c.rate,
+    seconds: c.durationMs / 1000,
+    startS: c.startMs / 1000,
+    factor: plan.factor,
+    policy: plan.policy,
+  };
   // Judged on the replay, k6's own thresholds (the plan's a-priori ranges) are not the verdict:
   // the lab's checks are (docs/model.md#the-verdict-and-k6s-exit-code).
   const thresholds = replay.expected ? {} : caseThresholds(c);
   const o = outcome({ plan, c, params, measured, checks, summary, thresholds });
-  return { ...o, expected: e, plan: c.expected, judgedOn: replay.expected ? 'replay' : 'plan', ...(replay.why ? { noReplay: replay.why } : {}) };
+  return {
+    ...o,
+    expected: e,
+    plan: c.expected,
+    judgedOn: replay.expected ? 'replay' : 'plan',
+    ...(replay.why ? { noReplay: replay.why } : {}),
+  };
 }
 
 /** A case's rows: 200s, limited, the longest wait or p99, how late k6 was, what it failed to send. */
@@ -86,10 +120,32 @@ function tableRows(o, c) {
   const rows = [
     ['200', seed?.ok ?? '-', ...both((x) => range(x.ok)), m.ok, checks.ok],
     [String(c.limitedStatus), seed?.limited ?? '-', ...both((x) => range(x.limited)), m.limited, checks.limited],
-    [e.maxMs ? 'max wait' : 'p99', seed ? `${e.maxMs ? '' : 'max '}${ms(seed.maxS * 1000)}` : '-', ...both(wait), ms(e.maxMs ? m.maxMs : m.p99Ms), checks.latency],
+    [
+      e.maxMs ? 'max wait' : 'p99',
+      seed ? `${e.maxMs ? '' : 'max '}${ms(seed.maxS * 1000)}` : '-',
+      ...both(wait),
+      ms(e.maxMs ? m.maxMs : m.p99Ms),
+      checks.latency,
+    ],
   ];
-  if (m.lateSpreadMs !== null && p.lateSpreadMs) rows.push(['k6 late, spread', '-', `<= ${ms(p.lateSpreadMs.hi)}`, replayed ? 'replayed' : '-', ms(m.lateSpreadMs), checks.timing]);
-  if (!checks.clean) rows.push(['sent', '-', range(p.sent), '-', `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`, false]);
+  if (m.lateSpreadMs !== null && p.lateSpreadMs)
+    rows.push([
+      'k6 late, spread',
+      '-',
+      `<= ${ms(p.lateSpreadMs.hi)}`,
+      replayed ? 'replayed' : '-',
+      ms(m.lateSpreadMs),
+      checks.timing,
+    ]);
+  if (!checks.clean)
+    rows.push([
+      'sent',
+      '-',
+      range(p.sent),
+      '-',
+      `${m.sent} sent, ${m.unexpected} other status, ${m.dropped} dropped`,
+      false,
+    ]);
   return caseRows(o.case, rows);
 }
 
@@ -110,7 +166,8 @@ export function judge(plan, { summary, sends = null }) {
  */
 export async function summaryFromPrometheus(url, testid, plan) {
   const sel = `testid="${testid}", experiment="${plan.experiment}"`;
-  const last = (metric, by) => `${by.startsWith('max') ? 'max' : 'sum'} by (${by.replace(/^max:/, '')}) (last_over_time(${metric}{${sel}}[${RUN_LOOKBACK}]))`;
+  const last = (metric, by) =>
+    `${by.startsWith('max') ? 'max' : 'sum'} by (${by.replace(/^max:/, '')}) (last_over_time(${metric}{${sel}}[${RUN_LOOKBACK}]))`;
   // The requests per case and status: the same query as the nothing-lost table's.
   const [{ prometheus: reqs }, max, p99, unexpected, dropped, lateMin, lateMax] = await Promise.all([
     storeCounts({ prometheus: url }, testid, plan.experiment, ['prometheus']),
@@ -121,9 +178,12 @@ export async function summaryFromPrometheus(url, testid, plan) {
     promQuery(url, `min by (case) (min_over_time(k6_lab_arrival_late_ms_min{${sel}}[${RUN_LOOKBACK}]))`),
     promQuery(url, last('k6_lab_arrival_late_ms_max', 'max:case')),
   ]);
-  if (!Object.keys(reqs).length) throw new Error(`Prometheus has no k6_http_reqs_total for testid ${testid}, experiment ${plan.experiment}`);
+  if (!Object.keys(reqs).length)
+    throw new Error(`Prometheus has no k6_http_reqs_total for testid ${testid}, experiment ${plan.experiment}`);
   const metrics = {};
-  const put = (name, values) => { metrics[name] = { values: { ...metrics[name]?.values, ...values } }; };
+  const put = (name, values) => {
+    metrics[name] = { values: { ...metrics[name]?.values, ...values } };
+  };
   for (const c of plan.cases) {
     const mine = reqs[c.id] || {};
     put(sentMetric(c), { count: Object.values(mine).reduce((a, n) => a + n, 0) });
@@ -150,7 +210,9 @@ function figures(o) {
   return judgedFigures([
     figure('ok', e.ok, m.ok, checks.ok),
     figure('limited', e.limited, m.limited, checks.limited),
-    e.maxMs ? figure('max wait ms', e.maxMs, m.maxMs, checks.latency) : figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.latency),
+    e.maxMs
+      ? figure('max wait ms', e.maxMs, m.maxMs, checks.latency)
+      : figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.latency),
     figure('sent', e.sent, m.sent, checks.clean),
     figure(LATE_MEASURE, e.lateSpreadMs, m.lateSpreadMs, checks.timing),
   ]);

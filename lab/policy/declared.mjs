@@ -20,7 +20,7 @@ export function completeDeclared(root) {
     try {
       policy = readPolicy(join(root, e.policyFile), tools);
     } catch (err) {
-      throw new Error(`experiment ${e.name} (thresholds/experiments/${e.name}.js): ${err.message}`);
+      throw new Error(`experiment ${e.name} (thresholds/experiments/${e.name}.js): ${err.message}`, { cause: err });
     }
     const { experiment, routes } = policyExperiment(policy, { name: e.name });
     Object.assign(e, experiment, { policyFile: e.policyFile });

@@ -26,13 +26,14 @@ function share(fp) {
 /** A duration ('1s', '0.5s', '250ms' as protobuf JSON writes it, or {seconds, nanos}) in ms. */
 function durationMs(v, at) {
   if (typeof v === 'string' && /^\d+(\.\d+)?s$/.test(v)) return Number(v.slice(0, -1)) * 1000;
-  if (v && typeof v === 'object') return (Number(v.seconds ?? 0) * 1000) + (Number(v.nanos ?? 0) / 1e6);
+  if (v && typeof v === 'object') return Number(v.seconds ?? 0) * 1000 + Number(v.nanos ?? 0) / 1e6;
   throw new Error(`${at}: fill_interval ${JSON.stringify(v)}: a duration like 1s`);
 }
 
 /** One local_ratelimit config as the model needs it (null when it has no bucket). */
 function bucketOf(cfg, at, path) {
-  if (cfg.descriptors?.length) throw new Error(`${at}: local_ratelimit descriptors: which requests share a descriptor's bucket is not modelled`);
+  if (cfg.descriptors?.length)
+    throw new Error(`${at}: local_ratelimit descriptors: which requests share a descriptor's bucket is not modelled`);
   if (!cfg.token_bucket) return null;
   const tb = cfg.token_bucket;
   return {
@@ -53,10 +54,18 @@ function bucketOf(cfg, at, path) {
 /** Envoy's own word on the file first (`envoy --mode validate`): its message, where it refuses it. */
 function validate(envoy, file) {
   try {
-    execFileSync(envoy, ['--mode', 'validate', '-c', file, '--log-level', 'error'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    execFileSync(envoy, ['--mode', 'validate', '-c', file, '--log-level', 'error'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
   } catch (e) {
-    const said = String(e.stderr || e.stdout || e.message).trim().split('\n').pop().replace(/^\[[^\]]*\]\[\d+\]\[\w+\]\[\w+\] \[[^\]]*\] /, '');
-    throw new Error(`Envoy refuses ${file}: ${said}`);
+    const said = String(e.stderr || e.stdout || e.message)
+      .trim()
+      .split('\n')
+      .pop()
+      .replace(/^\[[^\]]*\]\[\d+\]\[\w+\]\[\w+\] \[[^\]]*\] /, '');
+    throw new Error(`Envoy refuses ${file}: ${said}`, { cause: e });
   }
 }
 
@@ -76,26 +85,60 @@ export function envoyPolicy(file, { envoy }) {
   const root = doc.toJS();
   const routes = [];
   (root.static_resources?.listeners || []).forEach((l, li) => {
-    (l.filter_chains || []).forEach((fc, fi) => (fc.filters || []).forEach((f, ni) => {
-      if (f.name !== HCM) return;
-      const base = ['static_resources', 'listeners', li, 'filter_chains', fi, 'filters', ni, 'typed_config'];
-      const hcm = f.typed_config || {};
-      const filters = hcm.http_filters || [];
-      const global = filters.findIndex((h) => h.name === GLOBAL);
-      if (global >= 0) throw new Error(`${at([...base, 'http_filters', global])}: ${GLOBAL}, a global rate limit service: not modelled`);
-      if (hcm.rds) throw new Error(`${at([...base, 'rds'])}: routes from RDS: the lab reads only the file it was pointed at`);
-      const li2 = filters.findIndex((h) => h.name === LOCAL);
-      const listenerBucket = li2 >= 0 ? bucketOf(filters[li2].typed_config || {}, at([...base, 'http_filters', li2]), [...base, 'http_filters', li2, 'typed_config']) : null;
-      (hcm.route_config?.virtual_hosts || []).forEach((vh, vi) => (vh.routes || []).forEach((r, ri) => {
-        const rpath = [...base, 'route_config', 'virtual_hosts', vi, 'routes', ri];
-        const own = r.typed_per_filter_config?.[LOCAL];
-        // A route's own config replaces the listener's whole (its bucket, and its shares).
-        const bucket = li2 < 0 ? null : own ? bucketOf(own, at([...rpath, 'typed_per_filter_config', LOCAL]), [...rpath, 'typed_per_filter_config', LOCAL]) : listenerBucket;
-        // A direct_response route is answered by the router, after the rate limit: limited too.
-        routes.push({ listener: l.name, host: vh.name, domains: vh.domains ?? ['*'], match: r.match, at: at(rpath), bucket, bucketFrom: own ? 'route' : 'listener' });
-      }));
-    }));
+    (l.filter_chains || []).forEach((fc, fi) =>
+      (fc.filters || []).forEach((f, ni) => {
+        if (f.name !== HCM) return;
+        const base = ['static_resources', 'listeners', li, 'filter_chains', fi, 'filters', ni, 'typed_config'];
+        const hcm = f.typed_config || {};
+        const filters = hcm.http_filters || [];
+        const global = filters.findIndex((h) => h.name === GLOBAL);
+        if (global >= 0)
+          throw new Error(
+            `${at([...base, 'http_filters', global])}: ${GLOBAL}, a global rate limit service: not modelled`,
+          );
+        if (hcm.rds)
+          throw new Error(`${at([...base, 'rds'])}: routes from RDS: the lab reads only the file it was pointed at`);
+        const li2 = filters.findIndex((h) => h.name === LOCAL);
+        const listenerBucket =
+          li2 >= 0
+            ? bucketOf(filters[li2].typed_config || {}, at([...base, 'http_filters', li2]), [
+                ...base,
+                'http_filters',
+                li2,
+                'typed_config',
+              ])
+            : null;
+        (hcm.route_config?.virtual_hosts || []).forEach((vh, vi) =>
+          (vh.routes || []).forEach((r, ri) => {
+            const rpath = [...base, 'route_config', 'virtual_hosts', vi, 'routes', ri];
+            const own = r.typed_per_filter_config?.[LOCAL];
+            // A route's own config replaces the listener's whole (its bucket, and its shares).
+            const bucket =
+              li2 < 0
+                ? null
+                : own
+                  ? bucketOf(own, at([...rpath, 'typed_per_filter_config', LOCAL]), [
+                      ...rpath,
+                      'typed_per_filter_config',
+                      LOCAL,
+                    ])
+                  : listenerBucket;
+            // A direct_response route is answered by the router, after the rate limit: limited too.
+            routes.push({
+              listener: l.name,
+              host: vh.name,
+              domains: vh.domains ?? ['*'],
+              match: r.match,
+              at: at(rpath),
+              bucket,
+              bucketFrom: own ? 'route' : 'listener',
+            });
+          }),
+        );
+      }),
+    );
   });
-  if (!routes.some((r) => r.bucket && r.bucket.enabled > 0)) throw new Error(`${file}: no route meets an enabled local rate limit: nothing for the lab to model`);
+  if (!routes.some((r) => r.bucket && r.bucket.enabled > 0))
+    throw new Error(`${file}: no route meets an enabled local rate limit: nothing for the lab to model`);
   return { proxy: 'envoy', file, routes, config: root };
 }

@@ -14,12 +14,24 @@
 import { basename } from 'node:path';
 
 /** A knob's name from its parts: lower case letters, digits and underscores. */
-const knobName = (...parts) => parts.join('_').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+const knobName = (...parts) =>
+  parts
+    .join('_')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_');
 
-const slug = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'root';
+const slug = (text) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '') || 'root';
 
 // Who shares a bucket, by the zone key's kind: a case can carry its own key, or all share one.
-const OWN_KEY = { header: 'the case sends its own value of the header', argument: 'the case sends its own value of the argument', client: 'each case is one client: the rendered config keys the zone by the case' };
+const OWN_KEY = {
+  header: 'the case sends its own value of the header',
+  argument: 'the case sends its own value of the argument',
+  client: 'each case is one client: the rendered config keys the zone by the case',
+};
 
 /** The line of a file:line. */
 const lineOf = (at) => at.split(':').pop();
@@ -35,40 +47,105 @@ const knobAt = (base, at, unique, param) => knobName(base, ...(unique ? [] : [`l
 function nginxTarget(policy, r, uniqueZone, dryPlaces) {
   const zones = r.limits.map((l) => policy.zones[l.zone]);
   const shared = zones.filter((z) => !OWN_KEY[z.who.kind]);
-  const binding = r.limits.reduce((a, l, i) => (zones[i].rateMilli < policy.zones[a.zone].rateMilli ? l : a), r.limits[0]);
+  const binding = r.limits.reduce(
+    (a, l, i) => (zones[i].rateMilli < policy.zones[a.zone].rateMilli ? l : a),
+    r.limits[0],
+  );
   const rate = policy.zones[binding.zone].rateMilli / 1000;
   // The longest a bucket takes to empty from its fullest: burst + 1 requests at its rate.
   const drainS = Math.max(...r.limits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli));
   const knob = (l, param) => knobAt(l.zone, l.at, uniqueZone(l.zone), param);
-  const dry = r.dryRun.at.startsWith('(') ? null : { knob: dryPlaces.size === 1 ? 'dry_run' : knobName('dry_run', `l${lineOf(r.dryRun.at)}`), at: r.dryRun.at };
+  const dry = r.dryRun.at.startsWith('(')
+    ? null
+    : { knob: dryPlaces.size === 1 ? 'dry_run' : knobName('dry_run', `l${lineOf(r.dryRun.at)}`), at: r.dryRun.at };
   return {
     // The numbers the file gives, as knobs: what the sensitivity moves, a what-if sets, and the
     // rendered config takes (at: where in the file, param: which of the directive's).
     numbers: [
       ...r.limits.flatMap((l, i) => [
-        { knob: knobName(zones[i].name, 'rate'), kind: 'rate', value: zones[i].perUnit, at: zones[i].at, param: 'rate', unit: zones[i].unit, doc: `${zones[i].name}: limit_req_zone rate (r/${zones[i].unit}, ${zones[i].at})` },
-        { knob: knob(l, 'burst'), kind: 'count', value: l.burst, at: l.at, param: 'burst', doc: `limit_req zone=${l.zone} burst (${l.at})` },
+        {
+          knob: knobName(zones[i].name, 'rate'),
+          kind: 'rate',
+          value: zones[i].perUnit,
+          at: zones[i].at,
+          param: 'rate',
+          unit: zones[i].unit,
+          doc: `${zones[i].name}: limit_req_zone rate (r/${zones[i].unit}, ${zones[i].at})`,
+        },
+        {
+          knob: knob(l, 'burst'),
+          kind: 'count',
+          value: l.burst,
+          at: l.at,
+          param: 'burst',
+          doc: `limit_req zone=${l.zone} burst (${l.at})`,
+        },
         // nodelay or not, a switch: the sensitivity tries the other way too.
-        { knob: knob(l, 'mode'), kind: 'choice', values: ['nodelay', 'delay'], value: l.nodelay ? 'nodelay' : 'delay', at: l.at, param: 'mode', doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})` },
-        ...(l.nodelay ? [] : [{ knob: knob(l, 'delay'), kind: 'count', value: l.delay, at: l.at, param: 'delay', doc: `limit_req zone=${l.zone} delay (${l.at})` }]),
+        {
+          knob: knob(l, 'mode'),
+          kind: 'choice',
+          values: ['nodelay', 'delay'],
+          value: l.nodelay ? 'nodelay' : 'delay',
+          at: l.at,
+          param: 'mode',
+          doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})`,
+        },
+        ...(l.nodelay
+          ? []
+          : [
+              {
+                knob: knob(l, 'delay'),
+                kind: 'count',
+                value: l.delay,
+                at: l.at,
+                param: 'delay',
+                doc: `limit_req zone=${l.zone} delay (${l.at})`,
+              },
+            ]),
       ]),
-      ...(dry ? [{ knob: dry.knob, kind: 'choice', values: ['on', 'off'], value: r.dryRun.on ? 'on' : 'off', at: dry.at, param: 'dry_run', doc: `limit_req_dry_run (${dry.at})` }] : []),
+      ...(dry
+        ? [
+            {
+              knob: dry.knob,
+              kind: 'choice',
+              values: ['on', 'off'],
+              value: r.dryRun.on ? 'on' : 'off',
+              at: dry.at,
+              param: 'dry_run',
+              doc: `limit_req_dry_run (${dry.at})`,
+            },
+          ]
+        : []),
     ],
-    build: (k) => ({ kind: 'limit_req_chain', dryRun: dry ? k[dry.knob] === 'on' : r.dryRun.on, limits: r.limits.map((l, i) => ({
-      rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
-      burst: k[knob(l, 'burst')],
-      // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
-      delay: k[knob(l, 'mode')] === 'nodelay' ? Infinity : k[knob(l, 'delay')] ?? 0,
-    })) }),
+    build: (k) => ({
+      kind: 'limit_req_chain',
+      dryRun: dry ? k[dry.knob] === 'on' : r.dryRun.on,
+      limits: r.limits.map((l, i) => ({
+        rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
+        burst: k[knob(l, 'burst')],
+        // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
+        delay: k[knob(l, 'mode')] === 'nodelay' ? Infinity : (k[knob(l, 'delay')] ?? 0),
+      })),
+    }),
     status: r.status.code,
     rate,
     burst: binding.burst,
     // Its limits from the slowest: a load between two rates fills the slower one's burst alone.
-    chain: r.limits.map((l, i) => ({ zone: l.zone, rate: zones[i].rateMilli / 1000, burst: l.burst })).sort((a, b) => a.rate - b.rate),
-    keys: zones.map((z) => ({ zone: z.name, key: z.key, ...z.who, how: OWN_KEY[z.who.kind] ?? 'one bucket every case shares' })),
+    chain: r.limits
+      .map((l, i) => ({ zone: l.zone, rate: zones[i].rateMilli / 1000, burst: l.burst }))
+      .sort((a, b) => a.rate - b.rate),
+    keys: zones.map((z) => ({
+      zone: z.name,
+      key: z.key,
+      ...z.who,
+      how: OWN_KEY[z.who.kind] ?? 'one bucket every case shares',
+    })),
     shared: shared.length > 0,
     drainS,
-    path: r.location.split(' > ').pop().replace(/^[=^~]+\s*/, ''),
+    path: r.location
+      .split(' > ')
+      .pop()
+      .replace(/^[=^~]+\s*/, ''),
     regex: /^~/.test(r.location.split(' > ').pop()),
     host: plainName(r.server.names),
     addressable: r.server.isDefault || plainName(r.server.names) !== null,
@@ -91,15 +168,56 @@ function envoyTarget(r, uniqueBucket) {
   const knob = (param) => knobAt(b.stat, b.at, uniqueBucket(b), param);
   return {
     numbers: [
-      { knob: knob('max_tokens'), kind: 'count', value: b.maxTokens, min: 1, at: b.at, path: b.path, param: 'max_tokens', doc: `${b.stat}: token_bucket.max_tokens (${b.at})` },
-      { knob: knob('tokens_per_fill'), kind: 'count', value: b.tokensPerFill, min: 1, at: b.at, path: b.path, param: 'tokens_per_fill', doc: `${b.stat}: token_bucket.tokens_per_fill (${b.at})` },
-      { knob: knob('fill_interval'), kind: 'seconds', value: b.fillIntervalMs / 1000, at: b.at, path: b.path, param: 'fill_interval', doc: `${b.stat}: token_bucket.fill_interval in s (${b.at})` },
+      {
+        knob: knob('max_tokens'),
+        kind: 'count',
+        value: b.maxTokens,
+        min: 1,
+        at: b.at,
+        path: b.path,
+        param: 'max_tokens',
+        doc: `${b.stat}: token_bucket.max_tokens (${b.at})`,
+      },
+      {
+        knob: knob('tokens_per_fill'),
+        kind: 'count',
+        value: b.tokensPerFill,
+        min: 1,
+        at: b.at,
+        path: b.path,
+        param: 'tokens_per_fill',
+        doc: `${b.stat}: token_bucket.tokens_per_fill (${b.at})`,
+      },
+      {
+        knob: knob('fill_interval'),
+        kind: 'seconds',
+        value: b.fillIntervalMs / 1000,
+        at: b.at,
+        path: b.path,
+        param: 'fill_interval',
+        doc: `${b.stat}: token_bucket.fill_interval in s (${b.at})`,
+      },
     ],
-    build: (k) => ({ kind: 'local_rate_limit', enabled: b.enabled, enforced: b.enforced, maxTokens: k[knob('max_tokens')], tokensPerFill: k[knob('tokens_per_fill')], fillIntervalMs: k[knob('fill_interval')] * 1000 }),
+    build: (k) => ({
+      kind: 'local_rate_limit',
+      enabled: b.enabled,
+      enforced: b.enforced,
+      maxTokens: k[knob('max_tokens')],
+      tokensPerFill: k[knob('tokens_per_fill')],
+      fillIntervalMs: k[knob('fill_interval')] * 1000,
+    }),
     status: b.status,
     rate,
     burst: b.maxTokens,
-    keys: [{ bucket: b.stat, how: r.bucketFrom === 'route' ? "the route's own bucket, every case on it shares" : "the listener's bucket, every route without its own shares" }],
+    keys: [
+      {
+        bucket: b.stat,
+        how:
+          r.bucketFrom === 'route'
+            ? "the route's own bucket, every case on it shares"
+            : "the listener's bucket, every route without its own shares",
+      },
+    ],
     shared: true,
     drainS: (b.maxTokens / b.tokensPerFill) * (b.fillIntervalMs / 1000),
     path: r.match.path ?? r.match.prefix ?? null,
@@ -115,8 +233,10 @@ function envoyTarget(r, uniqueBucket) {
 /** Why a route gets no cases (said, never guessed), or null. */
 function unplanned(t) {
   if (t.regex || !t.path) return 'a regular-expression or unnamed match: the lab does not choose a path for it';
-  if (t.perConnection) return 'a bucket per downstream connection: how k6 spreads its requests over connections is not modelled';
-  if (!t.addressable) return 'a route matched by more than its path and host (headers, arguments), or a server with no plain name that is not the default: the lab does not choose a request for it';
+  if (t.perConnection)
+    return 'a bucket per downstream connection: how k6 spreads its requests over connections is not modelled';
+  if (!t.addressable)
+    return 'a route matched by more than its path and host (headers, arguments), or a server with no plain name that is not the default: the lab does not choose a request for it';
   return null;
 }
 
@@ -141,16 +261,25 @@ function steps(id, t, k) {
   const chosen = k.load_rates.length > 0;
   return {
     smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
-    spike: chosen ? k.load_rates.map((r) => ({ name: `${r}rps`, rate: r, seconds: k.load_seconds || 10, targets: [id] })) : [
-      // Under its rate for 10 s: nothing limited, nothing waits long.
-      { name: 'under', rate: at(R / 2), seconds: 10, targets: [id] },
-      // Twice burst and rate in one second: the burst fills and the rest is limited, by the burst's size.
-      { name: 'fill', rate: at(2 * (R + t.burst)), seconds: 1, targets: [id] },
-      // Three times its rate for 5 s: what it lets through in a sustained overload, by its rate.
-      { name: 'over', rate: at(3 * R), seconds: 5, targets: [id] },
-      ...chainSteps(id, t),
+    spike: chosen
+      ? k.load_rates.map((r) => ({ name: `${r}rps`, rate: r, seconds: k.load_seconds || 10, targets: [id] }))
+      : [
+          // Under its rate for 10 s: nothing limited, nothing waits long.
+          { name: 'under', rate: at(R / 2), seconds: 10, targets: [id] },
+          // Twice burst and rate in one second: the burst fills and the rest is limited, by the burst's size.
+          { name: 'fill', rate: at(2 * (R + t.burst)), seconds: 1, targets: [id] },
+          // Three times its rate for 5 s: what it lets through in a sustained overload, by its rate.
+          { name: 'over', rate: at(3 * R), seconds: 5, targets: [id] },
+          ...chainSteps(id, t),
+        ],
+    soak: [
+      {
+        name: 'over-long',
+        rate: chosen ? Math.max(...k.load_rates) : at(2 * R),
+        seconds: k.load_seconds || 60,
+        targets: [id],
+      },
     ],
-    soak: [{ name: 'over-long', rate: chosen ? Math.max(...k.load_rates) : at(2 * R), seconds: k.load_seconds || 60, targets: [id] }],
   };
 }
 
@@ -171,8 +300,18 @@ function chainSteps(id, t) {
 
 // The load, settable as knobs (not the policy's: the sensitivity leaves them alone).
 const LOAD_KNOBS = {
-  load_rates: { default: [], kind: 'counts', load: true, doc: "spike: one step per rate (r/s) and route, instead of the lab's choice (under its rate, filling its burst, a sustained overload); soak: the largest" },
-  load_seconds: { default: 0, kind: 'count', load: true, doc: "spike and soak: each step's length in s (0: the lab's, 10 s and 60 s)" },
+  load_rates: {
+    default: [],
+    kind: 'counts',
+    load: true,
+    doc: "spike: one step per rate (r/s) and route, instead of the lab's choice (under its rate, filling its burst, a sustained overload); soak: the largest",
+  },
+  load_seconds: {
+    default: 0,
+    kind: 'count',
+    load: true,
+    doc: "spike and soak: each step's length in s (0: the lab's, 10 s and 60 s)",
+  },
 };
 
 /**
@@ -185,16 +324,28 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
   const targets = [];
   const used = new Set();
   // Where each zone's limit_req and each Envoy bucket stand: a knob per place in the file.
-  const places = (list) => list.reduce((m, [name, at]) => m.set(name, new Set([...(m.get(name) ?? []), at])), new Map());
+  const places = (list) =>
+    list.reduce((m, [name, at]) => m.set(name, new Set([...(m.get(name) ?? []), at])), new Map());
   const zonePlaces = places(policy.routes.flatMap((r) => (r.limits ?? []).map((l) => [l.zone, l.at])));
   const uniqueZone = (zone) => zonePlaces.get(zone).size === 1;
   const bucketPlaces = places(policy.routes.filter((r) => r.bucket).map((r) => [r.bucket.stat, r.bucket.at]));
   const uniqueBucket = (b) => bucketPlaces.get(b.stat).size === 1;
-  const dryPlaces = new Set(policy.routes.filter((r) => r.dryRun && !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at));
+  const dryPlaces = new Set(
+    policy.routes.filter((r) => r.dryRun && !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at),
+  );
   for (const r of policy.routes) {
-    const label = policy.proxy === 'nginx' ? `${r.server.names[0] ?? r.server.listen[0] ?? ''} ${r.location}`.trim() : `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
+    const label =
+      policy.proxy === 'nginx'
+        ? `${r.server.names[0] ?? r.server.listen[0] ?? ''} ${r.location}`.trim()
+        : `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
     if (policy.proxy === 'nginx' && (r.answeredBefore || !r.limits?.length)) {
-      routes.push({ route: label, at: r.at, none: r.answeredBefore ? `answered ${r.answeredBefore.code} before limit_req (${r.answeredBefore.at})` : 'no limit_req' });
+      routes.push({
+        route: label,
+        at: r.at,
+        none: r.answeredBefore
+          ? `answered ${r.answeredBefore.code} before limit_req (${r.answeredBefore.at})`
+          : 'no limit_req',
+      });
       continue;
     }
     if (policy.proxy === 'envoy' && !(r.bucket?.enabled > 0)) {
@@ -213,22 +364,34 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
     targets.push({ id, ...t });
     routes.push({ route: label, at: r.at, target: id, keys: t.keys, shared: t.shared });
   }
-  if (!targets.length) throw new Error(`${policy.file}: no route the lab can plan cases for:\n  ${routes.map((r) => `${r.route} (${r.at}): ${r.none}`).join('\n  ')}`);
+  if (!targets.length)
+    throw new Error(
+      `${policy.file}: no route the lab can plan cases for:\n  ${routes.map((r) => `${r.route} (${r.at}): ${r.none}`).join('\n  ')}`,
+    );
   // One shared bucket puts every case one after another, each after the longest a bucket takes
   // to be fresh again (and a second).
   const sequential = targets.some((t) => t.shared);
   const pauseS = sequential ? Math.ceil(Math.max(...targets.map((t) => t.drainS))) + 1 : 0;
   for (const r of routes.filter((x) => x.target)) {
-    r.cases = sequential ? `one after another, ${pauseS} s apart (${r.shared ? 'its bucket' : "another route's bucket"} empties or refills between)` : 'together, each with a fresh bucket';
+    r.cases = sequential
+      ? `one after another, ${pauseS} s apart (${r.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`
+      : 'together, each with a fresh bucket';
   }
   const suites = {};
   for (const suite of ['smoke', 'spike', 'soak']) {
-    suites[suite] = (k) => targets.flatMap((t) => steps(t.id, t, k)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
+    suites[suite] = (k) =>
+      targets.flatMap((t) => steps(t.id, t, k)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
   }
   const knobs = { ...LOAD_KNOBS };
   const numbers = new Map(); // knob -> where it stands in the file
   for (const n of targets.flatMap((t) => t.numbers)) {
-    knobs[n.knob] = { default: n.value, kind: n.kind, doc: n.doc, ...(n.values ? { values: n.values } : {}), ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}) };
+    knobs[n.knob] = {
+      default: n.value,
+      kind: n.kind,
+      doc: n.doc,
+      ...(n.values ? { values: n.values } : {}),
+      ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}),
+    };
     numbers.set(n.knob, { at: n.at, path: n.path, param: n.param, unit: n.unit });
   }
   const experiment = {
@@ -242,7 +405,15 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
      * what-if's and a --stack-knob's included.
      */
     placed: (k) => [...numbers].map(([knob, where]) => ({ ...where, value: k[knob] })),
-    targets: (k) => targets.map((t) => ({ id: t.id, service: `${name}-${policy.proxy}`, path: t.path, limitedStatus: t.status, policy: t.build(k), request: caseRequest(t) })),
+    targets: (k) =>
+      targets.map((t) => ({
+        id: t.id,
+        service: `${name}-${policy.proxy}`,
+        path: t.path,
+        limitedStatus: t.status,
+        policy: t.build(k),
+        request: caseRequest(t),
+      })),
     // The k6 script that runs any policy's plan (k6/policy.js).
     script: 'policy',
     stepsTogether: !sequential,

@@ -10,7 +10,11 @@ import { envoyPolicy } from './envoy.mjs';
 
 export const readers = [
   // An Envoy bootstrap has static_resources (YAML or JSON); anything else is read as nginx's.
-  { proxy: 'envoy', claims: (text) => /(^|\n)\s*"?static_resources"?\s*:/.test(text), read: (file, tools) => envoyPolicy(file, tools) },
+  {
+    proxy: 'envoy',
+    claims: (text) => /(^|\n)\s*"?static_resources"?\s*:/.test(text),
+    read: (file, tools) => envoyPolicy(file, tools),
+  },
   { proxy: 'nginx', claims: () => true, read: (file, tools) => nginxPolicy(file, tools) },
 ];
 
@@ -39,11 +43,34 @@ export function policyRows(policy) {
     const head = ['route', 'limit', 'key (who shares a bucket)', 'rate', 'burst', 'delay', 'status', 'dry run', 'from'];
     const rows = policy.routes.flatMap((r) => {
       const route = `${r.server.names[0] ?? r.server.listen[0] ?? '-'} ${r.location}`;
-      if (r.answeredBefore) return [[route, '-', `answered ${r.answeredBefore.code} by return before limit_req`, '', '', '', '', '', r.answeredBefore.at]];
+      if (r.answeredBefore)
+        return [
+          [
+            route,
+            '-',
+            `answered ${r.answeredBefore.code} by return before limit_req`,
+            '',
+            '',
+            '',
+            '',
+            '',
+            r.answeredBefore.at,
+          ],
+        ];
       if (!r.limits?.length) return [[route, 'none', '', '', '', '', '', '', r.at]];
       return r.limits.map((l, i) => {
         const z = policy.zones[l.zone];
-        return [i ? '' : route, l.zone, `${z.key} (${z.who.kind}${z.who.name ? ` ${z.who.name}` : ''})`, z.rate, String(l.burst), delayWords(l), String(r.status.code), r.dryRun.on ? 'on' : 'off', `${z.at}, ${l.at}${r.limitsFrom !== 'own' ? ` (from ${r.limitsFrom})` : ''}`];
+        return [
+          i ? '' : route,
+          l.zone,
+          `${z.key} (${z.who.kind}${z.who.name ? ` ${z.who.name}` : ''})`,
+          z.rate,
+          String(l.burst),
+          delayWords(l),
+          String(r.status.code),
+          r.dryRun.on ? 'on' : 'off',
+          `${z.at}, ${l.at}${r.limitsFrom !== 'own' ? ` (from ${r.limitsFrom})` : ''}`,
+        ];
       });
     });
     return [head, rows];
@@ -53,7 +80,17 @@ export function policyRows(policy) {
     const route = `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
     const b = r.bucket;
     if (!b) return [route, 'none', '', '', '', '', '', '', r.at];
-    return [route, `${b.stat} (${r.bucketFrom})`, String(b.maxTokens), `${b.tokensPerFill} per ${b.fillIntervalMs} ms`, b.perConnection ? 'yes' : 'no', shareWords(b.enabled), shareWords(b.enforced), String(b.status), b.at];
+    return [
+      route,
+      `${b.stat} (${r.bucketFrom})`,
+      String(b.maxTokens),
+      `${b.tokensPerFill} per ${b.fillIntervalMs} ms`,
+      b.perConnection ? 'yes' : 'no',
+      shareWords(b.enabled),
+      shareWords(b.enforced),
+      String(b.status),
+      b.at,
+    ];
   });
   return [head, rows];
 }

@@ -18,20 +18,28 @@ const HCM = 'envoy.filters.network.http_connection_manager';
 const LRL_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit';
 
 /** The lab's access log: case, start (s.µs), status, one line per request. */
-const labLog = (prefix) => [{
-  name: 'envoy.access_loggers.file',
-  typed_config: {
-    '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog',
-    path: join(prefix, 'seen.log'),
-    log_format: { text_format_source: { inline_string: '%REQ(X-LAB-CASE)% %START_TIME(%s.%6f)% %RESPONSE_CODE%\n' } },
+const labLog = (prefix) => [
+  {
+    name: 'envoy.access_loggers.file',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog',
+      path: join(prefix, 'seen.log'),
+      log_format: { text_format_source: { inline_string: '%REQ(X-LAB-CASE)% %START_TIME(%s.%6f)% %RESPONSE_CODE%\n' } },
+    },
   },
-}];
+];
 
 // Not enabled (no filter_enabled: 0 %), so a readiness check spends no token of the route's bucket.
 const healthRoute = () => ({
   match: { path: '/healthz' },
   direct_response: { status: 200, body: { inline_string: 'ok\n' } },
-  typed_per_filter_config: { [LOCAL]: { '@type': LRL_TYPE, stat_prefix: 'lab_healthz', token_bucket: { max_tokens: 1, tokens_per_fill: 1, fill_interval: '1s' } } },
+  typed_per_filter_config: {
+    [LOCAL]: {
+      '@type': LRL_TYPE,
+      stat_prefix: 'lab_healthz',
+      token_bucket: { max_tokens: 1, tokens_per_fill: 1, fill_interval: '1s' },
+    },
+  },
 });
 
 const at = (port) => ({ socket_address: { address: '127.0.0.1', port_value: port } });
@@ -42,7 +50,8 @@ function moveClusters(clusters, backendPort) {
     delete c.transport_socket;
     if (c.type === 'STRICT_DNS' || c.type === 'LOGICAL_DNS') c.type = 'STATIC';
     const endpoints = c.load_assignment?.endpoints ?? [];
-    for (const e of endpoints) for (const lb of e.lb_endpoints ?? []) if (lb.endpoint?.address) lb.endpoint.address = at(backendPort);
+    for (const e of endpoints)
+      for (const lb of e.lb_endpoints ?? []) if (lb.endpoint?.address) lb.endpoint.address = at(backendPort);
   }
 }
 
@@ -59,9 +68,11 @@ export function renderEnvoy(policy, { port, adminPort, backend, prefix, placed =
     bucket[p.param] = p.param === 'fill_interval' ? `${p.value}s` : p.value;
   }
   const listeners = cfg.static_resources.listeners ?? [];
-  if (listeners.length !== 1) throw new Error(`${policy.file}: ${listeners.length} listeners: the lab runs one, on its own port`);
+  if (listeners.length !== 1)
+    throw new Error(`${policy.file}: ${listeners.length} listeners: the lab runs one, on its own port`);
   const l = listeners[0];
-  if (l.filter_chains?.some((fc) => fc.transport_socket)) throw new Error(`${policy.file}: listener ${l.name}: a TLS listener: the lab sends plain HTTP/1.1`);
+  if (l.filter_chains?.some((fc) => fc.transport_socket))
+    throw new Error(`${policy.file}: listener ${l.name}: a TLS listener: the lab sends plain HTTP/1.1`);
   cfg.admin = { address: at(adminPort) };
   l.address = at(port);
   for (const fc of l.filter_chains ?? []) {
@@ -70,7 +81,8 @@ export function renderEnvoy(policy, { port, adminPort, backend, prefix, placed =
       const hosts = f.typed_config.route_config?.virtual_hosts ?? [];
       for (const vh of hosts) vh.routes = [healthRoute(), ...(vh.routes ?? [])];
       // The readiness check names no host: where no virtual host takes any, one of the lab's does.
-      if (f.typed_config.route_config && !hosts.some((vh) => vh.domains?.includes('*'))) hosts.push({ name: 'lab_healthz', domains: ['*'], routes: [healthRoute()] });
+      if (f.typed_config.route_config && !hosts.some((vh) => vh.domains?.includes('*')))
+        hosts.push({ name: 'lab_healthz', domains: ['*'], routes: [healthRoute()] });
     }
   }
   moveClusters(cfg.static_resources.clusters ?? [], Number(backend.split(':')[1]));

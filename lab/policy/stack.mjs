@@ -18,7 +18,16 @@ export const POLICY_PORTS = { http: 18200, own: 18201, backend: 18202 };
 const proxies = {
   nginx: {
     file: 'nginx.conf',
-    render: (policy, view, tools, backend, placed) => renderNginx(policy, { port: view.self.http, metricsPort: view.self.own, backend, prefix: view.prefix, root: view.root, python: tools.python, placed }),
+    render: (policy, view, tools, backend, placed) =>
+      renderNginx(policy, {
+        port: view.self.http,
+        metricsPort: view.self.own,
+        backend,
+        prefix: view.prefix,
+        root: view.root,
+        python: tools.python,
+        placed,
+      }),
     command: ['nginx', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr', '-g', 'daemon off;'],
     validate: ['nginx', '-t', '-q', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr'],
     ready: 'http://127.0.0.1:{{self.own}}/healthz',
@@ -26,9 +35,21 @@ const proxies = {
   },
   envoy: {
     file: 'envoy.yaml',
-    render: (policy, view, tools, backend, placed) => renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix, placed }),
+    render: (policy, view, tools, backend, placed) =>
+      renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix, placed }),
     // Envoy as the lab installs it (lab/install.sh, on the runner's PATH), flushing its access log every 100 ms: the sightings.
-    command: ['envoy', '-c', '{{config.conf}}', '--concurrency', '1', '--disable-hot-restart', '--log-level', 'warn', '--file-flush-interval-msec', '100'],
+    command: [
+      'envoy',
+      '-c',
+      '{{config.conf}}',
+      '--concurrency',
+      '1',
+      '--disable-hot-restart',
+      '--log-level',
+      'warn',
+      '--file-flush-interval-msec',
+      '100',
+    ],
     validate: ['envoy', '--mode', 'validate', '-c', '{{config.conf}}', '--log-level', 'error'],
     ready: 'http://127.0.0.1:{{self.own}}/ready',
     metrics: { port: 'own', path: '/stats/prometheus' },
@@ -37,7 +58,20 @@ const proxies = {
   },
 };
 
-const service = (name, profile, fields) => ({ name, profiles: [profile], dependsOn: [], validate: null, prepare: null, init: [], configs: {}, data: false, caps: null, metrics: null, docker: {}, ...fields });
+const service = (name, profile, fields) => ({
+  name,
+  profiles: [profile],
+  dependsOn: [],
+  validate: null,
+  prepare: null,
+  init: [],
+  configs: {},
+  data: false,
+  caps: null,
+  metrics: null,
+  docker: {},
+  ...fields,
+});
 
 /**
  * The services of `experiment` (a policy's, lab/policy/experiment.mjs): {<name>-backend,
@@ -63,7 +97,11 @@ export function policyServices(experiment, policy, tools) {
     metrics: proxy.metrics,
     countsLog: proxy.countsLog ?? null,
     configs: {
-      conf: { file: proxy.file, render: (view) => proxy.render(policy, view, tools, `127.0.0.1:${view.svc[backendName].http}`, experiment.placed(view)) },
+      conf: {
+        file: proxy.file,
+        render: (view) =>
+          proxy.render(policy, view, tools, `127.0.0.1:${view.svc[backendName].http}`, experiment.placed(view)),
+      },
       original: { file: `original-${basename(policy.file)}`, render: () => readFileSync(policy.file, 'utf8') },
     },
   });

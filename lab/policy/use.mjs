@@ -12,10 +12,11 @@ import { policyExperiment } from './experiment.mjs';
 import { policyServices } from './stack.mjs';
 
 /** What a policy plans, but for its numbers: targets, statuses, keys and which knobs it has. */
-const shape = (experiment) => JSON.stringify({
-  targets: experiment.targets(resolveKnobs(experiment)).map((t) => [t.id, t.path, t.limitedStatus, t.request]),
-  knobs: Object.keys(experiment.knobs),
-});
+const shape = (experiment) =>
+  JSON.stringify({
+    targets: experiment.targets(resolveKnobs(experiment)).map((t) => [t.id, t.path, t.limitedStatus, t.request]),
+    knobs: Object.keys(experiment.knobs),
+  });
 
 /**
  * The stack's file as knobs the model is not told of (--stack-knob's): every number and switch
@@ -24,9 +25,15 @@ const shape = (experiment) => JSON.stringify({
  */
 function untoldOf(experiment, file, stackFile, tools) {
   const theirs = policyExperiment(readPolicy(stackFile, tools), { name: experiment.name }).experiment;
-  if (shape(theirs) !== shape(experiment)) throw new Error(`--stack-policy=${stackFile} may differ from ${file} only in the numbers and switches the lab reads as knobs (${Object.keys(experiment.knobs).join(', ')}): its routes, keys, statuses or limits differ`);
-  const changed = Object.entries(theirs.knobs).filter(([k, v]) => JSON.stringify(v.default) !== JSON.stringify(experiment.knobs[k].default));
-  if (!changed.length) throw new Error(`--stack-policy=${stackFile} has the same numbers as ${file}: nothing is perturbed`);
+  if (shape(theirs) !== shape(experiment))
+    throw new Error(
+      `--stack-policy=${stackFile} may differ from ${file} only in the numbers and switches the lab reads as knobs (${Object.keys(experiment.knobs).join(', ')}): its routes, keys, statuses or limits differ`,
+    );
+  const changed = Object.entries(theirs.knobs).filter(
+    ([k, v]) => JSON.stringify(v.default) !== JSON.stringify(experiment.knobs[k].default),
+  );
+  if (!changed.length)
+    throw new Error(`--stack-policy=${stackFile} has the same numbers as ${file}: nothing is perturbed`);
   return Object.fromEntries(changed.map(([k, v]) => [k, String(v.default)]));
 }
 
@@ -40,7 +47,11 @@ export function asRead(experiment, policy, routes, stackFile) {
     stackFile: stackFile ? resolve(stackFile) : null,
     table: { head, rows },
     routes,
-    configs: Object.entries(proxy.configs).map(([key, c]) => ({ file: c.file, path: `config/${proxy.name}/${c.file}`, what: key === 'conf' ? 'as the stack ran it' : 'as written' })),
+    configs: Object.entries(proxy.configs).map(([key, c]) => ({
+      file: c.file,
+      path: `config/${proxy.name}/${c.file}`,
+      what: key === 'conf' ? 'as the stack ran it' : 'as written',
+    })),
   };
 }
 

@@ -29,7 +29,10 @@ const groupOf = (pid) => {
   if (pgrp !== pid) fail(`process ${pid} is in process group ${pgrp}, not one of its own: start it with setsid`);
   return pid;
 };
-const pair = [['x', portX, pidX], ['reference', portRef, pidRef]].map(([name, port, pid]) => ({ name, url: `http://127.0.0.1:${port}/filter`, group: groupOf(pid) }));
+const pair = [
+  ['x', portX, pidX],
+  ['reference', portRef, pidRef],
+].map(([name, port, pid]) => ({ name, url: `http://127.0.0.1:${port}/filter`, group: groupOf(pid) }));
 if (pidX === pidRef) fail('the two PIDs are one process');
 
 const body = resolve(process.env.LAB_BODY);
@@ -37,5 +40,7 @@ process.chdir(join(dirname(fileURLToPath(import.meta.url)), '..', '..')); // wrk
 const rows = await twoAtOnce(process.env, pair, { ...TWO_AT_ONCE, rounds, connections, body });
 for (const r of rows) {
   const [x, ref] = r.costUs.map((u) => (u === null ? '-' : u.toFixed(1)));
-  console.log(`round ${r.round} (${r.first} first): ${x} us per request, reference ${ref} us, ratio ${r.ratio === null ? '-' : r.ratio.toFixed(3)}, errors ${r.errors}`);
+  console.log(
+    `round ${r.round} (${r.first} first): ${x} us per request, reference ${ref} us, ratio ${r.ratio === null ? '-' : r.ratio.toFixed(3)}, errors ${r.errors}`,
+  );
 }

@@ -35,9 +35,19 @@ const ERL = ['erl', '-noshell', '+K', 'true', '+S', '1', '+sbwt', 'none', '+sbwt
 // Each runtime's floor program, run in a mode (relay, minimal); `ebin` holds floor.beam.
 const RUNTIMES = {
   node: (mode, port, backend) => [process.execPath, 'servers/profiles/floor/floor.js', mode, port, backend],
-  erlang: (mode, port, backend, ebin) => [...ERL, '-pa', ebin, '-pa', '.lab/erlang/ebin', '-eval', `floor:start(${mode}, ${port}, ${backend})`],
+  erlang: (mode, port, backend, ebin) => [
+    ...ERL,
+    '-pa',
+    ebin,
+    '-pa',
+    '.lab/erlang/ebin',
+    '-eval',
+    `floor:start(${mode}, ${port}, ${backend})`,
+  ],
 };
-const FLOORS = Object.keys(RUNTIMES).flatMap((runtime) => ['relay', 'minimal'].map((mode) => ({ name: `${runtime}-${mode}`, runtime, mode })));
+const FLOORS = Object.keys(RUNTIMES).flatMap((runtime) =>
+  ['relay', 'minimal'].map((mode) => ({ name: `${runtime}-${mode}`, runtime, mode })),
+);
 const FILTERS = ['json-filter-node', 'json-filter-node-cluster', 'json-filter-erlang'];
 
 const ports = portsByService(loadTopology(join(root, 'docker-compose.yml')));
@@ -97,13 +107,31 @@ try {
   for (const connections of LOADS) {
     for (const x of [...floors, ...filters]) {
       const say = (m) => console.error(`c${connections}: ${m}`);
-      const r = (await twoAtOnce(process.env, [x, nginx], { ...TWO_AT_ONCE, rounds, connections, body, say })).filter((y) => y.ratio !== null);
+      const r = (await twoAtOnce(process.env, [x, nginx], { ...TWO_AT_ONCE, rounds, connections, body, say })).filter(
+        (y) => y.ratio !== null,
+      );
       const errors = r.reduce((a, y) => a + y.errors, 0);
-      rows.push([String(connections), x.name, String(r.length), String(errors), r.length ? spread(r.map((y) => 1 / y.ratio)) : '-']);
+      rows.push([
+        String(connections),
+        x.name,
+        String(r.length),
+        String(errors),
+        r.length ? spread(r.map((y) => 1 / y.ratio)) : '-',
+      ]);
     }
   }
-  console.log(`\nEach one and nginx loaded at the same time, wrk -t1 on each, ${TWO_AT_ONCE.seconds} s after ${TWO_AT_ONCE.warmS} s, the order swapped every round; every document relayed. Shown: this judges nothing.\n`);
-  console.log(formatTable(rows, ['connections (each)', 'server', 'rounds', 'errors', "nginx's CPU per request over its: median (min-max)"]));
+  console.log(
+    `\nEach one and nginx loaded at the same time, wrk -t1 on each, ${TWO_AT_ONCE.seconds} s after ${TWO_AT_ONCE.warmS} s, the order swapped every round; every document relayed. Shown: this judges nothing.\n`,
+  );
+  console.log(
+    formatTable(rows, [
+      'connections (each)',
+      'server',
+      'rounds',
+      'errors',
+      "nginx's CPU per request over its: median (min-max)",
+    ]),
+  );
 } catch (e) {
   if (!stopping) console.error(`floors.mjs: ${e.message}`);
   code = 1;

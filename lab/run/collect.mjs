@@ -15,7 +15,8 @@ export function stopSampling(plan, started, { run, stores, say }) {
   writeFileSync(join(run.dir, `${runName(plan)}.cpu.json`), JSON.stringify(cpu));
   // Its last sample, once it exited, reads 0: the most it reached is what it used.
   const k6cpu = cpu.k6?.length ? Math.max(...cpu.k6.map(([, s]) => s)) : undefined;
-  if (k6cpu !== undefined) say(`${plan.experiment}: k6 used ${k6cpu.toFixed(1)} CPU seconds${stores ? ' (streaming to the stores)' : ''}`);
+  if (k6cpu !== undefined)
+    say(`${plan.experiment}: k6 used ${k6cpu.toFixed(1)} CPU seconds${stores ? ' (streaming to the stores)' : ''}`);
   return { cpu, cgroupSamples, caps: started.caps };
 }
 
@@ -45,8 +46,18 @@ export async function countRows(plan, kind, summary, proxy, sinceMs, { run, stor
   if (!stores || !summary) return { rows: [], problems: [] };
   try {
     const app = kind.appServed && { service: plan.accounting.service, sinceMs };
-    const table = countsTable(plan, k6Counts(plan, kind, summary), await storeCounts(stores.urls, run.id, plan.experiment, kind.streams, app), proxy);
-    return { rows: table.rows, problems: table.agree ? [] : [`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`] };
+    const table = countsTable(
+      plan,
+      k6Counts(plan, kind, summary),
+      await storeCounts(stores.urls, run.id, plan.experiment, kind.streams, app),
+      proxy,
+    );
+    return {
+      rows: table.rows,
+      problems: table.agree
+        ? []
+        : [`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`],
+    };
   } catch (e) {
     return { rows: [], problems: [`${plan.experiment}: reading the stores: ${e.message}`] };
   }

@@ -16,7 +16,10 @@ export function judgePhase(plan, kind, measured, { broken }, { run }) {
   // A failed case the model can explain: which single knob's value gives what was measured.
   for (const o of j.outcomes.filter((x) => !x.pass && !broken)) {
     const fits = explainCase(plan, o.case.split('/')[1], o.measured);
-    if (fits) o.explanation = fits.length ? fits.map((f) => `${f.knob}=${f.value}`).join(' or ') : 'no single knob of the plan gives these counts';
+    if (fits)
+      o.explanation = fits.length
+        ? fits.map((f) => `${f.knob}=${f.value}`).join(' or ')
+        : 'no single knob of the plan gives these counts';
   }
   const more = [];
   for (const o of j.outcomes.filter((x) => x.measured?.resources?.length)) {

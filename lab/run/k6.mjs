@@ -23,12 +23,21 @@ function skewProblem(plan, schedule, say, replays) {
   const allowed = plan.model?.segmentSkewMs;
   // Judged on the sends each process really made, the skew is in what the replay replays: shown.
   if (replays) {
-    if (schedule) say(`${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart (shown: the cases are judged on what each process sent)`);
+    if (schedule)
+      say(
+        `${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart (shown: the cases are judged on what each process sent)`,
+      );
     return null;
   }
-  if (!schedule) return allowed === undefined ? null : `${plan.experiment}: the segments' schedule skew could not be measured (a summary lacks lab_schedule_origin); the model assumes at most ${allowed} ms`;
-  say(`${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart${allowed === undefined ? '' : ` (the model allows ${allowed} ms)`}`);
-  if (allowed !== undefined && schedule.skewMs > allowed) return `${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart, more than the ${allowed} ms the model allows: the counts cannot be judged against it`;
+  if (!schedule)
+    return allowed === undefined
+      ? null
+      : `${plan.experiment}: the segments' schedule skew could not be measured (a summary lacks lab_schedule_origin); the model assumes at most ${allowed} ms`;
+  say(
+    `${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart${allowed === undefined ? '' : ` (the model allows ${allowed} ms)`}`,
+  );
+  if (allowed !== undefined && schedule.skewMs > allowed)
+    return `${plan.experiment}: the segments' schedules started ${schedule.skewMs.toFixed(1)} ms apart, more than the ${allowed} ms the model allows: the counts cannot be judged against it`;
   return null;
 }
 
@@ -48,14 +57,30 @@ export const atPriority = (nice, argv) => (nice === null ? argv : ['nice', '-n',
 export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
 
 /** The k6 script of a plan's experiment: k6/<experiment>.js (or the one it names), runnable with k6 alone too. */
-export const scriptOf = (root, plan) => join(root, 'k6', `${experimentNamed(plan.experiment).script ?? plan.experiment}.js`);
+export const scriptOf = (root, plan) =>
+  join(root, 'k6', `${experimentNamed(plan.experiment).script ?? plan.experiment}.js`);
 
 /**
  * Runs k6; resolves to {problems} (the run fails, the cases are still judged: a store refused
  * some of k6's writes, or the segments started further apart than the model allows) or
  * {problem} (k6 itself failed, or a stack process died: the cases fail).
  */
-export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments = 1, k6Cpu = null, run = null, replays = false }) {
+export async function runK6({
+  root,
+  env,
+  plan,
+  planFile,
+  dir,
+  logDir,
+  stack,
+  say,
+  setChild,
+  outputs,
+  segments = 1,
+  k6Cpu = null,
+  run = null,
+  replays = false,
+}) {
   // --k6-cpu: k6 in a cgroup capped at N % of a core (a perturbation: a load generator that
   // cannot keep its schedule), joined before it execs, like a slowed service.
   const cgroup = k6Cpu ? createCgroup(`lab-${process.pid}-k6-${plan.experiment}`, parseCaps(`cpu=${k6Cpu}%`)) : null;
@@ -64,17 +89,48 @@ export async function runK6({ root, env, plan, planFile, dir, logDir, stack, say
     say(`${plan.experiment}: PERTURBED load generator, the model is not told: k6 at ${k6Cpu} % of a core`);
   }
   try {
-    return await runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup, replays });
+    return await runK6Processes({
+      root,
+      env,
+      plan,
+      planFile,
+      dir,
+      logDir,
+      stack,
+      say,
+      setChild,
+      outputs,
+      segments,
+      cgroup,
+      replays,
+    });
   } finally {
     if (cgroup) await removeWhenEmpty(cgroup.paths);
   }
 }
 
-async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, say, setChild, outputs, segments, cgroup, replays }) {
+async function runK6Processes({
+  root,
+  env,
+  plan,
+  planFile,
+  dir,
+  logDir,
+  stack,
+  say,
+  setChild,
+  outputs,
+  segments,
+  cgroup,
+  replays,
+}) {
   const name = runName(plan);
   // Segments start paused, each with its own REST API, and are resumed together.
   const nice = k6Priority();
-  const addresses = segments > 1 ? await Promise.all(Array.from({ length: segments }, async () => `127.0.0.1:${await freePort()}`)) : [];
+  const addresses =
+    segments > 1
+      ? await Promise.all(Array.from({ length: segments }, async () => `127.0.0.1:${await freePort()}`))
+      : [];
   const one = (i) => {
     const seg = segments > 1 ? `.seg${i}` : '';
     const k6env = {
@@ -93,7 +149,13 @@ async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, s
     const fd = openSync(logFile, 'a');
     // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
     // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
-    const args = ['run', '--no-color', ...(outputs?.args || []), ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i], i)] : []), scriptOf(root, plan)];
+    const args = [
+      'run',
+      '--no-color',
+      ...(outputs?.args || []),
+      ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i], i)] : []),
+      scriptOf(root, plan),
+    ];
     const k6argv = atPriority(nice, ['k6', ...args]);
     const [cmd, ...argv] = cgroup ? wrapInCgroup(k6argv, cgroup.procsFiles) : k6argv;
     const k6 = spawn(cmd, argv, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
@@ -107,18 +169,27 @@ async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, s
   };
   const procs = Array.from({ length: segments }, (_, i) => one(i));
   const n = plan.cases.filter(sentByK6).length;
-  say(`${plan.experiment}: k6 running ${n} case${n > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, the phase about ${Math.ceil(plan.durationS)} s, ${nice === null ? 'at the runner\'s priority (not root: it cannot run ahead of the stack)' : `at nice ${nice}, ahead of the stack`} (log: ${procs[0].logFile})`);
+  say(
+    `${plan.experiment}: k6 running ${n} case${n > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, the phase about ${Math.ceil(plan.durationS)} s, ${nice === null ? "at the runner's priority (not root: it cannot run ahead of the stack)" : `at nice ${nice}, ahead of the stack`} (log: ${procs[0].logFile})`,
+  );
   if (segments > 1) {
     try {
       const t = Date.now();
-      await waitPaused(addresses, procs.map((p) => p.exited));
+      await waitPaused(
+        addresses,
+        procs.map((p) => p.exited),
+      );
       const setupMs = await shareSetup(addresses);
       const ms = await resumeAll(addresses);
-      say(`${plan.experiment}: ${segments} k6 processes ready (VUs allocated, paused) after ${((Date.now() - t) / 1000).toFixed(1)} s; setup() once in the first, its data given to the others (${setupMs.toFixed(0)} ms); resumed together (the requests took ${ms.toFixed(1)} ms)`);
+      say(
+        `${plan.experiment}: ${segments} k6 processes ready (VUs allocated, paused) after ${((Date.now() - t) / 1000).toFixed(1)} s; setup() once in the first, its data given to the others (${setupMs.toFixed(0)} ms); resumed together (the requests took ${ms.toFixed(1)} ms)`,
+      );
     } catch (e) {
       for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGKILL');
       await Promise.all(procs.map((p) => p.exited));
-      return { problem: `${plan.experiment}: starting the segments: ${e.message}; last lines of ${procs[0].logFile}:\n${logTail(procs[0].logFile)}` };
+      return {
+        problem: `${plan.experiment}: starting the segments: ${e.message}; last lines of ${procs[0].logFile}:\n${logTail(procs[0].logFile)}`,
+      };
     }
   }
   const started = Date.now();
@@ -136,24 +207,38 @@ async function runK6Processes({ root, env, plan, planFile, dir, logDir, stack, s
     let oom = 0;
     try {
       oom = p.cgroup?.stats().oomKills ?? 0;
-    } catch { /* the cgroup is gone */ }
-    const cause = oom ? `, the OOM killer of its cgroup ended ${oom} process${oom > 1 ? 'es' : ''} (memory cap ${p.caps})` : '';
-    return { problem: `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}${cause}); last lines of ${p.logFile}:\n${logTail(p.logFile)}` };
+    } catch {
+      /* the cgroup is gone */
+    }
+    const cause = oom
+      ? `, the OOM killer of its cgroup ended ${oom} process${oom > 1 ? 'es' : ''} (memory cap ${p.caps})`
+      : '';
+    return {
+      problem: `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}${cause}); last lines of ${p.logFile}:\n${logTail(p.logFile)}`,
+    };
   }
   for (const [i, { code, signal }] of first.k6.entries()) {
     // 99: thresholds failed, which the table shows case by case (with segments, each process
     // judged its share only: its verdict is not the run's); anything else means k6 itself failed.
-    if (code !== 0 && code !== 99) return { problem: `k6 ${name}${procs[i].seg} ended with ${signal || `code ${code}`}; last lines of ${procs[i].logFile}:\n${logTail(procs[i].logFile)}` };
+    if (code !== 0 && code !== 99)
+      return {
+        problem: `k6 ${name}${procs[i].seg} ended with ${signal || `code ${code}`}; last lines of ${procs[i].logFile}:\n${logTail(procs[i].logFile)}`,
+      };
   }
   const problems = [];
   if (segments > 1) {
-    const parts = procs.map(({ seg }) => join(dir, `${name}${seg}.summary.json`)).filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
+    const parts = procs
+      .map(({ seg }) => join(dir, `${name}${seg}.summary.json`))
+      .filter((f) => existsSync(f))
+      .map((f) => JSON.parse(readFileSync(f, 'utf8')));
     const merged = mergeSummaries(parts);
     writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(merged, null, 1));
     const skew = skewProblem(plan, merged.schedule, say, replays);
     if (skew) problems.push(skew);
   }
   // A refused write loses samples: the run fails saying why, not only by its counts.
-  problems.push(...procs.flatMap(({ logFile }) => refusalProblems(refusedWrites(readFileSync(logFile, 'utf8')), `k6 ${name}`)));
+  problems.push(
+    ...procs.flatMap(({ logFile }) => refusalProblems(refusedWrites(readFileSync(logFile, 'utf8')), `k6 ${name}`)),
+  );
   return { problems };
 }

@@ -31,7 +31,7 @@ function commandLine() {
 
 /** The claims of live runs in `dir`, oldest first; a dead run's claim (or an unreadable one) is removed. */
 function liveClaims(dir) {
-  let names = [];
+  let names;
   try {
     names = readdirSync(dir).filter((f) => f.endsWith('.json'));
   } catch {
@@ -53,7 +53,8 @@ function liveClaims(dir) {
 }
 
 /** A live run, for a message: who, and how to stop it. */
-export const describeRun = (c) => `run ${c.id} is live (pid ${c.pid}, '${c.command}', since ${c.since}); wait for it to end, or stop it with 'kill ${c.pid}' (it cleans up after itself)`;
+export const describeRun = (c) =>
+  `run ${c.id} is live (pid ${c.pid}, '${c.command}', since ${c.since}); wait for it to end, or stop it with 'kill ${c.pid}' (it cleans up after itself)`;
 
 /** The live run's claim ({id, kind, pid, start, command, since}), or null. */
 export const liveRun = (root) => liveClaims(lockDir(root))[0] ?? null;
@@ -73,11 +74,20 @@ export function takeRunLock(root, { id, kind }) {
   const dir = lockDir(root);
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${id}.json`);
-  const claim = { id, kind, pid: process.pid, start: startTicks(process.pid), command: commandLine(), since: new Date().toISOString() };
+  const claim = {
+    id,
+    kind,
+    pid: process.pid,
+    start: startTicks(process.pid),
+    command: commandLine(),
+    since: new Date().toISOString(),
+  };
   try {
     writeAtomic(path, JSON.stringify(claim, null, 1), { exclusive: true });
   } catch (e) {
-    throw e.code === 'EEXIST' ? new Error(`run ${id} has a claim already: one process opened two runs in the same millisecond`) : e;
+    throw e.code === 'EEXIST'
+      ? new Error(`run ${id} has a claim already: one process opened two runs in the same millisecond`)
+      : e;
   }
   const other = liveClaims(dir).find((c) => c.path !== path);
   if (other) {

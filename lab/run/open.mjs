@@ -22,7 +22,8 @@ export function labEnv(root) {
  * get different ids, so different folders, state files and scratch folders; the id goes into
  * every sample's testid tag too. A run id is `${stamp()}-${name}`.
  */
-export const stamp = () => `${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').slice(0, 19)}-${process.pid}`;
+export const stamp = () =>
+  `${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').slice(0, 19)}-${process.pid}`;
 
 /**
  * The one form of a run id (testid), checked wherever one enters (lab/results/runs.mjs
@@ -34,11 +35,21 @@ const STAMP = '[0-9]{8}-[0-9]{6}(?:-[0-9]{3}-[0-9]{1,10})?';
 export const TESTID = new RegExp(`^${STAMP}-[a-z][a-z0-9-]*$`);
 /** The name of a testid: what follows its stamp (spike-quick5). */
 export const testidName = (id) => id.replace(new RegExp(`^${STAMP}-`), '');
-export const TESTID_FORM = 'YYYYMMDD-HHMMSS-mmm-PID-name, or an older run\'s YYYYMMDD-HHMMSS-name; e.g. 20261123-091050-123-4567-spike-quick5';
+export const TESTID_FORM =
+  "YYYYMMDD-HHMMSS-mmm-PID-name, or an older run's YYYYMMDD-HHMMSS-name; e.g. 20261123-091050-123-4567-spike-quick5";
 
 /** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
 export const plansFor = (request) =>
-  request.experiments.map((experiment) => makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment], segments: request.segments || 1, untold: request.untold?.[experiment] }));
+  request.experiments.map((experiment) =>
+    makePlan({
+      experiment,
+      suite: request.name,
+      factor: request.factor,
+      overrides: request.overrides[experiment],
+      segments: request.segments || 1,
+      untold: request.untold?.[experiment],
+    }),
+  );
 
 /**
  * A run's lock, folders and state file: the lock first (a run refused while another is live
@@ -59,7 +70,9 @@ export async function openRun(root, name, { kind, say, latest = true }) {
     try {
       mkdirSync(dir); // not recursive: a folder already there is another run's, never shared
     } catch (e) {
-      throw e.code === 'EEXIST' ? new Error(`results/${id} exists already: one process opened two runs in the same millisecond`) : e;
+      throw e.code === 'EEXIST'
+        ? new Error(`results/${id} exists already: one process opened two runs in the same millisecond`)
+        : e;
     }
     mkdirSync(tmp, { recursive: true });
     const state = new StateFile(stateDir, id, { kind, tmp });
@@ -68,7 +81,10 @@ export async function openRun(root, name, { kind, say, latest = true }) {
       symlinkSync(id, join(root, 'results', 'latest'));
     }
     return {
-      id, dir, tmp, state,
+      id,
+      dir,
+      tmp,
+      state,
       close() {
         rmSync(tmp, { recursive: true, force: true });
         state.remove();

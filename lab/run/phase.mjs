@@ -32,10 +32,24 @@ export async function runPhase(plan, kind, ctx) {
     let result;
     try {
       const outputs = ctx.stores && k6Outputs(ctx.stores.urls, { testid: ctx.run.id, plan, streams: kind.streams });
-      const stage = { ...ctx, dir: ctx.run.dir, logDir: join(ctx.run.dir, 'logs'), tmp: ctx.run.tmp, plan, stack: started.stack, setChild: started.setChild };
+      const stage = {
+        ...ctx,
+        dir: ctx.run.dir,
+        logDir: join(ctx.run.dir, 'logs'),
+        tmp: ctx.run.tmp,
+        plan,
+        stack: started.stack,
+        setChild: started.setChild,
+      };
       result = ctx.isInterrupted()
         ? { problem: 'interrupted before k6 started' }
-        : await runK6({ ...stage, planFile: started.planFile, outputs, segments: ctx.segments, replays: Boolean(replays) });
+        : await runK6({
+            ...stage,
+            planFile: started.planFile,
+            outputs,
+            segments: ctx.segments,
+            replays: Boolean(replays),
+          });
       if (!result.problem && wrkCases(plan).length) {
         const wrk = await runWrk(stage);
         if (wrk.problem) result = { ...result, problem: wrk.problem };
@@ -61,7 +75,8 @@ export async function runPhase(plan, kind, ctx) {
     if (started) await stopStack(started.stack);
   }
   // The proxies flushed their logs as they stopped: when each saw each request.
-  if (measured.sends && started) addSeenLags(plan, measured.sends, started.stack.procs.map((p) => p.prefix).filter(Boolean), ctx);
+  if (measured.sends && started)
+    addSeenLags(plan, measured.sends, started.stack.procs.map((p) => p.prefix).filter(Boolean), ctx);
   measured.summary = readSummary(plan, ctx);
   measured.sends ??= null;
   measured.wrk = readWrk(plan, ctx);

@@ -11,7 +11,14 @@ export const MAX_SEGMENTS = 8;
  */
 export function segmentArgs(i, n) {
   const at = (k) => (k === 0 ? '0' : k === n ? '1' : `${k}/${n}`);
-  return ['--execution-segment', `${at(i)}:${at(i + 1)}`, '--execution-segment-sequence', Array.from({ length: n + 1 }, (_, k) => at(k)).join(','), '--tag', `segment=${i}`];
+  return [
+    '--execution-segment',
+    `${at(i)}:${at(i + 1)}`,
+    '--execution-segment-sequence',
+    Array.from({ length: n + 1 }, (_, k) => at(k)).join(','),
+    '--tag',
+    `segment=${i}`,
+  ];
 }
 
 const isPercentile = (stat) => stat === 'med' || stat === 'avg' || /^p\(/.test(stat);
@@ -29,11 +36,12 @@ export function mergeSummaries(list) {
   const metrics = {};
   for (const s of list) {
     for (const [name, m] of Object.entries(s?.metrics || {})) {
-      const into = metrics[name] ||= { type: m.type, contains: m.contains, values: {} };
+      const into = (metrics[name] ||= { type: m.type, contains: m.contains, values: {} });
       for (const [stat, v] of Object.entries(m.values || {})) {
         const had = into.values[stat];
         if (had === undefined) into.values[stat] = v;
-        else if (stat === 'count' || stat === 'passes' || stat === 'fails' || (m.type === 'counter' && stat === 'rate')) into.values[stat] = had + v;
+        else if (stat === 'count' || stat === 'passes' || stat === 'fails' || (m.type === 'counter' && stat === 'rate'))
+          into.values[stat] = had + v;
         else if (stat === 'min') into.values[stat] = Math.min(had, v);
         else if (stat === 'max' || isPercentile(stat) || stat === 'value') into.values[stat] = Math.max(had, v);
       }
@@ -43,7 +51,12 @@ export function mergeSummaries(list) {
       }
     }
   }
-  return { metrics, setup_data: list.find((s) => s?.setup_data)?.setup_data, segments: list.length, schedule: scheduleSkew(list) };
+  return {
+    metrics,
+    setup_data: list.find((s) => s?.setup_data)?.setup_data,
+    segments: list.length,
+    schedule: scheduleSkew(list),
+  };
 }
 
 /**

@@ -20,7 +20,8 @@ import { runName } from './k6.mjs';
  * in wall-clock time: the offset puts one on the other.
  */
 export function clockOffsetMs() {
-  const py = 'import time\nbest=None\nfor _ in range(20):\n  a=time.clock_gettime_ns(time.CLOCK_REALTIME); m=time.clock_gettime_ns(time.CLOCK_MONOTONIC); b=time.clock_gettime_ns(time.CLOCK_REALTIME)\n  if best is None or b-a<best[0]: best=(b-a, m-(a+b)//2)\nprint(best[1], best[0])';
+  const py =
+    'import time\nbest=None\nfor _ in range(20):\n  a=time.clock_gettime_ns(time.CLOCK_REALTIME); m=time.clock_gettime_ns(time.CLOCK_MONOTONIC); b=time.clock_gettime_ns(time.CLOCK_REALTIME)\n  if best is None or b-a<best[0]: best=(b-a, m-(a+b)//2)\nprint(best[1], best[0])';
   const r = spawnSync('python3', ['-c', py], { encoding: 'utf8', timeout: 5000 });
   const [offsetNs, gapNs] = (r.stdout || '').trim().split(' ').map(BigInt);
   if (r.status !== 0 || offsetNs === undefined) return null;
@@ -31,13 +32,16 @@ export function clockOffsetMs() {
 /** The sends per case from InfluxDB: {case: [wall-clock ms, ...]} sorted, µs precision. */
 export async function storedSends(urls, testid, experiment) {
   const q = `SELECT "value" FROM "lab_arrival_late_ms" WHERE "testid"='${testid}' AND "experiment"='${experiment}' GROUP BY "case"`;
-  const res = await fetch(`${urls.influx}/query?db=${urls.database}&epoch=u&q=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(`${urls.influx}/query?db=${urls.database}&epoch=u&q=${encodeURIComponent(q)}`, {
+    signal: AbortSignal.timeout(30_000),
+  });
   if (!res.ok) throw new Error(`InfluxDB: ${res.status} ${await res.text()}`);
   const body = await res.json();
   const err = body.results?.[0]?.error;
   if (err) throw new Error(`InfluxDB: ${err}`);
   const out = {};
-  for (const s of body.results?.[0]?.series || []) out[s.tags.case] = s.values.map(([us]) => us / 1000).sort((a, b) => a - b);
+  for (const s of body.results?.[0]?.series || [])
+    out[s.tags.case] = s.values.map(([us]) => us / 1000).sort((a, b) => a - b);
   return out;
 }
 
@@ -46,17 +50,29 @@ export async function storedSends(urls, testid, experiment) {
  * clock offset read before and after the load.
  */
 export function sendsRecord(sends, clock) {
-  const cases = Object.fromEntries(Object.entries(sends).map(([id, ts]) => [id, { firstMs: ts[0], afterUs: ts.map((t) => Math.round((t - ts[0]) * 1000)) }]));
+  const cases = Object.fromEntries(
+    Object.entries(sends).map(([id, ts]) => [
+      id,
+      { firstMs: ts[0], afterUs: ts.map((t) => Math.round((t - ts[0]) * 1000)) },
+    ]),
+  );
   return { source: 'InfluxDB lab_arrival_late_ms (k6 sample times)', clock, cases };
 }
 
 const timesOf = (c) => c.afterUs.map((us) => c.firstMs + us / 1000);
 
 /** The sends of a record, per case, as wall-clock ms. */
-export const sendsOf = (record) => Object.fromEntries(Object.entries(record?.cases || {}).map(([id, c]) => [id, timesOf(c)]));
+export const sendsOf = (record) =>
+  Object.fromEntries(Object.entries(record?.cases || {}).map(([id, c]) => [id, timesOf(c)]));
 
 /** The proxies' sightings of a record, per case: {ms: wall-clock ms sorted, resolutionMs}. */
-export const sightingsOf = (record) => Object.fromEntries(Object.entries(record?.seen || {}).map(([id, c]) => [id, { ms: timesOf(c), resolutionMs: c.resolutionMs, clock: c.clock ?? 'wall' }]));
+export const sightingsOf = (record) =>
+  Object.fromEntries(
+    Object.entries(record?.seen || {}).map(([id, c]) => [
+      id,
+      { ms: timesOf(c), resolutionMs: c.resolutionMs, clock: c.clock ?? 'wall' },
+    ]),
+  );
 
 /**
  * The clock offset the replay may use: the reads before and after the load, when they agree to
@@ -71,11 +87,16 @@ export function usableOffset(clock) {
 /** Reads the phase's sends and saves them; returns the record, or a problem saying why none. */
 export async function saveSends(plan, clockBefore, { run, stores }) {
   try {
-    const record = sendsRecord(await storedSends(stores.urls, run.id, plan.experiment), { before: clockBefore, after: clockOffsetMs() });
+    const record = sendsRecord(await storedSends(stores.urls, run.id, plan.experiment), {
+      before: clockBefore,
+      after: clockOffsetMs(),
+    });
     writeFileSync(join(run.dir, `${runName(plan)}.sends.json`), JSON.stringify(record));
     return { record };
   } catch (e) {
-    return { problem: `${plan.experiment}: reading k6's send times from InfluxDB: ${e.message} (its cases are judged on the plan's ranges)` };
+    return {
+      problem: `${plan.experiment}: reading k6's send times from InfluxDB: ${e.message} (its cases are judged on the plan's ranges)`,
+    };
   }
 }
 
@@ -93,7 +114,11 @@ export function parseSeenLog(text) {
     if (f.length < 2 || f[0] === '-' || f[0] === '') continue;
     const nginx = f.length === 4;
     const monotonic = nginx && f[1] !== '-';
-    const ms = !nginx ? Number(f[1]) * 1000 : monotonic ? Number(f[1]) : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
+    const ms = !nginx
+      ? Number(f[1]) * 1000
+      : monotonic
+        ? Number(f[1])
+        : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
     if (!Number.isFinite(ms)) continue;
     (out[f[0]] ||= { ms: [], resolutionMs: nginx ? 1 : 0.001, clock: monotonic ? 'monotonic' : 'wall' }).ms.push(ms);
   }
@@ -119,7 +144,11 @@ export function seenLags(sends, seen, offsetMs = null) {
     // A monotonic reading on the wall clock: less the offset between the two.
     const wall = s.clock === 'monotonic' ? (x) => x - offsetMs : (x) => x;
     const lags = ts.map((t, i) => wall(s.ms[i]) - t).sort((a, b) => a - b);
-    out[id] = { n: lags.length, q: LAG_QUANTILES.map((p) => [p, Math.round(quantile(lags, p) * 1000) / 1000]), resolutionMs: s.resolutionMs };
+    out[id] = {
+      n: lags.length,
+      q: LAG_QUANTILES.map((p) => [p, Math.round(quantile(lags, p) * 1000) / 1000]),
+      resolutionMs: s.resolutionMs,
+    };
   }
   return out;
 }
@@ -130,11 +159,23 @@ export function addSeenLags(plan, record, folders, { run }) {
   for (const dir of folders) {
     try {
       Object.assign(seen, parseSeenLog(readFileSync(join(dir, 'seen.log'), 'utf8')));
-    } catch { /* a service that logs no sightings */ }
+    } catch {
+      /* a service that logs no sightings */
+    }
   }
   record.seenLagMs = seenLags(sendsOf(record), seen, usableOffset(record.clock));
   // The sightings themselves, as the sends are kept: the replay reads them.
-  record.seen = Object.fromEntries(Object.entries(seen).map(([id, s]) => [id, { resolutionMs: s.resolutionMs, clock: s.clock, firstMs: s.ms[0], afterUs: s.ms.map((t) => Math.round((t - s.ms[0]) * 1000)) }]));
+  record.seen = Object.fromEntries(
+    Object.entries(seen).map(([id, s]) => [
+      id,
+      {
+        resolutionMs: s.resolutionMs,
+        clock: s.clock,
+        firstMs: s.ms[0],
+        afterUs: s.ms.map((t) => Math.round((t - s.ms[0]) * 1000)),
+      },
+    ]),
+  );
   writeFileSync(join(run.dir, `${runName(plan)}.sends.json`), JSON.stringify(record));
   return record;
 }

@@ -14,7 +14,13 @@ export const PAUSED_BEFORE_RUN = 4;
 const POLL_MS = 50;
 
 /** The arguments that start process i paused, with its REST API on `address`, without its own setup() (and teardown() but in the first). */
-export const pausedArgs = (address, i = 0) => ['--paused', '--address', address, '--no-setup', ...(i > 0 ? ['--no-teardown'] : [])];
+export const pausedArgs = (address, i = 0) => [
+  '--paused',
+  '--address',
+  address,
+  '--no-setup',
+  ...(i > 0 ? ['--no-teardown'] : []),
+];
 
 /** k6's status attributes at `address`, or null while its API does not answer yet. */
 async function status(address) {
@@ -32,17 +38,30 @@ async function status(address) {
  */
 export async function waitPaused(addresses, exited, { timeoutMs = 120_000 } = {}) {
   let gone = null;
-  exited.forEach((p, i) => p.then((e) => { gone ??= { i, ...e }; }));
+  exited.forEach((p, i) =>
+    p.then((e) => {
+      gone ??= { i, ...e };
+    }),
+  );
   const ready = new Set();
   const until = Date.now() + timeoutMs;
   while (ready.size < addresses.length) {
-    if (gone) throw new Error(`k6 process ${gone.i} exited before the start (code ${gone.code}, signal ${gone.signal})`);
-    if (Date.now() > until) throw new Error(`k6 processes ${addresses.map((a, i) => i).filter((i) => !ready.has(i)).join(', ')} were not ready (paused, VUs allocated) after ${timeoutMs / 1000} s`);
-    await Promise.all(addresses.map(async (a, i) => {
-      if (ready.has(i)) return;
-      const s = await status(a);
-      if (s && s.status === PAUSED_BEFORE_RUN && s.paused) ready.add(i);
-    }));
+    if (gone)
+      throw new Error(`k6 process ${gone.i} exited before the start (code ${gone.code}, signal ${gone.signal})`);
+    if (Date.now() > until)
+      throw new Error(
+        `k6 processes ${addresses
+          .map((a, i) => i)
+          .filter((i) => !ready.has(i))
+          .join(', ')} were not ready (paused, VUs allocated) after ${timeoutMs / 1000} s`,
+      );
+    await Promise.all(
+      addresses.map(async (a, i) => {
+        if (ready.has(i)) return;
+        const s = await status(a);
+        if (s && s.status === PAUSED_BEFORE_RUN && s.paused) ready.add(i);
+      }),
+    );
     if (ready.size < addresses.length) await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }
@@ -51,9 +70,19 @@ export async function waitPaused(addresses, exited, { timeoutMs = 120_000 } = {}
 export async function resumeAll(addresses) {
   const body = JSON.stringify({ data: { type: 'status', id: 'default', attributes: { paused: false } } });
   const t = performance.now();
-  const answers = await Promise.all(addresses.map((a) => fetch(`http://${a}/v1/status`, { method: 'PATCH', body, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) })));
+  const answers = await Promise.all(
+    addresses.map((a) =>
+      fetch(`http://${a}/v1/status`, {
+        method: 'PATCH',
+        body,
+        headers: { 'content-type': 'application/json' },
+        signal: AbortSignal.timeout(5000),
+      }),
+    ),
+  );
   const bad = answers.map((r, i) => [r, i]).filter(([r]) => !r.ok);
-  if (bad.length) throw new Error(`k6 did not resume: ${bad.map(([r, i]) => `process ${i} answered ${r.status}`).join(', ')}`);
+  if (bad.length)
+    throw new Error(`k6 did not resume: ${bad.map(([r, i]) => `process ${i} answered ${r.status}`).join(', ')}`);
   return performance.now() - t;
 }
 
@@ -64,9 +93,16 @@ export async function shareSetup(addresses) {
   if (!res.ok) throw new Error(`setup() in k6 process 0 failed: ${res.status} ${(await res.text()).slice(0, 300)}`);
   const data = (await res.json()).data.attributes.data;
   const body = JSON.stringify(data ?? null);
-  await Promise.all(addresses.slice(1).map(async (a, i) => {
-    const r = await fetch(`http://${a}/v1/setup`, { method: 'PUT', body, headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(5000) });
-    if (!r.ok) throw new Error(`k6 process ${i + 1} refused the setup data: ${r.status}`);
-  }));
+  await Promise.all(
+    addresses.slice(1).map(async (a, i) => {
+      const r = await fetch(`http://${a}/v1/setup`, {
+        method: 'PUT',
+        body,
+        headers: { 'content-type': 'application/json' },
+        signal: AbortSignal.timeout(5000),
+      });
+      if (!r.ok) throw new Error(`k6 process ${i + 1} refused the setup data: ${r.status}`);
+    }),
+  );
   return performance.now() - t;
 }

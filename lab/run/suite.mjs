@@ -36,7 +36,10 @@ export function gitState(root) {
   const git = (...args) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
   const head = git('rev-parse', '--short=12', 'HEAD');
   if (head.status !== 0) return null;
-  return { commit: head.stdout.trim(), dirty: git('status', '--porcelain', '--untracked-files=no').stdout.trim() !== '' };
+  return {
+    commit: head.stdout.trim(),
+    dirty: git('status', '--porcelain', '--untracked-files=no').stdout.trim() !== '',
+  };
 }
 
 /**
@@ -68,8 +71,19 @@ async function keepOutcomes(urls, testid, outcomes) {
       held = await outcomeCounts(urls, testid);
     }
     const same = held.prometheus === figures && held.influx === figures;
-    out.counts.push(['(judged figures)', 'all', String(figures), String(held.prometheus), String(held.influx), '-', same ? 'ok' : 'LOST']);
-    if (!same) out.problems.push(`the stores hold ${held.prometheus} (Prometheus) and ${held.influx} (InfluxDB) of the run's ${figures} judged figures`);
+    out.counts.push([
+      '(judged figures)',
+      'all',
+      String(figures),
+      String(held.prometheus),
+      String(held.influx),
+      '-',
+      same ? 'ok' : 'LOST',
+    ]);
+    if (!same)
+      out.problems.push(
+        `the stores hold ${held.prometheus} (Prometheus) and ${held.influx} (InfluxDB) of the run's ${figures} judged figures`,
+      );
   } catch (e) {
     out.problems.push(e.message);
   }
@@ -89,7 +103,10 @@ function placeSlowed(plans, slowed, topology) {
     for (const [s] of mine) placed.add(s);
   }
   const lost = Object.keys(slowed).filter((s) => !placed.has(s));
-  if (lost.length) throw new Error(`--stack-cpu: no service ${lost.join(', ')} in this run's stacks; they have: ${plans.flatMap((p) => stackServices(topology, stackOf(p.experiment)).map((s) => s.name)).join(', ')}`);
+  if (lost.length)
+    throw new Error(
+      `--stack-cpu: no service ${lost.join(', ')} in this run's stacks; they have: ${plans.flatMap((p) => stackServices(topology, stackOf(p.experiment)).map((s) => s.name)).join(', ')}`,
+    );
 }
 
 export async function runSuite(root, request, { say = console.log } = {}) {
@@ -100,7 +117,10 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   if (request.slowed) placeSlowed(plans, request.slowed, topology);
   const env = labEnv(root);
   requireTools(['k6'], env);
-  const run = await openRun(root, `${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`, { kind: 'test', say });
+  const run = await openRun(root, `${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`, {
+    kind: 'test',
+    say,
+  });
   const { dir } = run;
   // A team's policy as the model read it, for the run page (lab/results/policy.mjs).
   for (const p of plans) {
@@ -128,14 +148,55 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   const judged = [];
   const problems = [];
   try {
-    stores = await storesForRun({ root, env, topology, tmp: run.tmp, dir, state: run.state, say, wanted: request.metrics !== false });
+    stores = await storesForRun({
+      root,
+      env,
+      topology,
+      tmp: run.tmp,
+      dir,
+      state: run.state,
+      say,
+      wanted: request.metrics !== false,
+    });
     // One experiment after another: run together, they took CPU from each other's bursts
     // (measured: README.md, Suites). Within an experiment, the cases that can share the machine
     // already run together.
-    const ctx = { root, env, topology, run, stores, say, running, isInterrupted: () => interrupted, segments: request.segments || 1, k6Cpu: request.k6Cpu ?? null };
+    const ctx = {
+      root,
+      env,
+      topology,
+      run,
+      stores,
+      say,
+      running,
+      isInterrupted: () => interrupted,
+      segments: request.segments || 1,
+      k6Cpu: request.k6Cpu ?? null,
+    };
     for (const plan of plans) judged.push(await runPlan(plan, ctx));
-    if (stores) judged.push(await keepOutcomes(stores.urls, run.id, judged.flatMap((j) => j.outcomes)));
-    if (stores && !interrupted) await keepPanels(root, stores.urls, { testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), influx: plans.some((p) => kindFor(p).streams.includes('influx')) }, dir, say);
+    if (stores)
+      judged.push(
+        await keepOutcomes(
+          stores.urls,
+          run.id,
+          judged.flatMap((j) => j.outcomes),
+        ),
+      );
+    if (stores && !interrupted)
+      await keepPanels(
+        root,
+        stores.urls,
+        {
+          testid: run.id,
+          suite: request.name,
+          experiments: request.experiments,
+          fromMs: startedMs,
+          toMs: Date.now(),
+          influx: plans.some((p) => kindFor(p).streams.includes('influx')),
+        },
+        dir,
+        say,
+      );
   } catch (e) {
     problems.push(e.message);
   } finally {
@@ -148,22 +209,51 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   // One table per shape of row (a closed-loop plan also shows the model's own range).
   const tables = new Map(); // head (or the default one) -> rows
   for (const j of judged) {
-    for (const t of [{ head: j.head, rows: j.rows }, ...(j.more || [])]) if (t.rows.length) tables.set(t.head, [...(tables.get(t.head) || []), ...t.rows]);
+    for (const t of [{ head: j.head, rows: j.rows }, ...(j.more || [])])
+      if (t.rows.length) tables.set(t.head, [...(tables.get(t.head) || []), ...t.rows]);
   }
   const counts = judged.flatMap((j) => j.counts);
   problems.push(...judged.flatMap((j) => j.problems));
 
   writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
   // Every file the pages read is written before they are built (they said counts.json was missing).
-  if (counts.length) writeFileSync(join(dir, 'counts.json'), JSON.stringify(counts.map((r) => Object.fromEntries(COUNTS_HEAD.map((h, i) => [h, r[i]]))), null, 1));
+  if (counts.length)
+    writeFileSync(
+      join(dir, 'counts.json'),
+      JSON.stringify(
+        counts.map((r) => Object.fromEntries(COUNTS_HEAD.map((h, i) => [h, r[i]]))),
+        null,
+        1,
+      ),
+    );
   // What `just panels` needs to find this run in the stores, and the results pages to list it.
   const passedCount = outcomes.filter((o) => o.pass).length;
   const runInfo = {
-    testid: run.id, suite: request.name, experiments: request.experiments, fromMs: startedMs, toMs: Date.now(), metrics: Boolean(stores),
+    testid: run.id,
+    suite: request.name,
+    experiments: request.experiments,
+    fromMs: startedMs,
+    toMs: Date.now(),
+    metrics: Boolean(stores),
     influx: Boolean(stores) && plans.some((p) => kindFor(p).streams.includes('influx')),
-    factor: request.factor, factors: Object.fromEntries(plans.map((p) => [p.experiment, p.factor])), segments: request.segments || 1, knobs: request.overrides, git: gitState(root),
-    ...(request.untold || request.slowed || request.stackPolicy ? { perturbed: { knobs: request.untold, cpu: request.slowed, ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}), ...(request.stackPolicy ? { policy: request.stackPolicy } : {}) } } : {}),
-    cases: { passed: passedCount, failed: outcomes.length - passedCount }, problems, interrupted: Boolean(interrupted),
+    factor: request.factor,
+    factors: Object.fromEntries(plans.map((p) => [p.experiment, p.factor])),
+    segments: request.segments || 1,
+    knobs: request.overrides,
+    git: gitState(root),
+    ...(request.untold || request.slowed || request.stackPolicy
+      ? {
+          perturbed: {
+            knobs: request.untold,
+            cpu: request.slowed,
+            ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}),
+            ...(request.stackPolicy ? { policy: request.stackPolicy } : {}),
+          },
+        }
+      : {}),
+    cases: { passed: passedCount, failed: outcomes.length - passedCount },
+    problems,
+    interrupted: Boolean(interrupted),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
   // Its pages in the results site (results/site/), with the runs list and the histories it is in.
@@ -175,7 +265,10 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   for (const [head, rows] of tables) say(`\n${formatTable(rows, head)}`);
   if (counts.length) say(`\nnothing lost (testid ${run.id}):\n${formatTable(counts, COUNTS_HEAD)}`);
   const explained = outcomes.filter((o) => o.explanation);
-  if (explained.length) say(`\nwhat the failed cases measured fits, by the model (one knob at a time; the plan's values are in its plan.json):\n${explained.map((o) => `  ${o.case}: ${o.explanation}`).join('\n')}`);
+  if (explained.length)
+    say(
+      `\nwhat the failed cases measured fits, by the model (one knob at a time; the plan's values are in its plan.json):\n${explained.map((o) => `  ${o.case}: ${o.explanation}`).join('\n')}`,
+    );
   for (const p of problems) say(`\nERROR: ${p}`);
   const passed = outcomes.filter((o) => o.pass).length;
   if (passed < outcomes.length) say(`\nfailed:\n${failedLines(outcomes).join('\n')}`);

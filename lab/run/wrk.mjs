@@ -35,12 +35,19 @@ function runOne(args, { env, logFile, setChild }) {
     closeSync(fd);
     setChild(child, 'wrk');
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
     child.on('error', reject);
     child.on('close', (code, signal) => {
       writeFileSync(logFile, out, { flag: 'a' });
       if (code === 0) resolve(out);
-      else reject(new Error(`wrk ${args.at(-1)} ended with ${signal || `code ${code}`}${out ? `: ${out.trim().split('\n').at(-1)}` : ''}`));
+      else
+        reject(
+          new Error(
+            `wrk ${args.at(-1)} ended with ${signal || `code ${code}`}${out ? `: ${out.trim().split('\n').at(-1)}` : ''}`,
+          ),
+        );
     });
   });
 }
@@ -64,7 +71,8 @@ export function mergeSlices(slices) {
   const socket = {};
   for (const x of slices) for (const [k, v] of Object.entries(x.socket || {})) socket[k] = (socket[k] || 0) + v;
   const latencyMs = {};
-  for (const x of slices) for (const [p, v] of Object.entries(x.latencyMs || {})) latencyMs[p] = Math.max(latencyMs[p] ?? 0, v);
+  for (const x of slices)
+    for (const [p, v] of Object.entries(x.latencyMs || {})) latencyMs[p] = Math.max(latencyMs[p] ?? 0, v);
   return {
     rps: seconds > 0 ? requests / seconds : 0,
     requests,
@@ -87,20 +95,30 @@ export function mergeSlices(slices) {
 export async function runWrk({ root, env, plan, dir, logDir, tmp, stack, setChild, say, isInterrupted }) {
   const figures = {};
   const body = join(tmp, `${runName(plan)}.wrk-body.json`);
-  writeFileSync(body, JSON.stringify({ ...JSON.parse(readFileSync(join(root, plan.wrk.body), 'utf8')), ...plan.wrk.set }));
+  writeFileSync(
+    body,
+    JSON.stringify({ ...JSON.parse(readFileSync(join(root, plan.wrk.body), 'utf8')), ...plan.wrk.set }),
+  );
   const accounting = `${stack.baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   try {
     for (const group of wrkGroups(plan)) {
       const [lead] = group;
       await sleep(lead.pauseMs);
       const { slices = 1, sliceS = lead.seconds, steady = null } = lead;
-      say(`${plan.experiment}: ${group.map((c) => `${c.id} (${c.service})`).join(', ')}: wrk -t ${lead.threads} -c ${lead.vus}, ${slices} slice(s) of ${sliceS} s each, taking turns`);
+      say(
+        `${plan.experiment}: ${group.map((c) => `${c.id} (${c.service})`).join(', ')}: wrk -t ${lead.threads} -c ${lead.vus}, ${slices} slice(s) of ${sliceS} s each, taking turns`,
+      );
       const before = await backendPaths(accounting);
       const reports = new Map(group.map((c) => [c.id, []]));
       for (let i = 0; i < slices; i += 1) {
         for (const c of i % 2 ? [...group].reverse() : group) {
           if (isInterrupted()) return { problem: 'interrupted during wrk', figures };
-          const args = wrkArgs(stack.baseUrls[c.service] + c.path, c.vus, sliceS, { threads: c.threads, timeoutS: c.timeoutS, script: join(root, plan.wrk.script), latency: true });
+          const args = wrkArgs(stack.baseUrls[c.service] + c.path, c.vus, sliceS, {
+            threads: c.threads,
+            timeoutS: c.timeoutS,
+            script: join(root, plan.wrk.script),
+            latency: true,
+          });
           const fromMs = Date.now();
           // The backend's count for the case, read twice while wrk runs: the steady part of the
           // slice, once its connections are open and before wrk stops.
@@ -111,18 +129,31 @@ export async function runWrk({ root, env, plan, dir, logDir, tmp, stack, setChil
             return { atMs: (t0 + Date.now()) / 2, n: paths[c.path] || 0 };
           };
           const marks = steady ? Promise.all([count(steady.fromS), count(steady.toS)]).catch((e) => e) : null;
-          const out = await runOne(args, { env: { ...env, LAB_BODY: body }, logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`), setChild });
+          const out = await runOne(args, {
+            env: { ...env, LAB_BODY: body },
+            logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`),
+            setChild,
+          });
           const toMs = Date.now();
           const seen = marks ? await marks : null;
           if (seen instanceof Error) throw seen;
           const [a, b] = seen || [];
-          reports.get(c.id).push({ ...parseWrk(out), fromMs, toMs, ...(marks ? { steady: { fromMs: a.atMs, toMs: b.atMs, received: b.n - a.n } } : {}) });
+          reports.get(c.id).push({
+            ...parseWrk(out),
+            fromMs,
+            toMs,
+            ...(marks ? { steady: { fromMs: a.atMs, toMs: b.atMs, received: b.n - a.n } } : {}),
+          });
         }
       }
       // Whatever was still in flight when wrk stopped reaches the backend within its timeout.
       await sleep(Math.max(...group.map((c) => c.settleMs)));
       const after = await backendPaths(accounting);
-      for (const c of group) figures[c.id] = { ...mergeSlices(reports.get(c.id)), backendReceived: (after[c.path] || 0) - (before[c.path] || 0) };
+      for (const c of group)
+        figures[c.id] = {
+          ...mergeSlices(reports.get(c.id)),
+          backendReceived: (after[c.path] || 0) - (before[c.path] || 0),
+        };
     }
     return { figures };
   } catch (e) {

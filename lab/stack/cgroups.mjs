@@ -31,10 +31,14 @@ export function parseCaps(text) {
     let m;
     if ((m = /^cpu=([0-9]{1,3}(?:\.[0-9]{1,2})?)%$/.exec(part))) {
       out.cpu = Number(m[1]) / 100;
-      if (!(out.cpu >= 0.01 && out.cpu <= 2)) throw new Error(`caps: '${part}': cpu from 1% (the kernel's 1 ms minimum quota per 100 ms) to 200% (2 cores here)`);
+      if (!(out.cpu >= 0.01 && out.cpu <= 2))
+        throw new Error(
+          `caps: '${part}': cpu from 1% (the kernel's 1 ms minimum quota per 100 ms) to 200% (2 cores here)`,
+        );
     } else if ((m = /^mem=([0-9]{1,6})([KMG])$/.exec(part))) {
       out.memBytes = Number(m[1]) * { K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[m[2]];
-      if (out.memBytes < 4 * 1024 ** 2) throw new Error(`caps: '${part}': at least 4M (an nginx worker alone needs a few MiB)`);
+      if (out.memBytes < 4 * 1024 ** 2)
+        throw new Error(`caps: '${part}': at least 4M (an nginx worker alone needs a few MiB)`);
     } else {
       throw new Error(`caps: '${part}' is not cpu=<N>% or mem=<N>[KMG] (like cpu=2% mem=25M)`);
     }
@@ -52,7 +56,9 @@ const readNumber = (path) => {
 };
 const fieldOf = (path, key) => {
   try {
-    const line = read(path).split('\n').find((l) => l.startsWith(`${key} `));
+    const line = read(path)
+      .split('\n')
+      .find((l) => l.startsWith(`${key} `));
     return line ? Number(line.split(/\s+/)[1]) : null;
   } catch {
     return null;
@@ -64,13 +70,21 @@ const fieldOf = (path, key) => {
  * `name` must be unique on the machine (the run's id and the service).
  */
 export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = cgroupVersion(fsRoot) } = {}) {
-  if (!version) throw new Error(`no cgroup hierarchy at ${fsRoot}: caps need cgroup v1 (cpu, cpuacct, memory, pids) or v2`);
+  if (!version)
+    throw new Error(`no cgroup hierarchy at ${fsRoot}: caps need cgroup v1 (cpu, cpuacct, memory, pids) or v2`);
   const quotaUs = caps.cpu ? Math.round(caps.cpu * PERIOD_US) : null;
   if (version === 'v1') {
     const paths = Object.fromEntries(V1_CONTROLLERS.map((c) => [c, join(fsRoot, c, name)]));
     // Where cpu and cpuacct are mounted together (cpu,cpuacct with two links to it), both names
     // are one directory: made once, removed once.
-    const unique = [...new Set(Object.values(paths).map((p) => { mkdirSync(p, { recursive: true }); return realpathSync(p); }))];
+    const unique = [
+      ...new Set(
+        Object.values(paths).map((p) => {
+          mkdirSync(p, { recursive: true });
+          return realpathSync(p);
+        }),
+      ),
+    ];
     if (quotaUs) {
       writeFileSync(join(paths.cpu, 'cpu.cfs_period_us'), String(PERIOD_US));
       writeFileSync(join(paths.cpu, 'cpu.cfs_quota_us'), String(quotaUs));
@@ -93,7 +107,10 @@ export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = 
     try {
       writeFileSync(control, missing.map((c) => `+${c}`).join(' '));
     } catch (e) {
-      throw new Error(`cgroup v2 at ${fsRoot} does not delegate ${missing.join(', ')} (${e.code || e.message}): run as root or under a delegated slice`);
+      throw new Error(
+        `cgroup v2 at ${fsRoot} does not delegate ${missing.join(', ')} (${e.code || e.message}): run as root or under a delegated slice`,
+        { cause: e },
+      );
     }
   }
   const path = join(fsRoot, name);
@@ -139,7 +156,9 @@ export function statsOf(version, where) {
   let cpuMax = [];
   try {
     cpuMax = read(join(where, 'cpu.max')).split(/\s+/);
-  } catch { /* no cpu controller */ }
+  } catch {
+    /* no cpu controller */
+  }
   const limit = readNumber(join(where, 'memory.max')); // 'max' reads NaN
   return {
     cpuS: (fieldOf(join(where, 'cpu.stat'), 'usage_usec') ?? 0) / 1e6,
@@ -160,11 +179,19 @@ export function labCgroups({ fsRoot = '/sys/fs/cgroup', version = cgroupVersion(
   let names = [];
   try {
     names = readdirSync(base).filter((n) => /^lab-[0-9]+-./.test(n));
-  } catch { /* no hierarchy */ }
+  } catch {
+    /* no hierarchy */
+  }
   return names.map((name) => ({
     name,
     service: name.replace(/^lab-[0-9]+-/, ''),
-    stats: () => statsOf(version, version === 'v1' ? Object.fromEntries(V1_CONTROLLERS.map((c) => [c, join(fsRoot, c, name)])) : join(fsRoot, name)),
+    stats: () =>
+      statsOf(
+        version,
+        version === 'v1'
+          ? Object.fromEntries(V1_CONTROLLERS.map((c) => [c, join(fsRoot, c, name)]))
+          : join(fsRoot, name),
+      ),
   }));
 }
 
@@ -192,7 +219,9 @@ export function liftCaps(paths) {
     for (const [file, value] of Object.entries(lift)) {
       try {
         if (existsSync(join(p, file))) writeFileSync(join(p, file), value);
-      } catch { /* gone meanwhile */ }
+      } catch {
+        /* gone meanwhile */
+      }
     }
   }
 }

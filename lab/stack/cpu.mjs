@@ -46,7 +46,8 @@ export function sampleCpu(procs, intervalMs = 250) {
   const stats = Object.fromEntries(inCgroup.map((p) => [p.name, []]));
   const take = () => {
     const t = Date.now();
-    for (const [g, ticks] of Object.entries(groupTicks(Object.keys(groups)))) series[groups[g]].push([t, ticks / TICKS_PER_S]);
+    for (const [g, ticks] of Object.entries(groupTicks(Object.keys(groups))))
+      series[groups[g]].push([t, ticks / TICKS_PER_S]);
     for (const p of inCgroup) {
       const s = p.cgroup.stats();
       series[p.name].push([t, s.cpuS]);

@@ -38,7 +38,9 @@ function lookUp(name) {
   try {
     const found = passwdEntry(readFileSync('/etc/passwd', 'utf8'), name);
     if (found) return found;
-  } catch { /* no /etc/passwd: ask NSS */ }
+  } catch {
+    /* no /etc/passwd: ask NSS */
+  }
   const r = spawnSync('getent', ['passwd', name], { encoding: 'utf8' });
   return r.status === 0 ? passwdEntry(r.stdout, name) : null;
 }
@@ -51,8 +53,12 @@ function lookUp(name) {
 export function serviceUser({ uid = process.getuid?.(), name = SERVICE_USER, lookup = lookUp } = {}) {
   if (uid !== 0) return null;
   const user = lookup(name);
-  if (!user) throw new Error(`the lab runs as root, and its services run as the system user '${name}', which does not exist: run './labw setup' (lab/install.sh makes it) as root`);
-  if (user.uid === 0) throw new Error(`the user '${name}' the services run as has uid 0: it must be an unprivileged user`);
+  if (!user)
+    throw new Error(
+      `the lab runs as root, and its services run as the system user '${name}', which does not exist: run './labw setup' (lab/install.sh makes it) as root`,
+    );
+  if (user.uid === 0)
+    throw new Error(`the user '${name}' the services run as has uid 0: it must be an unprivileged user`);
   return user;
 }
 
@@ -62,8 +68,15 @@ export function serviceUser({ uid = process.getuid?.(), name = SERVICE_USER, loo
  * no setuid program it might run gets root back.
  */
 export const dropTo = (user, argv) => [
-  'setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups',
-  '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--', ...argv,
+  'setpriv',
+  `--reuid=${user.uid}`,
+  `--regid=${user.gid}`,
+  '--clear-groups',
+  '--inh-caps=-all',
+  '--bounding-set=-all',
+  '--no-new-privs',
+  '--',
+  ...argv,
 ];
 
 /**
@@ -107,8 +120,11 @@ export function reachHint(user, path) {
     try {
       const st = statSync(p);
       const bit = st.uid === user.uid ? 0o100 : st.gid === user.gid ? 0o010 : 0o001;
-      if (st.isDirectory() && !(st.mode & bit)) return `; user ${user.name} cannot enter ${p} (mode ${(st.mode & 0o777).toString(8)}): the checkout must be readable to it`;
-    } catch { /* gone: nothing to say */ }
+      if (st.isDirectory() && !(st.mode & bit))
+        return `; user ${user.name} cannot enter ${p} (mode ${(st.mode & 0o777).toString(8)}): the checkout must be readable to it`;
+    } catch {
+      /* gone: nothing to say */
+    }
     if (p === dirname(p)) return '';
   }
 }
@@ -124,6 +140,8 @@ export function stackUser(root, say = () => {}, options = {}) {
   if (!user) return null;
   const blocked = reachHint(user, root);
   if (!blocked) return user;
-  say(`WARNING: the services run as root${blocked}; move the checkout, or open that folder to others (chmod o+x), to run them as ${user.name}`);
+  say(
+    `WARNING: the services run as root${blocked}; move the checkout, or open that folder to others (chmod o+x), to run them as ${user.name}`,
+  );
   return null;
 }

@@ -7,11 +7,24 @@
  */
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openSync, closeSync, readFileSync, writeFileSync, renameSync, linkSync, readdirSync, readlinkSync, rmSync, mkdirSync, existsSync, accessSync, constants } from 'node:fs';
+import {
+  openSync,
+  closeSync,
+  readFileSync,
+  writeFileSync,
+  renameSync,
+  linkSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  mkdirSync,
+  existsSync,
+  accessSync,
+  constants,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { removeWhenEmpty } from './cgroups.mjs';
-
 
 /** Start time of a pid in clock ticks since boot (field 22 of /proc/PID/stat), or null. */
 export function startTicks(pid) {
@@ -29,7 +42,8 @@ const alive = (pid) => startTicks(pid) !== null;
  * that the kernel has since given to another process (its start ticks differ), is not: the one
  * rule for trusting a pid read from a file before signalling it (reaping, `down`, the run lock).
  */
-export const sameProcess = (pid, start) => Number.isInteger(pid) && pid > 0 && start != null && startTicks(pid) === start;
+export const sameProcess = (pid, start) =>
+  Number.isInteger(pid) && pid > 0 && start != null && startTicks(pid) === start;
 
 /** Is the runner or keeper that wrote a state file (readStates' `st`) still running? */
 export const ownerAlive = (st) => sameProcess(st.owner, st.ownerStart);
@@ -68,19 +82,36 @@ export function spawnLogged(name, argv, { cwd, env, logFile }) {
 export async function stopProcess(proc, graceMs = 5000) {
   proc.expectedExit = true;
   if (!proc.exited && proc.pid) {
-    try { process.kill(-proc.pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(-proc.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
     // The grace timer is cleared once the leader exits: a pending one kept the caller's event
     // loop (a test's) alive for the whole grace after everything had stopped.
     let timer;
-    const done = await Promise.race([proc.exitPromise.then(() => true), new Promise((r) => { timer = setTimeout(r, graceMs, false); })]);
+    const done = await Promise.race([
+      proc.exitPromise.then(() => true),
+      new Promise((r) => {
+        timer = setTimeout(r, graceMs, false);
+      }),
+    ]);
     clearTimeout(timer);
     if (!done) {
-      try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-proc.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
       await proc.exitPromise;
     }
   }
   // Stragglers of the group (a worker whose master died first).
-  try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* none left */ }
+  try {
+    process.kill(-proc.pid, 'SIGKILL');
+  } catch {
+    /* none left */
+  }
 }
 
 export function logTail(file, lines = 20) {
@@ -96,8 +127,12 @@ export function portOwner(port) {
   const hex = port.toString(16).toUpperCase().padStart(4, '0');
   const inodes = new Set();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try { text = readFileSync(table, 'utf8'); } catch { continue; }
+    let text;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
       if (f.length > 9 && f[1].endsWith(`:${hex}`) && f[3] === '0A') inodes.add(f[9]);
@@ -105,15 +140,27 @@ export function portOwner(port) {
   }
   if (inodes.size === 0) return null;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let fds = [];
-    try { fds = readdirSync(`/proc/${pid}/fd`); } catch { continue; }
+    let fds;
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
     for (const fd of fds) {
-      let link = '';
-      try { link = readlinkSync(`/proc/${pid}/fd/${fd}`); } catch { continue; }
+      let link;
+      try {
+        link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
       const m = /^socket:\[(\d+)\]$/.exec(link);
       if (m && inodes.has(m[1])) {
         let cmd = '';
-        try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim(); } catch { /* gone */ }
+        try {
+          cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+        } catch {
+          /* gone */
+        }
         return { pid: Number(pid), cmd };
       }
     }
@@ -178,22 +225,28 @@ export class StateFile {
     (this.data.cgroups ||= []).push(...paths);
     this.save();
   }
-  save() { writeAtomic(this.path, JSON.stringify(this.data, null, 1)); }
-  remove() { rmSync(this.path, { force: true }); }
+  save() {
+    writeAtomic(this.path, JSON.stringify(this.data, null, 1));
+  }
+  remove() {
+    rmSync(this.path, { force: true });
+  }
 }
 
 /** The state files in `dir` as {id, path, st}; an unreadable one is removed. */
 export function readStates(dir) {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => f.endsWith('.json')).flatMap((f) => {
-    const path = join(dir, f);
-    try {
-      return [{ id: f.slice(0, -5), path, st: JSON.parse(readFileSync(path, 'utf8')) }];
-    } catch {
-      rmSync(path, { force: true });
-      return [];
-    }
-  });
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .flatMap((f) => {
+      const path = join(dir, f);
+      try {
+        return [{ id: f.slice(0, -5), path, st: JSON.parse(readFileSync(path, 'utf8')) }];
+      } catch {
+        rmSync(path, { force: true });
+        return [];
+      }
+    });
 }
 
 /** Kills the process groups recorded in state files; only those whose owner is gone, unless `all`. */
@@ -204,9 +257,17 @@ export async function reapStale(dir, { all = false, log = () => {} } = {}) {
     for (const p of st.procs || []) {
       if (!sameProcess(p.pid, p.start)) continue; // pid reused by something else, or gone
       log(`stopping ${p.name} (pid ${p.pid}) left by ${st.kind || 'a run'} ${id}`);
-      try { process.kill(-p.pid, 'SIGTERM'); } catch { /* gone */ }
+      try {
+        process.kill(-p.pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
       for (let i = 0; i < 50 && alive(p.pid); i += 1) await sleep(100);
-      try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-p.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
       reaped += 1;
     }
     if (st.tmp) rmSync(st.tmp, { recursive: true, force: true });
@@ -221,7 +282,18 @@ export async function reapStale(dir, { all = false, log = () => {} } = {}) {
 /** Throws naming every command of `names` that is not on env.PATH, and how to get it. */
 export function requireTools(names, env) {
   const dirs = (env.PATH || '').split(':').filter(Boolean);
-  const found = (n) => n.includes('/') ? existsSync(n) : dirs.some((d) => { try { accessSync(join(d, n), constants.X_OK); return true; } catch { return false; } });
+  const found = (n) =>
+    n.includes('/')
+      ? existsSync(n)
+      : dirs.some((d) => {
+          try {
+            accessSync(join(d, n), constants.X_OK);
+            return true;
+          } catch {
+            return false;
+          }
+        });
   const missing = [...new Set(names)].filter((n) => !found(n));
-  if (missing.length) throw new Error(`missing tools: ${missing.join(', ')}; run './labw setup' (lab/install.sh) to install them`);
+  if (missing.length)
+    throw new Error(`missing tools: ${missing.join(', ')}; run './labw setup' (lab/install.sh) to install them`);
 }

@@ -19,9 +19,34 @@ export const renderText = (template, view) => Mustache.render(template, view);
  * 127.0.0.1 natively and in Docker's host network, a pod's own interfaces and the services'
  * DNS names on Kubernetes (lab/k8s/manifests.mjs passes `network`).
  */
-export function serviceView({ policy, targets, ports, service, prefix = '', config = {}, root = '/lab', native = false, extra = {}, network = null }) {
+export function serviceView({
+  policy,
+  targets,
+  ports,
+  service,
+  prefix = '',
+  config = {},
+  root = '/lab',
+  native = false,
+  extra = {},
+  network = null,
+}) {
   const at = Object.fromEntries(Object.keys(ports).map((name) => [name, network ? network.at(name) : '127.0.0.1']));
-  return { ...policy, ...extra, targets, svc: ports, self: ports[service.name], service: service.name, experiment: service.profiles?.[0], prefix, config, root, native, bind: network?.bind ?? '127.0.0.1', at };
+  return {
+    ...policy,
+    ...extra,
+    targets,
+    svc: ports,
+    self: ports[service.name],
+    service: service.name,
+    experiment: service.profiles?.[0],
+    prefix,
+    config,
+    root,
+    native,
+    bind: network?.bind ?? '127.0.0.1',
+    at,
+  };
 }
 
 /**
@@ -29,7 +54,10 @@ export function serviceView({ policy, targets, ports, service, prefix = '', conf
  * template's path in the repository, or (a team's policy, lab/policy/stack.mjs) {file, render(view)}.
  */
 export function renderedConfigs(root, service, view) {
-  const one = (c) => (typeof c === 'string' ? { file: basename(c), text: renderText(readFileSync(join(root, c), 'utf8'), view) } : { file: c.file, text: c.render(view) });
+  const one = (c) =>
+    typeof c === 'string'
+      ? { file: basename(c), text: renderText(readFileSync(join(root, c), 'utf8'), view) }
+      : { file: c.file, text: c.render(view) };
   return Object.fromEntries(Object.entries(service.configs).map(([key, c]) => [key, one(c)]));
 }
 

@@ -21,10 +21,18 @@ export function resourcesOver(samples, caps, fromMs, toMs) {
     const seen = inWindow(series, fromMs, toMs);
     const all = series.map(([, s]) => s);
     const last = all.at(-1) || {};
-    const cpuS = cpuBetween(series.map(([t, s]) => [t, s.cpuS]), fromMs, toMs);
+    const cpuS = cpuBetween(
+      series.map(([t, s]) => [t, s.cpuS]),
+      fromMs,
+      toMs,
+    );
     const memBytes = seen.length ? Math.max(...seen.map((s) => s.memBytes ?? 0)) : null;
     const limit = caps[service]?.memBytes ?? null;
-    const throttled = cpuBetween(series.map(([t, s]) => [t, s.throttledS]), fromMs, toMs);
+    const throttled = cpuBetween(
+      series.map(([t, s]) => [t, s.throttledS]),
+      fromMs,
+      toMs,
+    );
     return {
       service,
       cpuS,
@@ -45,7 +53,18 @@ const f = (x, d = 2) => (x === null || x === undefined ? '-' : x.toFixed(d));
 
 /** Rows for the printed table, with its head. */
 export function resourceRows(caseName, rows) {
-  const head = ['case', 'service', 'CPU %', 'cap %', 'mem used / limit (MiB)', 'mem %', 'peak (MiB)', 'PIDs', 'OOM kills', 'throttled (s)'];
+  const head = [
+    'case',
+    'service',
+    'CPU %',
+    'cap %',
+    'mem used / limit (MiB)',
+    'mem %',
+    'peak (MiB)',
+    'PIDs',
+    'OOM kills',
+    'throttled (s)',
+  ];
   const out = rows.map((r, i) => [
     i ? '' : caseName,
     r.service,

@@ -13,14 +13,25 @@ import { spawnLogged, stopProcess, assertPortsFree, logTail, requireTools } from
 import { createCgroup, parseCaps, removeWhenEmpty } from './cgroups.mjs';
 import { stackUser, serviceLaunch, giveDir, giveTree, reachHint } from './privilege.mjs';
 
-
 /** What the metrics services' templates need from the topology: scrape targets, process groups. */
 export const topologyView = (topology) => ({
   scrape: scrapeTargets(topology),
   groups: Object.keys(topology.services).map((service) => ({ service })),
 });
 
-export async function startStack({ root, env, topology, profile, policy, slowed = {}, targets, tmpDir, logDir, state, log = () => {} }) {
+export async function startStack({
+  root,
+  env,
+  topology,
+  profile,
+  policy,
+  slowed = {},
+  targets,
+  tmpDir,
+  logDir,
+  state,
+  log = () => {},
+}) {
   const services = stackServices(topology, profile);
   const ports = portsByService(topology);
   // null unless the runner is root; then every service runs as this user (privilege.mjs).
@@ -39,7 +50,16 @@ export async function startStack({ root, env, topology, profile, policy, slowed 
       const data = s.data ? join(root, '.lab', 'data', s.name) : undefined;
       if (data) mkdirSync(data, { recursive: true });
       if (data && user) giveTree(user, data);
-      const base = serviceView({ policy, targets, ports, service: s, prefix, root, native: true, extra: { ...topologyView(topology), data } });
+      const base = serviceView({
+        policy,
+        targets,
+        ports,
+        service: s,
+        prefix,
+        root,
+        native: true,
+        extra: { ...topologyView(topology), data },
+      });
       const view = { ...base, config: renderConfigs(root, s, base, prefix) };
       if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
       // Its configs stay root's (read-only to it); the folder is its own: pid, temp and cache files.
@@ -57,7 +77,11 @@ export async function startStack({ root, env, topology, profile, policy, slowed 
       // A slowed service (`--stack-cpu`) gets a cgroup capped at its share of a core, its CPU
       // cap replacing any its level gave.
       const declared = s.caps ? renderText(s.caps, view).trim() : null;
-      const caps = slowed[s.name] ? [`cpu=${slowed[s.name]}%`, ...(declared || '').split(/\s+/).filter((c) => c && !c.startsWith('cpu='))].join(' ') : declared;
+      const caps = slowed[s.name]
+        ? [`cpu=${slowed[s.name]}%`, ...(declared || '').split(/\s+/).filter((c) => c && !c.startsWith('cpu='))].join(
+            ' ',
+          )
+        : declared;
       let cgroup = null;
       if (caps !== null) {
         cgroup = createCgroup(`lab-${process.pid}-${s.name}`, parseCaps(caps));
@@ -77,7 +101,8 @@ export async function startStack({ root, env, topology, profile, policy, slowed 
       await waitReady(proc, ready);
       for (const url of s.init.map((u) => renderText(u, view))) {
         const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(10_000) });
-        if (!res.ok) throw new Error(`${s.name}: POST ${url} after start-up answered ${res.status} ${await res.text()}`);
+        if (!res.ok)
+          throw new Error(`${s.name}: POST ${url} after start-up answered ${res.status} ${await res.text()}`);
       }
       stack.baseUrls[s.name] = `http://127.0.0.1:${s.ports.http}`;
       stack.readyUrls[s.name] = ready;
@@ -88,7 +113,9 @@ export async function startStack({ root, env, topology, profile, policy, slowed 
     throw e;
   }
   // Resolves with the first process that exits while nobody asked it to.
-  stack.died = Promise.race(stack.procs.map((p) => p.exitPromise.then(() => (p.expectedExit ? new Promise(() => {}) : p))));
+  stack.died = Promise.race(
+    stack.procs.map((p) => p.exitPromise.then(() => (p.expectedExit ? new Promise(() => {}) : p))),
+  );
   return stack;
 }
 
@@ -96,7 +123,8 @@ export async function startStack({ root, env, topology, profile, policy, slowed 
 function run(service, what, argv, cwd, env) {
   const r = spawnSync(argv[0], argv.slice(1), { cwd, env, encoding: 'utf8', timeout: 120_000 });
   if (r.error) throw new Error(`${service.name}: cannot run '${argv[0]}' (its ${what} step): ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${service.name}: its ${what} step '${argv.join(' ')}' failed:\n${(r.stderr + r.stdout).trim()}`);
+  if (r.status !== 0)
+    throw new Error(`${service.name}: its ${what} step '${argv.join(' ')}' failed:\n${(r.stderr + r.stdout).trim()}`);
 }
 
 /** Runs `argv` (perhaps behind setpriv); messages name `shown`, the validation command itself. */
@@ -115,14 +143,21 @@ export async function waitReady(proc, url, timeoutMs = 30_000) {
     if (proc.exited) {
       const as = proc.user ? `; it ran as user ${proc.user.name}${reachHint(proc.user, proc.root)}` : '';
       const why = `${proc.exited.error || `code ${proc.exited.code}, signal ${proc.exited.signal}`}${as}`;
-      throw new Error(`${proc.name} exited during start-up (${why}); last lines of ${proc.logFile}:\n${logTail(proc.logFile)}`);
+      throw new Error(
+        `${proc.name} exited during start-up (${why}); last lines of ${proc.logFile}:\n${logTail(proc.logFile)}`,
+      );
     }
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
       if (res.ok) return;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error(`${proc.name} not ready at ${url} after ${timeoutMs / 1000} s; log: ${proc.logFile}\n${logTail(proc.logFile)}`);
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `${proc.name} not ready at ${url} after ${timeoutMs / 1000} s; log: ${proc.logFile}\n${logTail(proc.logFile)}`,
+      );
     await sleep(100);
   }
 }

@@ -43,10 +43,17 @@ export function loadTopology(file) {
       // cgroup of the service's own (lab/stack/cgroups.mjs).
       caps: native.caps || null,
       // What Docker runs (compose's own keys), for the Kubernetes manifests (lab/k8s/manifests.mjs).
-      docker: { image: s.image, command: s.command || null, workingDir: s.working_dir || null, volumes: s.volumes || [] },
+      docker: {
+        image: s.image,
+        command: s.command || null,
+        workingDir: s.working_dir || null,
+        volumes: s.volumes || [],
+      },
     };
     if (services[name].metrics && !native.ports[services[name].metrics.port]) {
-      throw new Error(`${file}: service ${name}: x-native.metrics.port '${services[name].metrics.port}' is not one of its ports`);
+      throw new Error(
+        `${file}: service ${name}: x-native.metrics.port '${services[name].metrics.port}' is not one of its ports`,
+      );
     }
   }
   return { services, unavailable };
@@ -54,12 +61,14 @@ export function loadTopology(file) {
 
 /** Prometheus's scrape targets: every service that declares a metrics endpoint, any profile. */
 export function scrapeTargets(topology) {
-  return Object.values(topology.services).filter((s) => s.metrics).map((s) => ({
-    service: s.name,
-    profile: s.profiles[0],
-    port: s.ports[s.metrics.port],
-    path: s.metrics.path,
-  }));
+  return Object.values(topology.services)
+    .filter((s) => s.metrics)
+    .map((s) => ({
+      service: s.name,
+      profile: s.profiles[0],
+      port: s.ports[s.metrics.port],
+      path: s.metrics.path,
+    }));
 }
 
 /** The services of one compose profile, each after the services it depends on. */

@@ -50,7 +50,7 @@ export const BOUNDED_TAGS = {
   name: 'the URL, or the name a request gives itself',
   proto: 'the HTTP version',
   expected_response: 'true or false',
-  source: "where a closed-loop answer came from (client cache, server cache, upstream, app)",
+  source: 'where a closed-loop answer came from (client cache, server cache, upstream, app)',
   cache: "the edge's cache status",
   edge: "the plan's edges",
   route: 'relayed to the backend or not',
@@ -78,7 +78,9 @@ function installHooks() {
   if (hooked) return;
   hooked = true;
   const shim = new URL('./k6-shim.mjs', import.meta.url).href;
-  const names = Object.fromEntries(Object.entries(modules).map(([m, x]) => [m, Object.keys(x).filter((k) => k !== 'default')]));
+  const names = Object.fromEntries(
+    Object.entries(modules).map(([m, x]) => [m, Object.keys(x).filter((k) => k !== 'default')]),
+  );
   const hooks = `
 const SHIM = ${JSON.stringify(shim)};
 const NAMES = ${JSON.stringify(names)};
@@ -101,9 +103,12 @@ export async function load(url, context, next) {
 function plannedIterations(sc) {
   const perUnit = durationMs(sc.timeUnit || '1s');
   switch (sc.executor) {
-    case 'per-vu-iterations': return (sc.vus ?? 1) * (sc.iterations ?? 1);
-    case 'shared-iterations': return sc.iterations ?? 1;
-    case 'constant-arrival-rate': return Math.ceil((sc.rate * durationMs(sc.duration)) / perUnit);
+    case 'per-vu-iterations':
+      return (sc.vus ?? 1) * (sc.iterations ?? 1);
+    case 'shared-iterations':
+      return sc.iterations ?? 1;
+    case 'constant-arrival-rate':
+      return Math.ceil((sc.rate * durationMs(sc.duration)) / perUnit);
     case 'ramping-arrival-rate': {
       let rate = sc.startRate ?? 0;
       let n = 0;
@@ -113,15 +118,23 @@ function plannedIterations(sc) {
       }
       return Math.ceil(n);
     }
-    default: return Math.max(1, sc.vus ?? sc.preAllocatedVUs ?? 1) * 4;
+    default:
+      return Math.max(1, sc.vus ?? sc.preAllocatedVUs ?? 1) * 4;
   }
 }
 
 /** The VUs a scenario runs on. */
-const scenarioVus = (sc) => Math.max(1, sc.vus ?? sc.maxVUs ?? sc.preAllocatedVUs ?? Math.max(...(sc.stages || [{ target: 1 }]).map((s) => s.target)));
+const scenarioVus = (sc) =>
+  Math.max(
+    1,
+    sc.vus ?? sc.maxVUs ?? sc.preAllocatedVUs ?? Math.max(...(sc.stages || [{ target: 1 }]).map((s) => s.target)),
+  );
 
 /** How long a scenario runs, for the time its iterations see. */
-const scenarioMs = (sc) => (sc.stages ? sc.stages.reduce((a, s) => a + durationMs(s.duration), 0) : durationMs(sc.duration || sc.maxDuration || '1s'));
+const scenarioMs = (sc) =>
+  sc.stages
+    ? sc.stages.reduce((a, s) => a + durationMs(s.duration), 0)
+    : durationMs(sc.duration || sc.maxDuration || '1s');
 
 // Iteration i's moment in its scenario, as a fraction of its length: spread over all of it
 // whatever the number of iterations (a golden-ratio sequence), so a time window (a ramp's step)
@@ -142,10 +155,13 @@ function answerFor(plan) {
   return ({ method, url, params, ctx }) => {
     const kase = ctx.scenarioTags?.case;
     // A case's own request: in its scenario, not a health check nor bookkeeping under another case.
-    const own = ctx.scenario && byId[kase] && !/\/healthz$/.test(url) && (!params?.tags?.case || params.tags.case === kase);
+    const own =
+      ctx.scenario && byId[kase] && !/\/healthz$/.test(url) && (!params?.tags?.case || params.tags.case === kase);
     const statuses = own ? statusesOf(byId[kase], method) : [200];
     const k = ctx.answered;
-    const headers = Object.fromEntries(Object.entries(SERVER_HEADERS).map(([h, values]) => [h, values[Math.floor(k / statuses.length) % values.length]]));
+    const headers = Object.fromEntries(
+      Object.entries(SERVER_HEADERS).map(([h, values]) => [h, values[Math.floor(k / statuses.length) % values.length]]),
+    );
     return { status: statuses[k % statuses.length], headers };
   };
 }
@@ -159,13 +175,33 @@ async function freshRun(experiment) {
 
 /** One k6 process on plan `p`: setup, every scenario's iterations, teardown. */
 async function runProcess(p, { vus, cap, segment }) {
-  sim.runTags = { testid: TESTID, experiment: p.experiment, suite: p.suite, ...(segment === undefined ? {} : { segment: String(segment) }) };
+  sim.runTags = {
+    testid: TESTID,
+    experiment: p.experiment,
+    suite: p.suite,
+    ...(segment === undefined ? {} : { segment: String(segment) }),
+  };
   sim.files = { [PLAN_FILE]: JSON.stringify(p) };
   sim.answer = answerFor(p);
   const env = { LAB_PLAN: PLAN_FILE };
   installGlobals(env);
   const vuTags = {};
-  const at = (over) => Object.assign(sim.ctx, { scenario: null, scenarioTags: {}, group: '', vu: 0, vuTags: {}, iteration: 0, startTime: Date.now(), executor: null, answered: 0 }, over);
+  const at = (over) =>
+    Object.assign(
+      sim.ctx,
+      {
+        scenario: null,
+        scenarioTags: {},
+        group: '',
+        vu: 0,
+        vuTags: {},
+        iteration: 0,
+        startTime: Date.now(),
+        executor: null,
+        answered: 0,
+      },
+      over,
+    );
   at({});
   const main = await freshRun(p.experiment);
   // The engine's own gauges, with the run's tags alone.
@@ -185,7 +221,12 @@ async function runProcess(p, { vus, cap, segment }) {
     at({ scenario: name, scenarioTags: sc.tags || {}, executor: sc.executor });
     for (let i = 0; i < n; i += 1) {
       const vu = firstVu + (i % many) + 1;
-      Object.assign(sim.ctx, { vu, vuTags: (vuTags[vu] ||= {}), iteration: i, startTime: Date.now() - moment(i) * length });
+      Object.assign(sim.ctx, {
+        vu,
+        vuTags: (vuTags[vu] ||= {}),
+        iteration: i,
+        startTime: Date.now() - moment(i) * length,
+      });
       run[sc.exec || 'default'](data);
       record('iterations', 'counter');
       record('iteration_duration', 'trend');
@@ -221,7 +262,8 @@ export async function runTagSets(plan, { vus = 'plan', cap = DEFAULT_CAP, segmen
 export function checkBounded(samples) {
   const out = new Set();
   for (const [name, { sets }] of samples) {
-    for (const tags of sets.values()) for (const k of Object.keys(tags)) if (!Object.hasOwn(BOUNDED_TAGS, k)) out.add(`${name}: ${k}`);
+    for (const tags of sets.values())
+      for (const k of Object.keys(tags)) if (!Object.hasOwn(BOUNDED_TAGS, k)) out.add(`${name}: ${k}`);
   }
   return [...out].sort();
 }
@@ -229,7 +271,12 @@ export function checkBounded(samples) {
 /** The trend stats k6 sends Prometheus, as metric-name suffixes (p(95) -> p95). */
 export function trendSuffixes() {
   const { env } = k6Outputs({ influx: '', prometheus: '', database: '' }, { testid: '', plan: {}, streams: [] });
-  return env.K6_PROMETHEUS_RW_TREND_STATS.split(',').map((s) => s.trim().replace(/^p\((\d+(?:\.\d+)?)\)$/, 'p$1').replace('.', ''));
+  return env.K6_PROMETHEUS_RW_TREND_STATS.split(',').map((s) =>
+    s
+      .trim()
+      .replace(/^p\((\d+(?:\.\d+)?)\)$/, 'p$1')
+      .replace('.', ''),
+  );
 }
 
 /** The metrics Prometheus forwards to InfluxDB: the keep regex of stacks/metrics/prometheus.yml. */
@@ -250,11 +297,28 @@ export function forwardedPattern(root = ROOT) {
 export function syntheticOutcomes(plan) {
   const kind = kindFor(plan);
   const edges = (plan.roles?.edge || []).map(() => 1 / Math.max(1, plan.roles.edge.length));
-  const measured = new Proxy({}, { get: (_, k) => (k === 'edgeShares' ? edges : k === 'backend' ? { lo: 0, hi: 0, received: 0 } : 1) });
+  const measured = new Proxy(
+    {},
+    { get: (_, k) => (k === 'edgeShares' ? edges : k === 'backend' ? { lo: 0, hi: 0, received: 0 } : 1) },
+  );
   const figuresOf = (c) => {
     const on = new Set();
     const off = new Set();
-    const attempt = (probed) => kind.figures({ expected: c.expected, measured, checks: new Proxy({}, { get: () => true, has: (_, k) => { probed?.add(k); return on.has(k); } }) });
+    const attempt = (probed) =>
+      kind.figures({
+        expected: c.expected,
+        measured,
+        checks: new Proxy(
+          {},
+          {
+            get: () => true,
+            has: (_, k) => {
+              probed?.add(k);
+              return on.has(k);
+            },
+          },
+        ),
+      });
     for (;;) {
       const probed = new Set();
       const figures = attempt(probed);
@@ -274,14 +338,20 @@ export function syntheticOutcomes(plan) {
 
 /** The Prometheus metric names one k6 metric becomes. */
 export function prometheusNames(name, type, stats = trendSuffixes()) {
-  return { counter: [`k6_${name}_total`], gauge: [`k6_${name}`], rate: [`k6_${name}_rate`], trend: stats.map((s) => `k6_${name}_${s}`) }[type];
+  return {
+    counter: [`k6_${name}_total`],
+    gauge: [`k6_${name}`],
+    rate: [`k6_${name}_rate`],
+    trend: stats.map((s) => `k6_${name}_${s}`),
+  }[type];
 }
 
 /** Every series of a run's samples in Prometheus: {name, metric, type, labels} (labels: the tags). */
 export function* prometheusSeriesOf(samples) {
   const stats = trendSuffixes();
   for (const [metric, { type, sets }] of samples) {
-    for (const labels of sets.values()) for (const name of prometheusNames(metric, type, stats)) yield { name, metric, type, labels };
+    for (const labels of sets.values())
+      for (const name of prometheusNames(metric, type, stats)) yield { name, metric, type, labels };
   }
 }
 
@@ -294,7 +364,11 @@ export function* influxSeriesOf(samples) {
       const key = JSON.stringify(tags);
       if (seen.has(key)) continue;
       seen.add(key);
-      yield { measurement, tags, fields: Object.fromEntries(Object.entries(all).filter(([k]) => INFLUX_FIELDS.includes(k))) };
+      yield {
+        measurement,
+        tags,
+        fields: Object.fromEntries(Object.entries(all).filter(([k]) => INFLUX_FIELDS.includes(k))),
+      };
     }
   }
 }
@@ -327,9 +401,14 @@ export async function experimentSeries({ experiment, suite, factor = 1, segments
   const samples = await runTagSets(p, { cap, segments });
   const s = storeSeries(samples, { influx: kindFor(p).streams.includes('influx'), outcomes: syntheticOutcomes(p) });
   return {
-    experiment, suite,
-    influxK6: sum(s.influx.k6), influxForwarded: sum(s.influx.prometheus), influx: sum(s.influx.k6) + sum(s.influx.prometheus),
-    prometheus: sum(s.prometheus), byMetric: s, unbounded: checkBounded(samples),
+    experiment,
+    suite,
+    influxK6: sum(s.influx.k6),
+    influxForwarded: sum(s.influx.prometheus),
+    influx: sum(s.influx.k6) + sum(s.influx.prometheus),
+    prometheus: sum(s.prometheus),
+    byMetric: s,
+    unbounded: checkBounded(samples),
   };
 }
 
@@ -347,8 +426,20 @@ export function seriesRows(per) {
   const rows = [];
   for (const suite of [...new Set(per.map((r) => r.suite))]) {
     const mine = per.filter((r) => r.suite === suite);
-    for (const r of mine) rows.push([suite, r.experiment, String(r.influxK6), String(r.influxForwarded), String(r.influx), String(r.prometheus)]);
-    rows.push([suite, '(whole suite)', ...['influxK6', 'influxForwarded', 'influx', 'prometheus'].map((k) => String(mine.reduce((a, r) => a + r[k], 0)))]);
+    for (const r of mine)
+      rows.push([
+        suite,
+        r.experiment,
+        String(r.influxK6),
+        String(r.influxForwarded),
+        String(r.influx),
+        String(r.prometheus),
+      ]);
+    rows.push([
+      suite,
+      '(whole suite)',
+      ...['influxK6', 'influxForwarded', 'influx', 'prometheus'].map((k) => String(mine.reduce((a, r) => a + r[k], 0))),
+    ]);
   }
   return { head: ['suite', 'experiment', 'InfluxDB k6', 'InfluxDB prometheus', 'InfluxDB', 'Prometheus'], rows };
 }

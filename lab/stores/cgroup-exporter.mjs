@@ -9,10 +9,20 @@ import { labCgroups } from '../stack/cgroups.mjs';
 
 const METRICS = [
   ['container_cpu_usage_seconds_total', 'counter', 'CPU time used by the cgroup (s).', (s) => s.cpuS],
-  ['container_cpu_cfs_throttled_seconds_total', 'counter', 'Time the cgroup was throttled by its CPU quota (s).', (s) => s.throttledS],
+  [
+    'container_cpu_cfs_throttled_seconds_total',
+    'counter',
+    'Time the cgroup was throttled by its CPU quota (s).',
+    (s) => s.throttledS,
+  ],
   ['container_spec_cpu_quota_cores', 'gauge', 'CPU quota in cores (absent: none).', (s) => s.cpuQuota],
   ['container_memory_usage_bytes', 'gauge', 'Memory in use, page cache included (B).', (s) => s.memBytes],
-  ['container_memory_max_usage_bytes', 'gauge', 'Most memory in use since the cgroup was made (B).', (s) => s.memMaxBytes],
+  [
+    'container_memory_max_usage_bytes',
+    'gauge',
+    'Most memory in use since the cgroup was made (B).',
+    (s) => s.memMaxBytes,
+  ],
   ['container_spec_memory_limit_bytes', 'gauge', 'Memory limit (B; absent: none).', (s) => s.memLimitBytes],
   ['container_oom_events_total', 'counter', 'Processes the OOM killer ended in the cgroup.', (s) => s.oomKills],
   ['container_processes', 'gauge', 'Processes and threads in the cgroup.', (s) => s.pids],
@@ -22,19 +32,22 @@ const escape = (v) => String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').repl
 
 /** The exposition text for the cgroups given ({name, service, stats()}). */
 export function exposition(cgroups) {
-  const read = cgroups.map((g) => {
-    try {
-      return { g, s: g.stats() };
-    } catch {
-      return null; // removed while being read
-    }
-  }).filter(Boolean);
+  const read = cgroups
+    .map((g) => {
+      try {
+        return { g, s: g.stats() };
+      } catch {
+        return null; // removed while being read
+      }
+    })
+    .filter(Boolean);
   const lines = [];
   for (const [metric, type, help, pick] of METRICS) {
     lines.push(`# HELP ${metric} ${help}`, `# TYPE ${metric} ${type}`);
     for (const { g, s } of read) {
       const v = pick(s);
-      if (v !== null && v !== undefined && Number.isFinite(v)) lines.push(`${metric}{name="${escape(g.service)}",id="/${escape(g.name)}"} ${v}`);
+      if (v !== null && v !== undefined && Number.isFinite(v))
+        lines.push(`${metric}{name="${escape(g.service)}",id="/${escape(g.name)}"} ${v}`);
     }
   }
   return `${lines.join('\n')}\n`;

@@ -43,7 +43,13 @@ export function resetSamples() {
 }
 
 // Tags with an empty value are no tags: neither store keeps them (k6's root group is '').
-const clean = (tags) => Object.fromEntries(Object.entries(tags).filter(([, v]) => v !== '' && v !== undefined && v !== null).map(([k, v]) => [k, String(v)]).sort(([a], [b]) => (a < b ? -1 : 1)));
+const clean = (tags) =>
+  Object.fromEntries(
+    Object.entries(tags)
+      .filter(([, v]) => v !== '' && v !== undefined && v !== null)
+      .map(([k, v]) => [k, String(v)])
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
 
 /** The tags every sample at this point gets: the run's, the scenario's or the group, the VU's. */
 export function baseTags() {
@@ -72,29 +78,64 @@ class Metric {
 }
 
 const metrics = {
-  Counter: class extends Metric { constructor(name) { super(name, 'counter'); } },
-  Gauge: class extends Metric { constructor(name) { super(name, 'gauge'); } },
-  Rate: class extends Metric { constructor(name) { super(name, 'rate'); } },
-  Trend: class extends Metric { constructor(name) { super(name, 'trend'); } },
+  Counter: class extends Metric {
+    constructor(name) {
+      super(name, 'counter');
+    }
+  },
+  Gauge: class extends Metric {
+    constructor(name) {
+      super(name, 'gauge');
+    }
+  },
+  Rate: class extends Metric {
+    constructor(name) {
+      super(name, 'rate');
+    }
+  },
+  Trend: class extends Metric {
+    constructor(name) {
+      super(name, 'trend');
+    }
+  },
 };
 
-const HTTP_TRENDS = ['http_req_duration', 'http_req_blocked', 'http_req_connecting', 'http_req_tls_handshaking', 'http_req_sending', 'http_req_waiting', 'http_req_receiving'];
+const HTTP_TRENDS = [
+  'http_req_duration',
+  'http_req_blocked',
+  'http_req_connecting',
+  'http_req_tls_handshaking',
+  'http_req_sending',
+  'http_req_waiting',
+  'http_req_receiving',
+];
 
 /** One request: the samples k6 emits for it, and the answer the simulation gives. */
 function request(method, url, body, params = {}) {
   const { status, headers = {} } = sim.answer({ method, url, params, ctx: sim.ctx });
   sim.ctx.answered += 1;
   const tags = {
-    proto: 'HTTP/1.1', status: String(status), method, url, name: url,
+    proto: 'HTTP/1.1',
+    status: String(status),
+    method,
+    url,
+    name: url,
     // k6's default, or the statuses a responseCallback (http.expectedStatuses) names.
-    expected_response: String(params.responseCallback ? params.responseCallback.includes(status) : status >= 200 && status < 400),
+    expected_response: String(
+      params.responseCallback ? params.responseCallback.includes(status) : status >= 200 && status < 400,
+    ),
     ...(params.tags || {}),
   };
   record('http_reqs', 'counter', tags);
   record('http_req_failed', 'rate', tags);
   for (const t of HTTP_TRENDS) record(t, 'trend', tags);
   return {
-    status, headers, body: '', error: '', error_code: 0, url,
+    status,
+    headers,
+    body: '',
+    error: '',
+    error_code: 0,
+    url,
     timings: { duration: 1, blocked: 0, connecting: 0, tls_handshaking: 0, sending: 0, waiting: 1, receiving: 0 },
     // The bookkeeping endpoints' answers, empty: the application's /counts, the backend's /stats.
     json: () => ({ paths: {} }),
@@ -109,14 +150,18 @@ const http = {
   put: (url, body, params) => request('PUT', url, body, params),
   patch: (url, body, params) => request('PATCH', url, body, params),
   request: (method, url, body, params) => request(method, url, body, params),
-  batch: () => { throw new Error('k6-shim: http.batch is not modelled; add it to lab/stores/k6-shim.mjs'); },
+  batch: () => {
+    throw new Error('k6-shim: http.batch is not modelled; add it to lab/stores/k6-shim.mjs');
+  },
   // As k6's, a value for a request's responseCallback; here the statuses themselves (ranges as {min, max} are not modelled).
   expectedStatuses: (...statuses) => statuses.map(Number),
 };
 
 const k6 = {
   sleep: () => {},
-  fail: (msg) => { throw new Error(`k6 fail(): ${msg}`); },
+  fail: (msg) => {
+    throw new Error(`k6 fail(): ${msg}`);
+  },
   check: (value, sets, tags = {}) => {
     let all = true;
     for (const [name, f] of Object.entries(sets)) {
@@ -140,16 +185,41 @@ const k6 = {
 const exec = {
   get vu() {
     const c = sim.ctx;
-    return { idInTest: c.vu, idInInstance: c.vu, iterationInScenario: c.iteration, iterationInInstance: c.iteration, tags: c.vuTags, metrics: { tags: c.vuTags, metadata: {} } };
+    return {
+      idInTest: c.vu,
+      idInInstance: c.vu,
+      iterationInScenario: c.iteration,
+      iterationInInstance: c.iteration,
+      tags: c.vuTags,
+      metrics: { tags: c.vuTags, metadata: {} },
+    };
   },
   get scenario() {
     const c = sim.ctx;
-    return { name: c.scenario, iterationInTest: c.iteration, iterationInInstance: c.iteration, startTime: c.startTime, executor: c.executor, progress: 0 };
+    return {
+      name: c.scenario,
+      iterationInTest: c.iteration,
+      iterationInInstance: c.iteration,
+      startTime: c.startTime,
+      executor: c.executor,
+      progress: 0,
+    };
   },
   get instance() {
-    return { iterationsCompleted: sim.ctx.iteration, iterationsInterrupted: 0, vusActive: 1, vusInitialized: 1, currentTestRunDuration: 0 };
+    return {
+      iterationsCompleted: sim.ctx.iteration,
+      iterationsInterrupted: 0,
+      vusActive: 1,
+      vusInitialized: 1,
+      currentTestRunDuration: 0,
+    };
   },
-  test: { abort: (msg) => { throw new Error(`k6 exec.test.abort(): ${msg}`); }, options: {} },
+  test: {
+    abort: (msg) => {
+      throw new Error(`k6 exec.test.abort(): ${msg}`);
+    },
+    options: {},
+  },
 };
 
 // A SharedArray's function runs once; the array is what it returned.

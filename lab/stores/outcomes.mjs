@@ -16,7 +16,9 @@ export function outcomeSeries(testid, outcomes, atMs) {
       const fields = { pass: f.pass ? 1 : 0, measured: f.measured, expected_low: f.lo, expected_high: f.hi };
       for (const [field, value] of Object.entries(fields)) {
         // Remote write wants label names in order.
-        const sorted = Object.fromEntries(Object.entries({ __name__: `lab_outcome_${field}`, ...labels }).sort(([a], [b]) => (a < b ? -1 : 1)));
+        const sorted = Object.fromEntries(
+          Object.entries({ __name__: `lab_outcome_${field}`, ...labels }).sort(([a], [b]) => (a < b ? -1 : 1)),
+        );
         if (value !== null && value !== undefined) out.push({ labels: sorted, value, atMs });
       }
     }
@@ -35,8 +37,17 @@ export function outcomeLines(testid, outcomes, atMs) {
     for (const f of o.figures || []) {
       const tags = { testid, suite: o.suite, experiment, case: kase, measure: f.measure };
       const fields = [`pass=${f.pass ? 1 : 0}i`];
-      for (const [k, v] of [['measured', f.measured], ['expected_low', f.lo], ['expected_high', f.hi]]) if (Number.isFinite(v)) fields.push(`${k}=${v}`);
-      lines.push(`lab_outcome,${Object.entries(tags).map(([k, v]) => `${k}=${tag(v)}`).join(',')} ${fields.join(',')} ${Math.round(atMs)}`);
+      for (const [k, v] of [
+        ['measured', f.measured],
+        ['expected_low', f.lo],
+        ['expected_high', f.hi],
+      ])
+        if (Number.isFinite(v)) fields.push(`${k}=${v}`);
+      lines.push(
+        `lab_outcome,${Object.entries(tags)
+          .map(([k, v]) => `${k}=${tag(v)}`)
+          .join(',')} ${fields.join(',')} ${Math.round(atMs)}`,
+      );
     }
   }
   return lines;
@@ -49,8 +60,12 @@ export function outcomeLines(testid, outcomes, atMs) {
  */
 export async function remoteWrite(prometheusUrl, series, { batch = 5000, timeoutMs = 10_000 } = {}) {
   for (let i = 0; i < series.length; i += batch) {
-    const r = await pushTimeseries(series.slice(i, i + batch), { url: `${prometheusUrl}/api/v1/write`, fetch: (url, o) => fetch(url, { ...o, signal: AbortSignal.timeout(timeoutMs) }) });
-    if (r.status < 200 || r.status >= 300) throw new Error(`Prometheus refused the write: ${r.status} ${r.statusText || ''} ${r.errorMessage || ''}`);
+    const r = await pushTimeseries(series.slice(i, i + batch), {
+      url: `${prometheusUrl}/api/v1/write`,
+      fetch: (url, o) => fetch(url, { ...o, signal: AbortSignal.timeout(timeoutMs) }),
+    });
+    if (r.status < 200 || r.status >= 300)
+      throw new Error(`Prometheus refused the write: ${r.status} ${r.statusText || ''} ${r.errorMessage || ''}`);
   }
 }
 
@@ -58,13 +73,20 @@ export async function remoteWrite(prometheusUrl, series, { batch = 5000, timeout
 export async function writeOutcomes(urls, testid, outcomes, atMs = Date.now()) {
   const lines = outcomeLines(testid, outcomes, atMs);
   if (!lines.length) return { points: 0 };
-  const res = await fetch(`${urls.influx}/write?db=${urls.database}&precision=ms`, { method: 'POST', body: lines.join('\n'), signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${urls.influx}/write?db=${urls.database}&precision=ms`, {
+    method: 'POST',
+    body: lines.join('\n'),
+    signal: AbortSignal.timeout(10_000),
+  });
   if (res.status !== 204) throw new Error(`InfluxDB refused the outcomes: ${res.status} ${await res.text()}`);
-  const series = outcomeSeries(testid, outcomes, atMs).map((s) => ({ labels: s.labels, samples: [{ value: s.value, timestamp: Math.round(s.atMs) }] }));
+  const series = outcomeSeries(testid, outcomes, atMs).map((s) => ({
+    labels: s.labels,
+    samples: [{ value: s.value, timestamp: Math.round(s.atMs) }],
+  }));
   try {
     await remoteWrite(urls.prometheus, series);
   } catch (e) {
-    throw new Error(e.message.replace('the write', 'the outcomes'));
+    throw new Error(e.message.replace('the write', 'the outcomes'), { cause: e });
   }
   return { points: lines.length, series: series.length };
 }
@@ -75,6 +97,11 @@ export async function writeOutcomes(urls, testid, outcomes, atMs = Date.now()) {
  */
 export async function outcomeCounts(urls, testid) {
   const p = await promQuery(urls.prometheus, `count(last_over_time(lab_outcome_pass{testid="${testid}"}[1h]))`);
-  const i = await (await fetch(`${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(`SELECT count("pass") FROM "lab_outcome" WHERE "testid"='${testid}'`)}`, { signal: AbortSignal.timeout(10_000) })).json();
+  const i = await (
+    await fetch(
+      `${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(`SELECT count("pass") FROM "lab_outcome" WHERE "testid"='${testid}'`)}`,
+      { signal: AbortSignal.timeout(10_000) },
+    )
+  ).json();
   return { prometheus: p[0]?.value ?? 0, influx: i.results?.[0]?.series?.[0]?.values?.[0]?.[1] ?? 0 };
 }

@@ -27,7 +27,11 @@ export function macros({ fromMs, toMs, testid }) {
   };
 }
 
-export const expand = (text, m) => text.replace(/\$(__rate_interval|__interval_ms|__interval|__range|timeFilter|testid|baseline|case)\b/g, (all) => m[all]);
+export const expand = (text, m) =>
+  text.replace(
+    /\$(__rate_interval|__interval_ms|__interval|__range|timeFilter|testid|baseline|case)\b/g,
+    (all) => m[all],
+  );
 
 async function getJson(url) {
   const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
@@ -48,7 +52,9 @@ export const metricNames = (expr) => [...new Set([...expr.matchAll(/([a-zA-Z_:][
 async function missingMetrics(expr, urls, { fromMs, toMs }, optional = []) {
   const missing = [];
   for (const name of metricNames(expr).filter((n) => !optional.includes(n))) {
-    const r = await getJson(`${urls.prometheus}/api/v1/series?match[]=${encodeURIComponent(name)}&start=${fromMs / 1000}&end=${toMs / 1000}`);
+    const r = await getJson(
+      `${urls.prometheus}/api/v1/series?match[]=${encodeURIComponent(name)}&start=${fromMs / 1000}&end=${toMs / 1000}`,
+    );
     if (!r.data.length) missing.push(name);
   }
   return missing;
@@ -76,9 +82,14 @@ async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
   // judged figures, written once as the run ends, fall in the lookback of a point whatever the
   // run's length (counted from its start, the last point could fall before them).
   const steps = Math.ceil((toMs - fromMs) / 1000 / m.intervalS);
-  const r = await getJson(`${urls.prometheus}/api/v1/query_range?start=${toMs / 1000 - steps * m.intervalS}&end=${toMs / 1000}&step=${m.intervalS}&query=${encodeURIComponent(query)}`);
+  const r = await getJson(
+    `${urls.prometheus}/api/v1/query_range?start=${toMs / 1000 - steps * m.intervalS}&end=${toMs / 1000}&step=${m.intervalS}&query=${encodeURIComponent(query)}`,
+  );
   // [epoch ms, value] per point; Prometheus writes NaN and infinities as strings.
-  const data = r.data.result.map((x) => ({ labels: x.metric, points: x.values.map(([t, v]) => [t * 1000, Number(v)]) }));
+  const data = r.data.result.map((x) => ({
+    labels: x.metric,
+    points: x.values.map(([t, v]) => [t * 1000, Number(v)]),
+  }));
   return { query, series: r.data.result.length, points: r.data.result.reduce((n, x) => n + x.values.length, 0), data };
 }
 
@@ -97,11 +108,21 @@ export async function checkPanels(root, urls, run) {
   const truths = panelTruths();
   const results = [];
   const dir = join(root, 'dashboards');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const board = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     const experiment = board.tags.find((t) => run.allExperiments.includes(t));
     for (const panel of board.panels.filter((p) => p.type !== 'row')) {
-      const base = { board: board.title, uid: board.uid, panel: panel.title, panelId: panel.id, unit: panel.fieldConfig?.defaults?.unit, type: panel.type, ...(panel.description ? { description: panel.description } : {}) };
+      const base = {
+        board: board.title,
+        uid: board.uid,
+        panel: panel.title,
+        panelId: panel.id,
+        unit: panel.fieldConfig?.defaults?.unit,
+        type: panel.type,
+        ...(panel.description ? { description: panel.description } : {}),
+      };
       if (experiment && !run.experiments.includes(experiment)) {
         results.push({ ...base, skipped: `the run has no ${experiment} cases` });
         continue;
@@ -122,9 +143,22 @@ export async function checkPanels(root, urls, run) {
       for (const target of panel.targets) {
         try {
           const r = await runTarget(target, urls, m, run, needs.optional);
-          results.push({ ...base, refId: target.refId, legend: target.legendFormat ?? target.alias, truth: truths[panel.title]?.[target.refId], ...r, ok: r.series > 0 && r.points > 0 });
+          results.push({
+            ...base,
+            refId: target.refId,
+            legend: target.legendFormat ?? target.alias,
+            truth: truths[panel.title]?.[target.refId],
+            ...r,
+            ok: r.series > 0 && r.points > 0,
+          });
         } catch (e) {
-          results.push({ ...base, refId: target.refId, query: expand(target.expr || target.query, m), error: e.message, ok: false });
+          results.push({
+            ...base,
+            refId: target.refId,
+            query: expand(target.expr || target.query, m),
+            error: e.message,
+            ok: false,
+          });
         }
       }
     }

@@ -10,7 +10,12 @@ export function logfmt(line) {
   const out = {};
   for (const m of line.matchAll(/([\w.]+)=("(?:[^"\\]|\\.)*"|\S*)/g)) {
     // Quoted: its escapes undone (a \\n is a line break; trimmed: k6 ends an error with one).
-    out[m[1]] = m[2].startsWith('"') ? m[2].slice(1, -1).replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c)).trim() : m[2];
+    out[m[1]] = m[2].startsWith('"')
+      ? m[2]
+          .slice(1, -1)
+          .replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c))
+          .trim()
+      : m[2];
   }
   return out;
 }

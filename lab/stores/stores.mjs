@@ -16,7 +16,12 @@ export const METRICS_PROFILE = 'metrics';
 export function storeUrls(topology) {
   const port = (name) => topology.services[name].ports.http;
   // k6's influxdb output writes to `database`; Prometheus forwards what it holds to `forwarded`.
-  return { influx: `http://127.0.0.1:${port('influxdb')}`, prometheus: `http://127.0.0.1:${port('prometheus')}`, database: 'k6', forwarded: 'prometheus' };
+  return {
+    influx: `http://127.0.0.1:${port('influxdb')}`,
+    prometheus: `http://127.0.0.1:${port('prometheus')}`,
+    database: 'k6',
+    forwarded: 'prometheus',
+  };
 }
 
 async function answers(url, okStatus) {
@@ -45,7 +50,8 @@ const HOURS = { h: 1, d: 24, w: 168 };
  */
 export function metricsRetention(env = process.env) {
   const r = String(env.LAB_METRICS_RETENTION || DEFAULT_RETENTION).trim();
-  if (!/^[1-9][0-9]{0,5}[hdw]$/.test(r)) throw new Error(`LAB_METRICS_RETENTION='${r}': give a whole number of hours, days or weeks, like 72h, 30d or 12w`);
+  if (!/^[1-9][0-9]{0,5}[hdw]$/.test(r))
+    throw new Error(`LAB_METRICS_RETENTION='${r}': give a whole number of hours, days or weeks, like 72h, 30d or 12w`);
   return r;
 }
 
@@ -78,7 +84,10 @@ async function influxQL(urls, q, db) {
 export async function applyRetention(urls, retention = metricsRetention()) {
   for (const db of [urls.database, urls.forwarded]) {
     await influxQL(urls, `CREATE DATABASE "${db}"`);
-    await influxQL(urls, `ALTER RETENTION POLICY "autogen" ON "${db}" DURATION ${retention} SHARD DURATION ${shardDuration(retention)} DEFAULT`);
+    await influxQL(
+      urls,
+      `ALTER RETENTION POLICY "autogen" ON "${db}" DURATION ${retention} SHARD DURATION ${shardDuration(retention)} DEFAULT`,
+    );
   }
 }
 
@@ -87,12 +96,26 @@ export async function startStores({ root, env, topology, tmpDir, logDir, state, 
   let stack;
   try {
     const policy = storesPolicy(env);
-    stack = await startStack({ root, env, topology, profile: METRICS_PROFILE, policy, targets: [], tmpDir, logDir, state, log });
+    stack = await startStack({
+      root,
+      env,
+      topology,
+      profile: METRICS_PROFILE,
+      policy,
+      targets: [],
+      tmpDir,
+      logDir,
+      state,
+      log,
+    });
     await applyRetention(storeUrls(topology), policy.retention);
     return stack;
   } catch (e) {
     if (stack) await stopStack(stack);
-    throw new Error(`the metrics stores could not start, so no load was sent (or run with --no-metrics):\n${e.message}`);
+    throw new Error(
+      `the metrics stores could not start, so no load was sent (or run with --no-metrics):\n${e.message}`,
+      { cause: e },
+    );
   }
 }
 
@@ -109,8 +132,18 @@ export async function storesForRun({ root, env, topology, tmp, dir, state, say, 
     await withinSeriesBudget(urls, root, say);
     return { urls, close: async () => {} };
   }
-  say('metrics: starting InfluxDB, Prometheus, process-exporter and cgroup-exporter for this run (keep them with `./labw metrics up`)');
-  const stack = await startStores({ root, env, topology, tmpDir: join(tmp, 'metrics'), logDir: join(dir, 'logs'), state, log: (m) => say(`  ${m}`) });
+  say(
+    'metrics: starting InfluxDB, Prometheus, process-exporter and cgroup-exporter for this run (keep them with `./labw metrics up`)',
+  );
+  const stack = await startStores({
+    root,
+    env,
+    topology,
+    tmpDir: join(tmp, 'metrics'),
+    logDir: join(dir, 'logs'),
+    state,
+    log: (m) => say(`  ${m}`),
+  });
   try {
     await untilScraping(urls);
     await withinSeriesBudget(urls, root, say);
@@ -139,7 +172,9 @@ export async function untilScraping(urls, { timeoutMs = 20_000 } = {}) {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`Prometheus at ${urls.prometheus} scraped nothing within ${timeoutMs / 1000} s of starting, so no load was sent`);
+  throw new Error(
+    `Prometheus at ${urls.prometheus} scraped nothing within ${timeoutMs / 1000} s of starting, so no load was sent`,
+  );
 }
 
 /**
@@ -154,8 +189,14 @@ export function k6Outputs(urls, { testid, plan, streams }) {
   return {
     args: [
       ...(streams.includes('influx') ? ['--out', `influxdb=${urls.influx}/${urls.database}`] : []),
-      '--out', 'experimental-prometheus-rw',
-      '--tag', `testid=${testid}`, '--tag', `experiment=${plan.experiment}`, '--tag', `suite=${plan.suite}`,
+      '--out',
+      'experimental-prometheus-rw',
+      '--tag',
+      `testid=${testid}`,
+      '--tag',
+      `experiment=${plan.experiment}`,
+      '--tag',
+      `suite=${plan.suite}`,
     ],
     env: {
       K6_PROMETHEUS_RW_SERVER_URL: `${urls.prometheus}/api/v1/write`,
@@ -168,7 +209,9 @@ export function k6Outputs(urls, { testid, plan, streams }) {
 
 /** max-series-per-database as stacks/metrics/influxdb.conf sets it (0: none). */
 export function seriesBudget(root) {
-  const m = /^\s*max-series-per-database\s*=\s*([0-9_]+)/m.exec(readFileSync(join(root, 'stacks', 'metrics', 'influxdb.conf'), 'utf8'));
+  const m = /^\s*max-series-per-database\s*=\s*([0-9_]+)/m.exec(
+    readFileSync(join(root, 'stacks', 'metrics', 'influxdb.conf'), 'utf8'),
+  );
   return m ? Number(m[1].replace(/_/g, '')) : 0;
 }
 
@@ -177,7 +220,9 @@ export async function influxSeries(urls) {
   const res = await fetch(`${urls.influx}/debug/vars`, { signal: AbortSignal.timeout(10_000) });
   const vars = await res.json();
   const out = {};
-  for (const v of Object.values(vars)) if (v?.name === 'database' && v.tags?.database && !v.tags.database.startsWith('_')) out[v.tags.database] = v.values.numSeries;
+  for (const v of Object.values(vars))
+    if (v?.name === 'database' && v.tags?.database && !v.tags.database.startsWith('_'))
+      out[v.tags.database] = v.values.numSeries;
   return out;
 }
 
@@ -202,8 +247,14 @@ export async function withinSeriesBudget(urls, root, say) {
   }
   for (const [db, n] of Object.entries(series)) {
     const fix = `shorten the retention (LAB_METRICS_RETENTION, now ${metricsRetention()}; ./labw metrics up --retention=...) or raise max-series-per-database in stacks/metrics/influxdb.conf (sizing: stacks/metrics/README.md)`;
-    if (n >= budget) throw new Error(`InfluxDB database ${db} holds ${n} series, at its limit max-series-per-database = ${budget}: no load was sent; ${fix}`);
-    if (n >= budget * BUDGET_WARN) say(`metrics: InfluxDB database ${db} holds ${n} series, ${Math.round((n / budget) * 100)} % of max-series-per-database = ${budget}; ${fix}`);
+    if (n >= budget)
+      throw new Error(
+        `InfluxDB database ${db} holds ${n} series, at its limit max-series-per-database = ${budget}: no load was sent; ${fix}`,
+      );
+    if (n >= budget * BUDGET_WARN)
+      say(
+        `metrics: InfluxDB database ${db} holds ${n} series, ${Math.round((n / budget) * 100)} % of max-series-per-database = ${budget}; ${fix}`,
+      );
   }
 }
 
@@ -217,13 +268,17 @@ export const oldestTestid = (ids) => [...ids].filter(Boolean).sort()[0] ?? null;
 export async function storeHoldings(urls) {
   const influx = { series: await influxSeries(urls), oldest: {}, retention: {} };
   for (const db of [urls.database, urls.forwarded]) {
-    const ids = (await influxQL(urls, 'SHOW TAG VALUES WITH KEY = "testid"', db))[0].series?.flatMap((s) => s.values.map((v) => v[1])) || [];
+    const ids =
+      (await influxQL(urls, 'SHOW TAG VALUES WITH KEY = "testid"', db))[0].series?.flatMap((s) =>
+        s.values.map((v) => v[1]),
+      ) || [];
     influx.oldest[db] = oldestTestid(ids);
     const rps = (await influxQL(urls, `SHOW RETENTION POLICIES ON "${db}"`))[0].series?.[0]?.values || [];
     const dflt = rps.find((v) => v[4] === true);
     influx.retention[db] = dflt ? (dflt[1] === '0s' ? 'forever' : dflt[1]) : null;
   }
-  const get = async (path) => (await (await fetch(`${urls.prometheus}${path}`, { signal: AbortSignal.timeout(30_000) })).json()).data;
+  const get = async (path) =>
+    (await (await fetch(`${urls.prometheus}${path}`, { signal: AbortSignal.timeout(30_000) })).json()).data;
   const prometheus = {
     series: (await get('/api/v1/status/tsdb')).headStats.numSeries,
     oldest: oldestTestid(await get('/api/v1/label/testid/values')),

@@ -48,10 +48,18 @@ try {
 }
 
 const metrics = serverMetrics();
-const answered = metrics.counter('lab_app_requests_total', 'Requests answered, by lab case, resource and status', ['case', 'resource', 'status']);
+const answered = metrics.counter('lab_app_requests_total', 'Requests answered, by lab case, resource and status', [
+  'case',
+  'resource',
+  'status',
+]);
 const busyGauge = metrics.gauge('lab_app_busy_workers', 'Requests being served now');
 const queueGauge = metrics.gauge('lab_app_queue_length', 'Requests waiting for a worker');
-const abandoned = metrics.counter('lab_app_abandoned_total', 'Queued requests whose client left before a worker was free: never served', ['case']);
+const abandoned = metrics.counter(
+  'lab_app_abandoned_total',
+  'Queued requests whose client left before a worker was free: never served',
+  ['case'],
+);
 
 const served = new Map(); // case -> resource -> count, for /counts
 const cases = nameBook(); // the cases it answers for: at most 512
@@ -66,7 +74,8 @@ function countServed(kase, name) {
 }
 
 /** /counts' JSON: { case: { resource: count } }. */
-const countsJson = () => JSON.stringify(Object.fromEntries([...served].map(([kase, byName]) => [kase, Object.fromEntries(byName)])));
+const countsJson = () =>
+  JSON.stringify(Object.fromEntries([...served].map(([kase, byName]) => [kase, Object.fromEntries(byName)])));
 
 /** Answers a request it will not serve, counted under `label` and `resource`. */
 function decline(res, label, resource, status, options) {
@@ -83,7 +92,11 @@ function serve(job) {
     countServed(kase, name);
     answered.inc({ case: metrics.caseLabel(kase), resource: name, status: '200' });
     const body = `${name}\n`;
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body), 'cache-control': `max-age=${r.maxAgeS}` });
+    res.writeHead(200, {
+      'content-type': 'text/plain',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': `max-age=${r.maxAgeS}`,
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
     busy -= 1;
     busyGauge.set(busy);
@@ -137,14 +150,16 @@ const server = http.createServer((req, res) => {
     metrics.text().then((text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text));
     return;
   }
-  if (req.method === 'GET' && path === '/healthz') return res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+  if (req.method === 'GET' && path === '/healthz')
+    return res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
   if (req.method === 'GET' && path === '/counts') {
     return res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(countsJson());
   }
   const name = path.slice(1);
   const label = metrics.caseLabel(kase);
   if (!Object.hasOwn(resources, name)) return decline(res, label, 'other', 404);
-  if (req.method !== 'GET' && req.method !== 'HEAD') return decline(res, label, 'other', 405, { headers: { allow: 'GET, HEAD' } });
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return decline(res, label, 'other', 405, { headers: { allow: 'GET, HEAD' } });
   const job = { req, res, name, kase };
   if (busy < workers) serve(job);
   else if (queue.size < queueMax) enqueue(job);
@@ -152,7 +167,9 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 65_000;
 refuseConnect(server);
-server.listen(port, opt.host, () => console.log(`${opt.name} listening on http://${opt.host}:${port}, ${workers} workers, queue ${queueMax}`));
+server.listen(port, opt.host, () =>
+  console.log(`${opt.name} listening on http://${opt.host}:${port}, ${workers} workers, queue ${queueMax}`),
+);
 
 for (const sig of ['SIGTERM', 'SIGINT']) {
   process.on(sig, () => {

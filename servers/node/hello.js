@@ -13,7 +13,11 @@ import { serverMetrics } from './lib/metrics.js';
 import { checkRequest, nameBook, refuse, refuseConnect } from './lib/request-guard.js';
 
 const { values: opt } = parseArgs({
-  options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, name: { type: 'string', default: 'hello' } },
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    name: { type: 'string', default: 'hello' },
+  },
 });
 const port = Number(opt.port);
 if (!Number.isInteger(port) || port <= 0 || port > 65535) {
@@ -22,7 +26,10 @@ if (!Number.isInteger(port) || port <= 0 || port > 65535) {
 }
 
 const metrics = serverMetrics();
-const requests = metrics.counter('lab_http_requests_total', 'Requests answered, by lab case and status', ['case', 'status']);
+const requests = metrics.counter('lab_http_requests_total', 'Requests answered, by lab case and status', [
+  'case',
+  'status',
+]);
 
 let served = 0;
 const cases = nameBook();

@@ -126,21 +126,55 @@ if (workers > 0 && cluster.isPrimary) {
 
 function serve() {
   const pool = new BackendPool({
-    host: bhost, port: Number(bport), max: num('pool-size', 1), timeoutMs: num('backend-timeout-ms', 1),
-    maxWaiting: num('pool-queue', 0), waitTimeoutMs: num('pool-wait-ms', 1),
+    host: bhost,
+    port: Number(bport),
+    max: num('pool-size', 1),
+    timeoutMs: num('backend-timeout-ms', 1),
+    maxWaiting: num('pool-queue', 0),
+    waitTimeoutMs: num('pool-wait-ms', 1),
   });
-  const stats = { requests: 0, relayed: 0, filtered: 0, rejected: 0, backendErrors: 0, faults: 0, connections: 0, refused: 0 };
+  const stats = {
+    requests: 0,
+    relayed: 0,
+    filtered: 0,
+    rejected: 0,
+    backendErrors: 0,
+    faults: 0,
+    connections: 0,
+    refused: 0,
+  };
   const metrics = serverMetrics();
-  const outcomes = metrics.counter('json_filter_requests_total', 'Requests by outcome: relayed, filtered, rejected, backend_error, fault (--fault), served (GET)', ['outcome']);
+  const outcomes = metrics.counter(
+    'json_filter_requests_total',
+    'Requests by outcome: relayed, filtered, rejected, backend_error, fault (--fault), served (GET)',
+    ['outcome'],
+  );
   const connections = metrics.counter('json_filter_connections_total', 'Client connections accepted');
-  const refusedConnections = metrics.counter('json_filter_connections_refused_total', 'Client connections refused (503) over --max-connections');
+  const refusedConnections = metrics.counter(
+    'json_filter_connections_refused_total',
+    'Client connections refused (503) over --max-connections',
+  );
   // Both counts, the worker's own JSON and the server's Prometheus counters, move together. The
   // counter's child per outcome is looked up once (inc with a labels object hashed it per request).
-  const STATS_KEY = { rejected: 'rejected', filtered: 'filtered', relayed: 'relayed', backend_error: 'backendErrors', fault: 'faults' };
-  const counted = Object.fromEntries(Object.entries(STATS_KEY).map(([outcome, key]) => {
-    const child = outcomes.labels(outcome);
-    return [outcome, () => { stats[key] += 1; child.inc(); }];
-  }));
+  const STATS_KEY = {
+    rejected: 'rejected',
+    filtered: 'filtered',
+    relayed: 'relayed',
+    backend_error: 'backendErrors',
+    fault: 'faults',
+  };
+  const counted = Object.fromEntries(
+    Object.entries(STATS_KEY).map(([outcome, key]) => {
+      const child = outcomes.labels(outcome);
+      return [
+        outcome,
+        () => {
+          stats[key] += 1;
+          child.inc();
+        },
+      ];
+    }),
+  );
 
   /**
    * One request: `reply(slot, bytes, close)` gets its answer, at once or when the backend
@@ -152,10 +186,18 @@ function serve() {
     stats.requests += 1;
     if (msg.method === 'GET' && msg.target === '/healthz') return reply(slot, response(200, { body: 'ok\n' }));
     if (msg.method === 'GET' && msg.target === '/metrics') {
-      return metrics.text().then((text) => reply(slot, response(200, { body: text, headers: { 'content-type': metrics.contentType } })));
+      return metrics
+        .text()
+        .then((text) => reply(slot, response(200, { body: text, headers: { 'content-type': metrics.contentType } })));
     }
     if (msg.method === 'GET' && msg.target === '/stats') {
-      return reply(slot, response(200, { body: JSON.stringify({ pid: process.pid, pool: pool.open, ...stats }), headers: { 'content-type': 'application/json' } }));
+      return reply(
+        slot,
+        response(200, {
+          body: JSON.stringify({ pid: process.pid, pool: pool.open, ...stats }),
+          headers: { 'content-type': 'application/json' },
+        }),
+      );
     }
     if (msg.method !== 'POST') {
       counted.rejected();
@@ -201,7 +243,9 @@ function serve() {
       return;
     }
     open += 1;
-    socket.on('close', () => { open -= 1; });
+    socket.on('close', () => {
+      open -= 1;
+    });
     serveConnection(socket);
   });
 
@@ -326,7 +370,8 @@ function serve() {
         if (!writeReady()) return;
       }
       const room = !done && !blocked && queue.length < maxPipeline;
-      if (done || room) socket.resume(); // after the last request: read and drop
+      if (done || room)
+        socket.resume(); // after the last request: read and drop
       else socket.pause();
       armHeaderTimer(room && parser.partial);
     };

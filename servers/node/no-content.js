@@ -14,7 +14,12 @@ import { parseArgs } from 'node:util';
 import { MAX_NAMES, nameBook, refuse, refuseConnect, targetPath } from './lib/request-guard.js';
 
 const { values: o } = parseArgs({
-  options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, 'delay-ms': { type: 'string', default: '30' }, workers: { type: 'string', default: '0' } },
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'delay-ms': { type: 'string', default: '30' },
+    workers: { type: 'string', default: '0' },
+  },
 });
 const port = Number(o.port);
 const delay = Number(o['delay-ms']);
@@ -26,7 +31,11 @@ if (!Number.isInteger(port) || port < 1 || !(delay >= 0) || !Number.isInteger(wo
 
 if (workers > 0 && cluster.isPrimary) {
   for (let i = 0; i < workers; i += 1) cluster.fork();
-  for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { for (const w of Object.values(cluster.workers)) w.process.kill('SIGTERM'); process.exit(0); });
+  for (const sig of ['SIGTERM', 'SIGINT'])
+    process.on(sig, () => {
+      for (const w of Object.values(cluster.workers)) w.process.kill('SIGTERM');
+      process.exit(0);
+    });
 } else {
   let received = 0;
   let refused = 0;
@@ -58,5 +67,9 @@ if (workers > 0 && cluster.isPrimary) {
   server.keepAliveTimeout = 60_000;
   refuseConnect(server);
   server.listen(port, o.host, () => console.log(`no-content ${process.pid} on ${o.host}:${port}, ${delay} ms`));
-  for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => { server.close(); process.exit(0); });
+  for (const sig of ['SIGTERM', 'SIGINT'])
+    process.on(sig, () => {
+      server.close();
+      process.exit(0);
+    });
 }

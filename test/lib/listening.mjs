@@ -9,10 +9,14 @@ import net from 'node:net';
 export { freePort } from '../../lab/stack/procs.mjs';
 
 /** Whether something accepts a connection on 127.0.0.1:port now. */
-const accepts = (port) => new Promise((resolve) => {
-  const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
-  s.on('error', () => resolve(false));
-});
+const accepts = (port) =>
+  new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
 
 /**
  * Starts `argv` in `cwd`; resolves to {child, out()} once it accepts connections on `port`.
@@ -22,8 +26,12 @@ const accepts = (port) => new Promise((resolve) => {
 export async function startListening(argv, port, { cwd, pollMs = 50, tries = 100 } = {}) {
   const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
   for (let i = 0; i < tries; i += 1) {
     if (child.exitCode !== null) throw new Error(`${argv.join(' ')} exited ${child.exitCode}: ${out}`);
     if (await accepts(port)) return { child, out: () => out };

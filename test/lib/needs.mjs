@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 export const underCI = (env = process.env) => /^(true|1|yes)$/i.test(env.CI ?? '');
 
 /** Why `command` cannot run, from the result of spawning it (spawnSync), or null when it ran. */
-export const notRun = (command, result) => (result.error ? `${command} is not installed (${result.error.code} on spawn)` : null);
+export const notRun = (command, result) =>
+  result.error ? `${command} is not installed (${result.error.code} on spawn)` : null;
 
 /** Why `command` is missing here: it cannot be spawned, or its probe (`args`) fails; null when it is there. */
 export function absent(command, args = ['--version'], options = {}) {

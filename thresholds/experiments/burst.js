@@ -4,7 +4,11 @@
  */
 import { provenance as kind } from '../kinds/limiter.js';
 
-const fig = (c, ok, limited, maxS) => [{ case: c, figure: 'ok', seed: ok }, { case: c, figure: 'limited', seed: limited }, { case: c, figure: 'maxS', seed: maxS }];
+const fig = (c, ok, limited, maxS) => [
+  { case: c, figure: 'ok', seed: ok },
+  { case: c, figure: 'limited', seed: limited },
+  { case: c, figure: 'maxS', seed: maxS },
+];
 
 export default {
   name: 'burst',
@@ -65,12 +69,23 @@ export default {
       rate: { value: 3, seed: 'limit_req_zone ... rate=3r/s' },
       bursts: { value: [0, 100, 300, 400], seed: 'limit_req zone=buff; then burst=100, burst=300, burst=400' },
       status: { value: 503, seed: 'Status Codes [code:count] 200:119 503:61' },
-      load: { value: { rates: [2, 3, 9], seconds: 60, soakSeconds: 120 }, seed: 'vegeta attack -rate 2/s, 3/s, 9/s -duration 60s; -rate 9/s -duration 120s' },
+      load: {
+        value: { rates: [2, 3, 9], seconds: 60, soakSeconds: 120 },
+        seed: 'vegeta attack -rate 2/s, 3/s, 9/s -duration 60s; -rate 9/s -duration 120s',
+      },
     },
     // The seed's titles disagree with its tables: which burst each table shows is fitted to it.
     fitted: {
-      burst_of_table_100: { value: 50, fittedTo: fig('b50-9rps', 230, 310, 16.67), how: 'the table titled burst=100: 1 + burst + 179 passed and a longest wait of burst / rate give 50' },
-      burst_of_table_300: { value: 100, fittedTo: fig('b100-9rps', 280, 260, 33.34), how: 'the table titled burst=300: the same two figures give 100' },
+      burst_of_table_100: {
+        value: 50,
+        fittedTo: fig('b50-9rps', 230, 310, 16.67),
+        how: 'the table titled burst=100: 1 + burst + 179 passed and a longest wait of burst / rate give 50',
+      },
+      burst_of_table_300: {
+        value: 100,
+        fittedTo: fig('b100-9rps', 280, 260, 33.34),
+        how: 'the table titled burst=300: the same two figures give 100',
+      },
     },
     measured: { ...kind.measured },
     assumed: { ...kind.assumed },

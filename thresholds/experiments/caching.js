@@ -26,14 +26,16 @@ const MODES = {
  */
 export function shuffledOrders(users, iterations, seed) {
   const rand = seededRandom(seed);
-  return Array.from({ length: users }, () => Array.from({ length: iterations }, () => {
-    const a = [...RESOURCES];
-    for (let i = a.length - 1; i > 0; i -= 1) {
-      const j = Math.floor(rand() * (i + 1));
-      [a[i], a[j]] = [a[j], a[i]];
-    }
-    return a;
-  }).flat());
+  return Array.from({ length: users }, () =>
+    Array.from({ length: iterations }, () => {
+      const a = [...RESOURCES];
+      for (let i = a.length - 1; i > 0; i -= 1) {
+        const j = Math.floor(rand() * (i + 1));
+        [a[i], a[j]] = [a[j], a[i]];
+      }
+      return a;
+    }).flat(),
+  );
 }
 
 const sameForAll = (users, list) => Array.from({ length: users }, () => [...list]);
@@ -50,20 +52,90 @@ export default {
     front_burst: { default: 200, kind: 'count', doc: 'front nginx limit_req burst' },
     back_rate: { default: 10, kind: 'rate', doc: 'back nginx limit_req rate (r/s)' },
     back_burst: { default: 50, kind: 'count', doc: 'back nginx limit_req burst' },
-    hare_ms: { default: 100, kind: 'whole', doc: "/hare's think time (ms)", max: 10_000, why: 'a suite must end in minutes' },
-    tortoise_ms: { default: 2000, kind: 'whole', doc: "/tortoise's think time (ms)", max: 10_000, why: 'a suite must end in minutes' },
-    snail_ms: { default: 5000, kind: 'whole', doc: "/snail's think time (ms)", max: 10_000, why: 'a suite must end in minutes' },
-    hare_max_age: { default: 3, kind: 'count', doc: "/hare's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
-    tortoise_max_age: { default: 10, kind: 'count', doc: "/tortoise's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
-    snail_max_age: { default: 60, kind: 'count', doc: "/snail's Cache-Control max-age (s)", max: 3600, why: 'longer than any run' },
+    hare_ms: {
+      default: 100,
+      kind: 'whole',
+      doc: "/hare's think time (ms)",
+      max: 10_000,
+      why: 'a suite must end in minutes',
+    },
+    tortoise_ms: {
+      default: 2000,
+      kind: 'whole',
+      doc: "/tortoise's think time (ms)",
+      max: 10_000,
+      why: 'a suite must end in minutes',
+    },
+    snail_ms: {
+      default: 5000,
+      kind: 'whole',
+      doc: "/snail's think time (ms)",
+      max: 10_000,
+      why: 'a suite must end in minutes',
+    },
+    hare_max_age: {
+      default: 3,
+      kind: 'count',
+      doc: "/hare's Cache-Control max-age (s)",
+      max: 3600,
+      why: 'longer than any run',
+    },
+    tortoise_max_age: {
+      default: 10,
+      kind: 'count',
+      doc: "/tortoise's Cache-Control max-age (s)",
+      max: 3600,
+      why: 'longer than any run',
+    },
+    snail_max_age: {
+      default: 60,
+      kind: 'count',
+      doc: "/snail's Cache-Control max-age (s)",
+      max: 3600,
+      why: 'longer than any run',
+    },
     // The seed's 10 threads; its own figures fit 4 (provenance.fitted.seed_workers).
-    workers: { default: 10, kind: 'whole', doc: 'requests the application serves at once; the rest wait in its queue', max: 1000, why: 'each is a pending timer, not a thread: more is not a configuration anyone runs' },
-    server_cache: { default: 'proxy_cache', kind: 'choice', values: ['proxy_cache', 'lua'], doc: "the server cache: nginx proxy_cache, or the lua_shared_dict cache (stacks/caching/lab_cache.lua)" },
-    cache_lock: { default: 'off', kind: 'choice', values: ['off', 'on'], doc: 'concurrent misses wait for one fill (proxy_cache_lock), or all go through' },
+    workers: {
+      default: 10,
+      kind: 'whole',
+      doc: 'requests the application serves at once; the rest wait in its queue',
+      max: 1000,
+      why: 'each is a pending timer, not a thread: more is not a configuration anyone runs',
+    },
+    server_cache: {
+      default: 'proxy_cache',
+      kind: 'choice',
+      values: ['proxy_cache', 'lua'],
+      doc: 'the server cache: nginx proxy_cache, or the lua_shared_dict cache (stacks/caching/lab_cache.lua)',
+    },
+    cache_lock: {
+      default: 'off',
+      kind: 'choice',
+      values: ['off', 'on'],
+      doc: 'concurrent misses wait for one fill (proxy_cache_lock), or all go through',
+    },
     // The seed does not state JMeter's ramp-up: fitted (provenance.fitted.ramp_s).
-    ramp_s: { default: 5, kind: 'count', doc: "users start one by one over this many seconds (JMeter's ramp-up; see the experiment file for why 5)", max: 600, why: 'a suite must end in minutes' },
-    retry_attempts: { default: 3, kind: 'count', doc: 'the retrying client: retries of a 503', max: 10, why: 'the backoff doubles each time' },
-    retry_backoff_ms: { default: 100, kind: 'whole', doc: 'the retrying client: wait before the first retry, doubled for each next one (ms)', max: 10_000, why: 'a suite must end in minutes' },
+    ramp_s: {
+      default: 5,
+      kind: 'count',
+      doc: "users start one by one over this many seconds (JMeter's ramp-up; see the experiment file for why 5)",
+      max: 600,
+      why: 'a suite must end in minutes',
+    },
+    retry_attempts: {
+      default: 3,
+      kind: 'count',
+      doc: 'the retrying client: retries of a 503',
+      max: 10,
+      why: 'the backoff doubles each time',
+    },
+    retry_backoff_ms: {
+      default: 100,
+      kind: 'whole',
+      doc: 'the retrying client: wait before the first retry, doubled for each next one (ms)',
+      max: 10_000,
+      why: 'a suite must end in minutes',
+    },
   },
   derived: (k) => ({
     // For the stack's templates: which cache, and the application's --resources argument.
@@ -77,7 +149,7 @@ export default {
     },
   }),
   /** Where each mode's requests go: the front nginx with or without the cache, or the app. */
-  targets: (k) => [
+  targets: () => [
     { id: 'plain', service: 'caching-nginx', path: '/plain' },
     { id: 'cached', service: 'caching-nginx', path: '/cached' },
     { id: 'app', service: 'caching-app', path: '' },
@@ -102,9 +174,21 @@ export default {
   },
   /** Cases per suite: a mode, and each user's list of requests. */
   cases: {
-    smoke: (k) => ['none', 'server', 'client', 'direct'].map((mode) => ({ id: `${mode}-smoke`, mode, users: sameForAll(2, ['hare', 'hare']), rampS: 0 })),
-    stress: (k) => Object.keys(MODES).map((mode) => ({ id: `${mode}-stress`, mode, users: sameForAll(100, Array(10).fill('hare')) })),
-    load: (k) => Object.keys(MODES).map((mode) => ({ id: `${mode}-load`, mode, users: shuffledOrders(10, 10, 'caching-load') })),
+    smoke: () =>
+      ['none', 'server', 'client', 'direct'].map((mode) => ({
+        id: `${mode}-smoke`,
+        mode,
+        users: sameForAll(2, ['hare', 'hare']),
+        rampS: 0,
+      })),
+    stress: () =>
+      Object.keys(MODES).map((mode) => ({
+        id: `${mode}-stress`,
+        mode,
+        users: sameForAll(100, Array(10).fill('hare')),
+      })),
+    load: () =>
+      Object.keys(MODES).map((mode) => ({ id: `${mode}-load`, mode, users: shuffledOrders(10, 10, 'caching-load') })),
   },
   suites: { smoke: true, stress: true, load: true },
   /** The seed's figures: responses/s, share of 503s, latency (ms). */
@@ -133,8 +217,14 @@ export default {
       snail_ms: { value: 5000, seed: '/snail (5s delay, 60s cache-expiry)' },
       snail_max_age: { value: 60, seed: '/snail (5s delay, 60s cache-expiry)' },
       workers: { value: 10, seed: 'Application server with 10 threads' },
-      stress: { value: { users: 100, iterations: 10, path: 'hare' }, seed: '100 concurrent users, 10 repititions, /hare' },
-      load: { value: { users: 10, iterations: 10, paths: RESOURCES }, seed: '10 concurrent users, 10 repititions, /tortoise, /hare, /snail in random order' },
+      stress: {
+        value: { users: 100, iterations: 10, path: 'hare' },
+        seed: '100 concurrent users, 10 repititions, /hare',
+      },
+      load: {
+        value: { users: 10, iterations: 10, paths: RESOURCES },
+        seed: '10 concurrent users, 10 repititions, /tortoise, /hare, /snail in random order',
+      },
     },
     fitted: {
       ramp_s: {

@@ -19,20 +19,29 @@ export default {
   knobs: {
     max_tokens: { default: 200, kind: 'count', doc: 'Envoy token_bucket.max_tokens (also the initial fill)' },
     tokens_per_fill: { default: 20, kind: 'count', doc: 'Envoy token_bucket.tokens_per_fill' },
-    fill_interval: { default: 1, kind: 'seconds', doc: 'Envoy token_bucket.fill_interval (s)', max: 3600, why: 'a spike lasts seconds: an hour-long interval is a typo' },
+    fill_interval: {
+      default: 1,
+      kind: 'seconds',
+      doc: 'Envoy token_bucket.fill_interval (s)',
+      max: 3600,
+      why: 'a spike lasts seconds: an hour-long interval is a typo',
+    },
     nginx_rate: { default: 20, kind: 'rate', doc: 'nginx limit_req_zone rate (r/s)' },
     nginx_burst: { default: 200, kind: 'count', doc: 'nginx limit_req burst' },
     nginx_delay: { default: 20, kind: 'count', doc: 'nginx limit_req delay (requests passed without waiting)' },
     status: { default: 429, kind: 'status', doc: 'status of a limited request, both proxies' },
   },
   check(k) {
-    if (k.max_tokens < 1 || k.tokens_per_fill < 1) throw new Error('knobs envoy-vs-nginx.max_tokens and tokens_per_fill must be >= 1');
+    if (k.max_tokens < 1 || k.tokens_per_fill < 1)
+      throw new Error('knobs envoy-vs-nginx.max_tokens and tokens_per_fill must be >= 1');
     if (k.nginx_delay > k.nginx_burst) throw new Error('knob envoy-vs-nginx.nginx_delay must not exceed nginx_burst');
   },
   /** Checks that only hold after --quick scaling (Envoy refuses fill intervals under 50 ms). */
   checkScaled(k, factor) {
     if (k.fill_interval < 0.05) {
-      throw new Error(`envoy-vs-nginx.fill_interval becomes ${k.fill_interval * 1000} ms with --quick=${factor}; Envoy's minimum is 50 ms`);
+      throw new Error(
+        `envoy-vs-nginx.fill_interval becomes ${k.fill_interval * 1000} ms with --quick=${factor}; Envoy's minimum is 50 ms`,
+      );
     }
   },
   targets: (k) => [
@@ -41,7 +50,12 @@ export default {
       service: 'envoy-vs-nginx-envoy',
       path: '/',
       limitedStatus: k.status,
-      policy: { kind: 'token_bucket', maxTokens: k.max_tokens, tokensPerFill: k.tokens_per_fill, fillIntervalMs: k.fill_interval * 1000 },
+      policy: {
+        kind: 'token_bucket',
+        maxTokens: k.max_tokens,
+        tokensPerFill: k.tokens_per_fill,
+        fillIntervalMs: k.fill_interval * 1000,
+      },
     },
     {
       id: 'nginx',
@@ -55,8 +69,7 @@ export default {
     smoke: () => [{ name: 'smoke', rate: 2, seconds: 2, targets: proxies }],
     // One burst at a time, so none steals CPU from another; no pause between them, as each case
     // has a fresh bucket (the seed paused 10 s for its one bucket to refill).
-    spike: () =>
-      proxies.flatMap((p) => durations.map((d) => ({ name: `${d}s`, rate: 400, seconds: d, targets: [p] }))),
+    spike: () => proxies.flatMap((p) => durations.map((d) => ({ name: `${d}s`, rate: 400, seconds: d, targets: [p] }))),
   },
   seedFigures: {
     'envoy-1s': { ok: 220, limited: 180, maxS: 0.105 },
@@ -79,7 +92,10 @@ export default {
     fitted: {},
     measured: { ...kind.measured, maxQuick: { value: 2, source: 'docs/knobs.md' } },
     assumed: {
-      tokens_per_fill: { value: 20, why: "the seed's text shows no envoy.yaml. Its 'sleep 10 # x tokens_per_fill = 200' agrees if a fill comes every second; the value is design.md's" },
+      tokens_per_fill: {
+        value: 20,
+        why: "the seed's text shows no envoy.yaml. Its 'sleep 10 # x tokens_per_fill = 200' agrees if a fill comes every second; the value is design.md's",
+      },
       fill_interval: { value: 1, why: "the seed's text shows no envoy.yaml: design.md's value" },
       nginx_rate: { value: 20, why: "the seed's text shows no nginx.conf: design.md's account of its stack" },
       nginx_burst: { value: 200, why: "the seed's text shows no nginx.conf: design.md's account of its stack" },

@@ -21,7 +21,8 @@ export const experiments = Object.fromEntries(list.map((e) => [e.name, e]));
  * listing (it is not in `list`), and its name may not be one of the list's.
  */
 export function addExperiment(e) {
-  if (list.some((x) => x.name === e.name)) throw new Error(`a policy cannot be named '${e.name}': an experiment of the lab has that name`);
+  if (list.some((x) => x.name === e.name))
+    throw new Error(`a policy cannot be named '${e.name}': an experiment of the lab has that name`);
   experiments[e.name] = e;
   return e;
 }

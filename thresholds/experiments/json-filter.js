@@ -42,28 +42,74 @@ export default {
   knobs: {
     // Below 5 ms the relayed-latency floor (delay - 1 ms) cannot tell a relayed answer from one
     // the filter made up without the backend (those take well under a millisecond).
-    backend_delay_ms: { default: 30, kind: 'count', doc: "the backend's think time before its 204 (ms)", min: 5, minWhy: 'below it no threshold can tell a relayed answer from a made-up one', max: 10_000, why: 'a closed run of 2500 connections then carries under 250 r/s' },
-    backend_timeout_ms: { default: 1000, kind: 'whole', doc: 'how long a filter waits for the backend before 504 (ms)', max: 60_000, why: 'every saturating case then waits that long for its stragglers' },
-    cluster_workers: { default: 2, kind: 'whole', doc: 'worker processes of the Node cluster filter', max: 16, why: 'this kind of machine has 2 cores' },
-    relay_percent: { default: 50, kind: 'percent', doc: 'share of documents that ask to be relayed', min: 1, max: 99, minWhy: 'with none relayed, the backend accounting cannot see a rule that relays the wrong ones', why: 'with none filtered, the same' },
+    backend_delay_ms: {
+      default: 30,
+      kind: 'count',
+      doc: "the backend's think time before its 204 (ms)",
+      min: 5,
+      minWhy: 'below it no threshold can tell a relayed answer from a made-up one',
+      max: 10_000,
+      why: 'a closed run of 2500 connections then carries under 250 r/s',
+    },
+    backend_timeout_ms: {
+      default: 1000,
+      kind: 'whole',
+      doc: 'how long a filter waits for the backend before 504 (ms)',
+      max: 60_000,
+      why: 'every saturating case then waits that long for its stragglers',
+    },
+    cluster_workers: {
+      default: 2,
+      kind: 'whole',
+      doc: 'worker processes of the Node cluster filter',
+      max: 16,
+      why: 'this kind of machine has 2 cores',
+    },
+    relay_percent: {
+      default: 50,
+      kind: 'percent',
+      doc: 'share of documents that ask to be relayed',
+      min: 1,
+      max: 99,
+      minWhy: 'with none relayed, the backend accounting cannot see a rule that relays the wrong ones',
+      why: 'with none filtered, the same',
+    },
     // A slowdown made to order (servers/node/json-filter.js --burn-us): the bounds assume none, so
     // `--stack-knob extra_cpu_us=N` is a Node filter costing N us more per document, untold.
-    extra_cpu_us: { default: 0, kind: 'count', doc: 'CPU the Node filters burn per document on purpose (us); the bounds assume 0', max: 100_000, why: 'a tenth of a second per document: no case could finish' },
+    extra_cpu_us: {
+      default: 0,
+      kind: 'count',
+      doc: 'CPU the Node filters burn per document on purpose (us); the bounds assume 0',
+      max: 100_000,
+      why: 'a tenth of a second per document: no case could finish',
+    },
     // A filter broken to order (servers/node/json-filter.js --fault): the model assumes none.
-    filter_fault: { default: 'none', kind: 'choice', values: ['none', 'relay-all', 'error-every-20'], doc: 'the Node filters broken on purpose: relay every document, or answer 500 to every 20th; the model assumes none' },
-    connections: { default: 2500, kind: 'whole', doc: 'connections (wrk -c) of the closed run, as the seed', max: 5000, why: 'the open-files limit here is 20000 and cannot be raised: a connection takes an fd in wrk, two in a filter (client and backend side) and one in the backend' },
+    filter_fault: {
+      default: 'none',
+      kind: 'choice',
+      values: ['none', 'relay-all', 'error-every-20'],
+      doc: 'the Node filters broken on purpose: relay every document, or answer 500 to every 20th; the model assumes none',
+    },
+    connections: {
+      default: 2500,
+      kind: 'whole',
+      doc: 'connections (wrk -c) of the closed run, as the seed',
+      max: 5000,
+      why: 'the open-files limit here is 20000 and cannot be raised: a connection takes an fd in wrk, two in a filter (client and backend side) and one in the backend',
+    },
   },
   derived: (k) => ({ backend_delay_s: k.backend_delay_ms / 1000 }),
   /** The document k6 POSTs (relative to k6/), its `relay` field set per request. */
   sampleBody: 'json-filter-sample.json',
   /** The Lua script with which wrk posts it (the closed runs, as the seed's sample/caller.lua). */
   wrkScript: 'stacks/json-filter/wrk-post.lua',
-  targets: () => servers.map((s) => ({
-    id: s,
-    service: s === 'direct' ? 'json-filter-backend' : `json-filter-${s}`,
-    path: '/filter',
-    relaysAll: !filters.includes(s), // nginx relays everything; direct is the backend itself
-  })),
+  targets: () =>
+    servers.map((s) => ({
+      id: s,
+      service: s === 'direct' ? 'json-filter-backend' : `json-filter-${s}`,
+      path: '/filter',
+      relaysAll: !filters.includes(s), // nginx relays everything; direct is the backend itself
+    })),
   /** Cases per suite; `f` is the --quick factor, which shortens durations only (no rate here). */
   cases: {
     smoke: () => servers.map((s) => ({ id: `${s}-smoke`, target: s, kind: 'open', rate: 10, seconds: 2 })),
@@ -76,12 +122,21 @@ export default {
     // requests dilute a transient in a relayed median (measured: stacks/json-filter/README.md).
     // The closed cases take turns with nginx beside them in slices of 4 s at least, each measured
     // once its 2500 connections are open (thresholds/kinds/capacity.js, WRK_SLICES).
-    breakpoint: (k, f) => measured.flatMap((s) => [
-      { id: `${s}-base`, target: s, kind: 'open', rate: FIRST_STEP, seconds: 4, judge: 'latency' },
-      { id: `${s}-cost`, target: s, kind: 'open', rate: COST_RATE, seconds: 4, judge: 'cost' },
-      { id: `${s}-ramp`, target: s, kind: 'ramp', steps: STEPS, rampS: 1 / f, holdS: 4 / f },
-      { id: `${s}-closed`, target: s, kind: 'closed', generator: 'wrk', vus: k.connections, seconds: 20 / f, judge: 'throughput' },
-    ]),
+    breakpoint: (k, f) =>
+      measured.flatMap((s) => [
+        { id: `${s}-base`, target: s, kind: 'open', rate: FIRST_STEP, seconds: 4, judge: 'latency' },
+        { id: `${s}-cost`, target: s, kind: 'open', rate: COST_RATE, seconds: 4, judge: 'cost' },
+        { id: `${s}-ramp`, target: s, kind: 'ramp', steps: STEPS, rampS: 1 / f, holdS: 4 / f },
+        {
+          id: `${s}-closed`,
+          target: s,
+          kind: 'closed',
+          generator: 'wrk',
+          vus: k.connections,
+          seconds: 20 / f,
+          judge: 'throughput',
+        },
+      ]),
   },
   suites: { smoke: true, breakpoint: true },
   /**
@@ -121,12 +176,30 @@ export default {
       measuredSpread: { value: MEASURED_SPREAD, source: 'thresholds/experiments/json-filter-spread.js' },
     },
     assumed: {
-      backend_timeout_ms: { value: 1000, why: 'the seed sets no timeout; one second is the p99 bound every case is judged by' },
-      relay_percent: { value: 50, why: "the seed's sample/caller.lua is not in its text; half relayed lets the backend's count see a rule that relays the wrong ones either way" },
-      extra_cpu_us: { value: 0, why: 'a filter as written burns nothing on purpose; the knob exists to slow one down to order' },
-      filter_fault: { value: 'none', why: 'a filter as written follows its rule; the knob exists to break one to order' },
-      perturbMs: { value: 5, why: 'the smallest added latency per request the overhead ceilings must catch: a choice, checked against the measured spread' },
-      slowdowns: { value: { closedEfficiency: { node: 1.5, 'node-cluster': 1.5, erlang: 2 }, throughput: 2 }, why: "issue 19's 1.5x where the measured spread leaves a floor room on both sides (node 1.40x, the cluster 1.19x); 2x where it would leave 6-7 % below the worst run (erlang's efficiency 1.31x, the rates up to 1.28x); checked against the measured spread" },
+      backend_timeout_ms: {
+        value: 1000,
+        why: 'the seed sets no timeout; one second is the p99 bound every case is judged by',
+      },
+      relay_percent: {
+        value: 50,
+        why: "the seed's sample/caller.lua is not in its text; half relayed lets the backend's count see a rule that relays the wrong ones either way",
+      },
+      extra_cpu_us: {
+        value: 0,
+        why: 'a filter as written burns nothing on purpose; the knob exists to slow one down to order',
+      },
+      filter_fault: {
+        value: 'none',
+        why: 'a filter as written follows its rule; the knob exists to break one to order',
+      },
+      perturbMs: {
+        value: 5,
+        why: 'the smallest added latency per request the overhead ceilings must catch: a choice, checked against the measured spread',
+      },
+      slowdowns: {
+        value: { closedEfficiency: { node: 1.5, 'node-cluster': 1.5, erlang: 2 }, throughput: 2 },
+        why: "issue 19's 1.5x where the measured spread leaves a floor room on both sides (node 1.40x, the cluster 1.19x); 2x where it would leave 6-7 % below the worst run (erlang's efficiency 1.31x, the rates up to 1.28x); checked against the measured spread",
+      },
     },
   },
 };

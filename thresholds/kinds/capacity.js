@@ -17,7 +17,18 @@ import { sentBy, sentByK6 } from '../generator.js';
 // open: the opening is not what the case measures) to `tailS` before it ends. What each choice
 // changed: docs/journal/json-filter.md.
 export const WRK_SLICES = { slices: 4, minS: 4, skipS: 1.5, tailS: 0.3 };
-export const CAPACITY = { p99Ms: 1000, errorRate: 0.01, sustain: 0.95, pauseMs: 2000, warmS: 1, connectS: 3, openConnectS: 2, inFlightS: 0.5, wrkThreads: 2, wrkTimeoutS: 5 };
+export const CAPACITY = {
+  p99Ms: 1000,
+  errorRate: 0.01,
+  sustain: 0.95,
+  pauseMs: 2000,
+  warmS: 1,
+  connectS: 3,
+  openConnectS: 2,
+  inFlightS: 0.5,
+  wrkThreads: 2,
+  wrkTimeoutS: 5,
+};
 
 /**
  * An open run's VUs: 500 ms in flight per request (inFlightS), sixteen times the backend's 30 ms:
@@ -56,7 +67,7 @@ export function comparisonBounds(spread, perturbMs, slowdowns = {}) {
   const floorsOf = (ratios, what, slowdown = 2) => {
     const out = {};
     for (const [server, refs] of Object.entries(ratios)) {
-      const k = typeof slowdown === 'number' ? slowdown : slowdown[server] ?? 2;
+      const k = typeof slowdown === 'number' ? slowdown : (slowdown[server] ?? 2);
       out[server] = {};
       for (const [ref, spreadOf] of Object.entries(refs)) {
         if (spreadOf === null) {
@@ -64,7 +75,10 @@ export function comparisonBounds(spread, perturbMs, slowdowns = {}) {
           continue;
         }
         const [min, max] = spreadOf;
-        if (!(max < k * min)) throw new Error(`json-filter ${server}/${ref}: measured ${what} ${min}..${max} spans ${k}x; no floor can tell a ${k}x slowdown`);
+        if (!(max < k * min))
+          throw new Error(
+            `json-filter ${server}/${ref}: measured ${what} ${min}..${max} spans ${k}x; no floor can tell a ${k}x slowdown`,
+          );
         out[server][ref] = Math.round(Math.sqrt((min * max) / k) * 1000) / 1000;
       }
     }
@@ -72,10 +86,15 @@ export function comparisonBounds(spread, perturbMs, slowdowns = {}) {
   };
   const floors = floorsOf(spread.efficiency, 'efficiency', slowdowns.efficiency);
   const throughputFloors = floorsOf(spread.throughput || {}, 'throughput', slowdowns.throughput);
-  const closedFloors = floorsOf(spread.closedEfficiency || {}, 'efficiency under the closed load', slowdowns.closedEfficiency);
+  const closedFloors = floorsOf(
+    spread.closedEfficiency || {},
+    'efficiency under the closed load',
+    slowdowns.closedEfficiency,
+  );
   const ceilings = {};
   for (const [server, [min, max]] of Object.entries(spread.overheadMs)) {
-    if (!(min + perturbMs > max)) throw new Error(`json-filter ${server}: measured overhead ${min}..${max} ms hides a ${perturbMs} ms slowdown`);
+    if (!(min + perturbMs > max))
+      throw new Error(`json-filter ${server}: measured overhead ${min}..${max} ms hides a ${perturbMs} ms slowdown`);
     ceilings[server] = Math.round(((max + min + perturbMs) / 2) * 10) / 10;
   }
   return { floors, ceilings, throughputFloors, closedFloors };
@@ -83,7 +102,11 @@ export function comparisonBounds(spread, perturbMs, slowdowns = {}) {
 
 function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   const targets = exp.targets(policy);
-  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(exp.measuredSpread, exp.perturbMs, exp.slowdowns);
+  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(
+    exp.measuredSpread,
+    exp.perturbMs,
+    exp.slowdowns,
+  );
   // One phase per server (a stack and a k6 process of its own, lab/kinds/capacity.mjs): a slowed
   // server's queue dies with its stack, and cannot take the next server's CPU or k6's time. Its
   // cases run one after another from the phase's lead-in, in the order the suite lists them,
@@ -91,19 +114,32 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   // in the same phase: measured minutes apart in phases of their own, a reference's CPU per
   // request moves with the machine's slow spells and takes the comparisons with it (the recorded
   // runs: docs/runs/, stacks/json-filter/README.md).
-  const refsOf = (c) => Object.keys({
-    latency: ceilings[c.target] !== undefined ? { direct: true } : {},
-    cost: floors[c.target],
-    throughput: { ...throughputFloors[c.target], ...closedFloors[c.target] },
-  }[c.judge] || {});
+  const refsOf = (c) =>
+    Object.keys(
+      {
+        latency: ceilings[c.target] !== undefined ? { direct: true } : {},
+        cost: floors[c.target],
+        throughput: { ...throughputFloors[c.target], ...closedFloors[c.target] },
+      }[c.judge] || {},
+    );
   // Bounds per reference ({ref: {lo}}, lo null where shown), for a case's expected values.
   const lows = (byRef) => Object.fromEntries(Object.entries(byRef || {}).map(([ref, lo]) => [ref, { lo }]));
   const all = exp.cases[suite](knobs, factor);
-  const specs = targets.flatMap((x) => all.filter((c) => c.target === x.id)).flatMap((c) => [
-    { ...c, phase: c.target },
-    // `compared`: what the case beside it compares (a cost reference is counted as a cost case is).
-    ...refsOf(c).map((ref) => ({ ...c, id: besideId(c, ref), target: ref, judge: undefined, compared: c.judge, phase: c.target, beside: c.id })),
-  ]);
+  const specs = targets
+    .flatMap((x) => all.filter((c) => c.target === x.id))
+    .flatMap((c) => [
+      { ...c, phase: c.target },
+      // `compared`: what the case beside it compares (a cost reference is counted as a cost case is).
+      ...refsOf(c).map((ref) => ({
+        ...c,
+        id: besideId(c, ref),
+        target: ref,
+        judge: undefined,
+        compared: c.judge,
+        phase: c.target,
+        beside: c.id,
+      })),
+    ]);
   let t = leadInMs;
   const phaseMs = {};
   // The cases wrk sends (the seed's closed load, by the seed's load generator) run after k6's,
@@ -114,7 +150,14 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   const cases = specs.map((c, i) => {
     if (!sentByK6(c)) {
       const against = againstRefs(c);
-      return wrkCase({ exp, c, target: targets.find((x) => x.id === c.target), settleMs, throughput: against('throughput', lows(throughputFloors[c.target])), efficiency: against('throughput', lows(closedFloors[c.target])) });
+      return wrkCase({
+        exp,
+        c,
+        target: targets.find((x) => x.id === c.target),
+        settleMs,
+        throughput: against('throughput', lows(throughputFloors[c.target])),
+        efficiency: against('throughput', lows(closedFloors[c.target])),
+      });
     }
     if (!(c.phase in phaseMs)) t = leadInMs;
     // A run's connections are opened first, in a window of their own (real time, not
@@ -146,18 +189,25 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
         relayMinMs: { lo: policy.backend_delay_ms - 1 },
         backend: { slack: 'unanswered and 502/504 answers on the relay route, each counted' },
         // A ramp measures where the server stops keeping up; what it must do is judged elsewhere.
-        ...(c.kind === 'open' ? {
-          requests: { lo: Math.floor(c.rate * c.seconds * CAPACITY.sustain), hi: Math.round(c.rate * c.seconds) },
-          errorRate: { hi: CAPACITY.errorRate },
-          p99Ms: { hi: CAPACITY.p99Ms },
-          overheadMs: against('latency', ceilings[c.target] !== undefined ? { direct: { hi: ceilings[c.target] } } : null),
-          efficiency: against('cost', lows(floors[c.target])),
-        } : {}),
-        ...(c.kind === 'closed' ? {
-          errorRate: { hi: CAPACITY.errorRate },
-          // What k6 alone can judge: the server carried at least the ramp's first step.
-          requests: { lo: Math.round(FIRST_STEP * c.seconds) },
-        } : {}),
+        ...(c.kind === 'open'
+          ? {
+              requests: { lo: Math.floor(c.rate * c.seconds * CAPACITY.sustain), hi: Math.round(c.rate * c.seconds) },
+              errorRate: { hi: CAPACITY.errorRate },
+              p99Ms: { hi: CAPACITY.p99Ms },
+              overheadMs: against(
+                'latency',
+                ceilings[c.target] !== undefined ? { direct: { hi: ceilings[c.target] } } : null,
+              ),
+              efficiency: against('cost', lows(floors[c.target])),
+            }
+          : {}),
+        ...(c.kind === 'closed'
+          ? {
+              errorRate: { hi: CAPACITY.errorRate },
+              // What k6 alone can judge: the server carried at least the ramp's first step.
+              requests: { lo: Math.round(FIRST_STEP * c.seconds) },
+            }
+          : {}),
       },
       connectS,
       // Throughput and CPU are counted over the steady part of a run: after its first second
@@ -180,9 +230,12 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   for (const c of cases.filter(sentBy('wrk'))) phaseMs[c.phase] += c.pauseMs + c.durationMs + c.settleMs;
   // A case is judged against references measured beside it, in its own phase.
   for (const c of cases) {
-    for (const ref of [c.expected.overheadMs, c.expected.efficiency, c.expected.throughput].flatMap((x) => Object.values(x || {}))) {
+    for (const ref of [c.expected.overheadMs, c.expected.efficiency, c.expected.throughput].flatMap((x) =>
+      Object.values(x || {}),
+    )) {
       const r = cases.find((x) => x.id === ref.case);
-      if (!r || r.phase !== c.phase) throw new Error(`${exp.name} ${c.id}: reference case ${ref.case} is not in its phase`);
+      if (!r || r.phase !== c.phase)
+        throw new Error(`${exp.name} ${c.id}: reference case ${ref.case} is not in its phase`);
     }
   }
   return {
@@ -193,7 +246,14 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     requestedFactor: requested,
     knobs,
     policy,
-    model: { capacity: CAPACITY, floors, ceilings, closedFloors, measuredSpread: exp.measuredSpread, perturbMs: exp.perturbMs },
+    model: {
+      capacity: CAPACITY,
+      floors,
+      ceilings,
+      closedFloors,
+      measuredSpread: exp.measuredSpread,
+      perturbMs: exp.perturbMs,
+    },
     leadInMs,
     relayPercent: knobs.relay_percent,
     // The backend counts what reached it per path; k6's setup() and teardown() read it, and
@@ -214,9 +274,10 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
 const besideId = (c, ref) => `${ref}-${c.id.slice(c.target.length + 1)}-beside-${c.target}`;
 
 /** Compared with the same load on each reference, beside it: `judge` names the comparison. */
-const againstRefs = (c) => (judge, bounds) => (c.judge === judge && bounds && Object.keys(bounds).length
-  ? Object.fromEntries(Object.entries(bounds).map(([ref, b]) => [ref, { case: besideId(c, ref), ...b }]))
-  : undefined);
+const againstRefs = (c) => (judge, bounds) =>
+  c.judge === judge && bounds && Object.keys(bounds).length
+    ? Object.fromEntries(Object.entries(bounds).map(([ref, b]) => [ref, { case: besideId(c, ref), ...b }]))
+    : undefined;
 
 /**
  * A closed case wrk sends, as the seed measured (wrk -c 2500 -d 20; -t 2 on two cores): its
@@ -251,7 +312,9 @@ function wrkCase({ exp, c, target, settleMs, throughput, efficiency }) {
       errorRate: { hi: CAPACITY.errorRate },
       throughput,
       efficiency,
-      backend: { slack: 'the requests in flight when wrk stopped (one per connection) and its non-2xx answers, each counted' },
+      backend: {
+        slack: 'the requests in flight when wrk stopped (one per connection) and its non-2xx answers, each counted',
+      },
     },
   };
 }
@@ -267,7 +330,12 @@ export function k6Plan(whole, env) {
   const ids = phaseIds(whole);
   const wanted = env.SERVER || env.PHASE || whole.phase || ids[0];
   if (!ids.includes(wanted)) throw new Error(`SERVER=${wanted}: no such server in this plan; it has ${ids.join(', ')}`);
-  return { ...whole, phase: wanted, cases: whole.cases.filter((c) => c.phase === wanted), durationS: whole.phaseS[wanted] };
+  return {
+    ...whole,
+    phase: wanted,
+    cases: whole.cases.filter((c) => c.phase === wanted),
+    durationS: whole.phaseS[wanted],
+  };
 }
 
 /**
@@ -276,7 +344,8 @@ export function k6Plan(whole, env) {
  */
 export function possibleCounts(c) {
   if (!sentByK6(c)) return {};
-  if (c.kind === 'open') return { requests: { lo: 0, hi: Math.round(c.rate * c.seconds), why: 'k6 sends at most the schedule' } };
+  if (c.kind === 'open')
+    return { requests: { lo: 0, hi: Math.round(c.rate * c.seconds), why: 'k6 sends at most the schedule' } };
   if (c.kind === 'closed') return { requests: { lo: 0, hi: Infinity, why: 'a closed load has no top' } };
   return {};
 }
@@ -309,7 +378,11 @@ export function capacityThresholds(c) {
   }
   // A range of requests that admits every count the run could send is shown: KEEP_ONLY.
   else if (shownRanges(e, possibleCounts(c)).requests) t[`http_reqs{case:${c.id}}`] = [KEEP_ONLY];
-  else t[`http_reqs{case:${c.id}}`] = e.requests.hi === undefined ? [`count>=${e.requests.lo}`] : [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`];
+  else
+    t[`http_reqs{case:${c.id}}`] =
+      e.requests.hi === undefined
+        ? [`count>=${e.requests.lo}`]
+        : [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`];
   if (e.p99Ms) t[`http_req_duration{case:${c.id}}`] = [`p(99)<${e.p99Ms.hi}`];
   if (e.errorRate) t[`http_req_failed{case:${c.id}}`] = [`rate<${e.errorRate.hi}`];
   t[relayedMetric(c)] = [`min>=${e.relayMinMs.lo}`];
@@ -323,17 +396,25 @@ export function capacityNotes(c) {
   const notes = {};
   if (c.kind === 'ramp') {
     const first = `${c.metric}_${c.steps[0]}`;
-    notes[`${first}_reqs`] = `the first step, ${c.steps[0]} r/s, answered in its ${c.holdS} s hold: at least CAPACITY.sustain ${CAPACITY.sustain * 100} % of its arrivals`;
+    notes[`${first}_reqs`] =
+      `the first step, ${c.steps[0]} r/s, answered in its ${c.holdS} s hold: at least CAPACITY.sustain ${CAPACITY.sustain * 100} % of its arrivals`;
     notes[`${first}_failed`] = `the first step's failed share: under CAPACITY.errorRate ${CAPACITY.errorRate}`;
     notes[`${first}_ms`] = `the first step's p99 (ms): under CAPACITY.p99Ms ${CAPACITY.p99Ms}`;
-    notes[`http_reqs{case:${c.id}}`] = keepNote('requests', "the ramp's whole count holds failed requests too; its first step is judged instead");
+    notes[`http_reqs{case:${c.id}}`] = keepNote(
+      'requests',
+      "the ramp's whole count holds failed requests too; its first step is judged instead",
+    );
   } else {
     const shown = shownRanges(e, possibleCounts(c)).requests;
-    notes[`http_reqs{case:${c.id}}`] = shown ? keepNote('requests', shown) : `requests: ${c.kind === 'open' ? `the schedule's ${Math.round(c.rate * c.seconds)}, at least CAPACITY.sustain ${CAPACITY.sustain * 100} % answered` : `at least ${FIRST_STEP} r/s over the run`}: ${e.requests.lo}..${e.requests.hi ?? ''}`;
+    notes[`http_reqs{case:${c.id}}`] = shown
+      ? keepNote('requests', shown)
+      : `requests: ${c.kind === 'open' ? `the schedule's ${Math.round(c.rate * c.seconds)}, at least CAPACITY.sustain ${CAPACITY.sustain * 100} % answered` : `at least ${FIRST_STEP} r/s over the run`}: ${e.requests.lo}..${e.requests.hi ?? ''}`;
   }
   if (e.p99Ms) notes[`http_req_duration{case:${c.id}}`] = `p99 (ms): under CAPACITY.p99Ms ${CAPACITY.p99Ms}`;
-  if (e.errorRate) notes[`http_req_failed{case:${c.id}}`] = `failed share: under CAPACITY.errorRate ${CAPACITY.errorRate}`;
-  notes[relayedMetric(c)] = `a relayed answer comes no sooner than the backend's delay, less 1 ms: at least ${e.relayMinMs.lo} ms`;
+  if (e.errorRate)
+    notes[`http_req_failed{case:${c.id}}`] = `failed share: under CAPACITY.errorRate ${CAPACITY.errorRate}`;
+  notes[relayedMetric(c)] =
+    `a relayed answer comes no sooner than the backend's delay, less 1 ms: at least ${e.relayMinMs.lo} ms`;
   return notes;
 }
 
@@ -347,14 +428,33 @@ function sensitivity(exp, base) {
   const floored = base.cases.filter((c) => c.expected.relayMinMs);
   const floor = Math.min(...floored.map((c) => c.expected.relayMinMs.lo));
   const knobs = {
-    backend_delay_ms: { down: { delta: delay - floor + 1, by: 'relayed min' }, up: null, cases: floored.length, why: 'a slower backend slows the references as much as the filters' },
+    backend_delay_ms: {
+      down: { delta: delay - floor + 1, by: 'relayed min' },
+      up: null,
+      cases: floored.length,
+      why: 'a slower backend slows the references as much as the filters',
+    },
     backend_timeout_ms: { down: null, up: null, cases: 0, why: 'no case makes the backend slower than the timeout' },
-    cluster_workers: { down: null, up: null, cases: 0, why: 'no threshold models how cost or throughput scale with workers' },
+    cluster_workers: {
+      down: null,
+      up: null,
+      cases: 0,
+      why: 'no threshold models how cost or throughput scale with workers',
+    },
   };
   return {
-    experiment: exp.name, suite: base.suite, factor: base.factor, kind: 'capacity', cases: [], knobs,
-    unseen: Object.entries(knobs).filter(([, s]) => s.cases === 0).map(([k]) => k),
-    oneSided: Object.entries(knobs).filter(([, s]) => s.cases > 0 && (s.down === null || s.up === null)).map(([k]) => k),
+    experiment: exp.name,
+    suite: base.suite,
+    factor: base.factor,
+    kind: 'capacity',
+    cases: [],
+    knobs,
+    unseen: Object.entries(knobs)
+      .filter(([, s]) => s.cases === 0)
+      .map(([k]) => k),
+    oneSided: Object.entries(knobs)
+      .filter(([, s]) => s.cases > 0 && (s.down === null || s.up === null))
+      .map(([k]) => k),
   };
 }
 
@@ -365,18 +465,37 @@ function sensitivity(exp, base) {
 function scenarios(plan) {
   const out = {};
   for (const c of plan.cases.filter(sentByK6)) {
-    const common = { exec: 'hit', startTime: `${Math.round(c.startMs)}ms`, gracefulStop: `${c.graceS}s`, tags: { case: c.id } };
+    const common = {
+      exec: 'hit',
+      startTime: `${Math.round(c.startMs)}ms`,
+      gracefulStop: `${c.graceS}s`,
+      tags: { case: c.id },
+    };
     if (c.connectS) {
       // Every VU opens its connection (GET /healthz) in the window before the run.
       out[`${c.id}-connect`] = {
-        executor: 'per-vu-iterations', vus: c.vus, iterations: 1, exec: 'warm', startTime: `${Math.round(c.startMs - c.connectS * 1000)}ms`,
-        maxDuration: `${c.connectS * 1000 - 500}ms`, gracefulStop: '0s', tags: { case: `${c.id}-connect` },
+        executor: 'per-vu-iterations',
+        vus: c.vus,
+        iterations: 1,
+        exec: 'warm',
+        startTime: `${Math.round(c.startMs - c.connectS * 1000)}ms`,
+        maxDuration: `${c.connectS * 1000 - 500}ms`,
+        gracefulStop: '0s',
+        tags: { case: `${c.id}-connect` },
       };
     }
     if (c.kind === 'closed') {
       out[c.id] = { ...common, executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms` };
     } else if (c.kind === 'open') {
-      out[c.id] = { ...common, executor: 'ramping-arrival-rate', startRate: c.rate, timeUnit: '1s', preAllocatedVUs: c.vus, maxVUs: c.vus, stages: heldRateStages(c.rate, c.rate * c.seconds) };
+      out[c.id] = {
+        ...common,
+        executor: 'ramping-arrival-rate',
+        startRate: c.rate,
+        timeUnit: '1s',
+        preAllocatedVUs: c.vus,
+        maxVUs: c.vus,
+        stages: heldRateStages(c.rate, c.rate * c.seconds),
+      };
     } else {
       out[c.id] = {
         ...common,
@@ -385,7 +504,10 @@ function scenarios(plan) {
         timeUnit: '1s',
         preAllocatedVUs: 300,
         maxVUs: 3000,
-        stages: c.steps.flatMap((r) => [{ target: r, duration: `${Math.round(c.rampS * 1000)}ms` }, { target: r, duration: `${Math.round(c.holdS * 1000)}ms` }]),
+        stages: c.steps.flatMap((r) => [
+          { target: r, duration: `${Math.round(c.rampS * 1000)}ms` },
+          { target: r, duration: `${Math.round(c.holdS * 1000)}ms` },
+        ]),
       };
     }
   }

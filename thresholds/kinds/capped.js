@@ -36,12 +36,20 @@ export const CAPPED_TOLERANCE = {
 /** Where the kind's own constants come from, for its experiments' `provenance`. */
 export const provenance = {
   measured: {
-    'CAPPED_TOLERANCE.rps': { value: { rpsLo: CAPPED_TOLERANCE.rpsLo, rpsHi: CAPPED_TOLERANCE.rpsHi }, source: 'stacks/cdn/README.md' },
-    costs: { value: "each service's CPU per request, measured by the run's own uncapped level", source: 'stacks/cdn/README.md' },
+    'CAPPED_TOLERANCE.rps': {
+      value: { rpsLo: CAPPED_TOLERANCE.rpsLo, rpsHi: CAPPED_TOLERANCE.rpsHi },
+      source: 'stacks/cdn/README.md',
+    },
+    costs: {
+      value: "each service's CPU per request, measured by the run's own uncapped level",
+      source: 'stacks/cdn/README.md',
+    },
   },
   assumed: {
     CAPPED_TOLERANCE: {
-      value: Object.fromEntries(['busy', 'busyHi', 'errorRate', 'originAbs', 'shareAbs'].map((k) => [k, CAPPED_TOLERANCE[k]])),
+      value: Object.fromEntries(
+        ['busy', 'busyHi', 'errorRate', 'originAbs', 'shareAbs'].map((k) => [k, CAPPED_TOLERANCE[k]]),
+      ),
       why: "CFS overruns a period by a tick at most, nginx's round robin is strict: stated, not measured",
     },
   },
@@ -68,7 +76,12 @@ export function predictCapped({ costs, caps }) {
 export function originFills({ edges, seconds, cacheS }) {
   const perEdge = { min: Math.floor(seconds / (cacheS + 1)), max: Math.floor(seconds / cacheS) + 1 };
   const slack = CAPPED_TOLERANCE.originAbs * edges;
-  return { min: perEdge.min * edges, max: perEdge.max * edges, lo: Math.max(edges, perEdge.min * edges - slack), hi: perEdge.max * edges + slack };
+  return {
+    min: perEdge.min * edges,
+    max: perEdge.max * edges,
+    lo: Math.max(edges, perEdge.min * edges - slack),
+    hi: perEdge.max * edges + slack,
+  };
 }
 
 function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
@@ -91,7 +104,11 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
         errorRate: { hi: CAPPED_TOLERANCE.errorRate },
         originFills: originFills({ edges: roles.edge.length, seconds: spec.seconds, cacheS: policy.cache_s }),
         oomKills: { hi: 0 },
-        edgeShare: { share: 1 / roles.edge.length, lo: 1 / roles.edge.length - CAPPED_TOLERANCE.shareAbs, hi: 1 / roles.edge.length + CAPPED_TOLERANCE.shareAbs },
+        edgeShare: {
+          share: 1 / roles.edge.length,
+          lo: 1 / roles.edge.length - CAPPED_TOLERANCE.shareAbs,
+          hi: 1 / roles.edge.length + CAPPED_TOLERANCE.shareAbs,
+        },
       },
     };
   });
@@ -148,7 +165,9 @@ export function withCosts(plan, costs, source, uncapped = null) {
  */
 export function possibleValues(c, plan) {
   const one = plan.roles.edge.length === 1;
-  return { edgeShare: one ? { lo: 1, hi: 1, why: 'one edge in use takes every request' } : { lo: 0, hi: 1, why: 'a share' } };
+  return {
+    edgeShare: one ? { lo: 1, hi: 1, why: 'one edge in use takes every request' } : { lo: 0, hi: 1, why: 'a share' },
+  };
 }
 
 /** A level's k6 thresholds: errors, the origins' refills, every edge in use, and throughput. */
@@ -158,7 +177,9 @@ export function cappedThresholds(c, plan) {
     [`http_req_failed{case:${c.id}}`]: [`rate<${e.errorRate.hi}`],
     // Every connection was answered at least once; once the uncapped level has measured what a
     // request costs (the runner's plan), a capped level's count is the model's throughput.
-    [`http_reqs{case:${c.id}}`]: e.requests ? [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`] : [`count>=${c.vus}`],
+    [`http_reqs{case:${c.id}}`]: e.requests
+      ? [`count>=${e.requests.lo}`, `count<=${e.requests.hi}`]
+      : [`count>=${c.vus}`],
     [`lab_origin_fills{case:${c.id}}`]: [`count>=${e.originFills.lo}`, `count<=${e.originFills.hi}`],
   };
   // Round robin reaches every edge in use; whether evenly, the lab judges from these counts.
@@ -175,9 +196,15 @@ export function cappedNotes(c, plan) {
     [`http_reqs{case:${c.id}}`]: e.requests
       ? `requests: the model's throughput ${+e.rps.model.toFixed(1)} r/s over the run (bottleneck ${e.bottleneck.service}), x${T.rpsLo}..x${T.rpsHi} (CAPPED_TOLERANCE.rps*): ${e.requests.lo}..${e.requests.hi}`
       : `requests: every connection answered at least once (no cost measured yet to model a throughput): ${c.vus} or more`,
-    [`lab_origin_fills{case:${c.id}}`]: rangeNote('origin fills (each edge once per cache lifetime)', e.originFills, `+-${T.originAbs} per edge in use (CAPPED_TOLERANCE.originAbs)`),
+    [`lab_origin_fills{case:${c.id}}`]: rangeNote(
+      'origin fills (each edge once per cache lifetime)',
+      e.originFills,
+      `+-${T.originAbs} per edge in use (CAPPED_TOLERANCE.originAbs)`,
+    ),
   };
-  for (const edge of plan.roles.edge) notes[`lab_edge_requests{case:${c.id},edge:${edge}}`] = `requests ${edge} answered: round robin reaches every edge in use, at least 1`;
+  for (const edge of plan.roles.edge)
+    notes[`lab_edge_requests{case:${c.id},edge:${edge}}`] =
+      `requests ${edge} answered: round robin reaches every edge in use, at least 1`;
   return notes;
 }
 
@@ -186,7 +213,19 @@ export function cappedNotes(c, plan) {
  * in (k6's constant-vus, wrk's model).
  */
 function scenarios(plan) {
-  return Object.fromEntries(plan.cases.map((c) => [c.id, { executor: 'constant-vus', vus: c.vus, duration: `${Math.round(c.durationMs)}ms`, gracefulStop: '10s', exec: 'hit', tags: { case: c.id } }]));
+  return Object.fromEntries(
+    plan.cases.map((c) => [
+      c.id,
+      {
+        executor: 'constant-vus',
+        vus: c.vus,
+        duration: `${Math.round(c.durationMs)}ms`,
+        gracefulStop: '10s',
+        exec: 'hit',
+        tags: { case: c.id },
+      },
+    ]),
+  );
 }
 
 /**

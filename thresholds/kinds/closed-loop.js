@@ -33,18 +33,31 @@ const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 /** Where the kind's own constants come from, for its experiments' `provenance`. */
 export const provenance = {
   measured: {
-    'CLOSED_TOLERANCE.latency': { value: pick(CLOSED_TOLERANCE, ['meanRel', 'meanAbsMs', 'maxRel', 'maxBelowMs', 'maxAboveMs']), source: 'stacks/caching/README.md' },
+    'CLOSED_TOLERANCE.latency': {
+      value: pick(CLOSED_TOLERANCE, ['meanRel', 'meanAbsMs', 'maxRel', 'maxBelowMs', 'maxAboveMs']),
+      source: 'stacks/caching/README.md',
+    },
   },
   assumed: {
-    'CLOSED_TOLERANCE.counts': { value: pick(CLOSED_TOLERANCE, ['countRel', 'countAbs', 'spanRel', 'spanAbsMs']), why: 'room for a loop that feeds its own timing back: no measurement recorded' },
-    HOP_MS: { value: HOP_MS, why: "the model's time per loopback hop: no measurement recorded; the latency margins cover what it leaves out" },
-    LOOP_JITTER_MS: { value: LOOP_JITTER_MS, why: 'the largest jitter per hop the trials sweep to: no measurement recorded' },
+    'CLOSED_TOLERANCE.counts': {
+      value: pick(CLOSED_TOLERANCE, ['countRel', 'countAbs', 'spanRel', 'spanAbsMs']),
+      why: 'room for a loop that feeds its own timing back: no measurement recorded',
+    },
+    HOP_MS: {
+      value: HOP_MS,
+      why: "the model's time per loopback hop: no measurement recorded; the latency margins cover what it leaves out",
+    },
+    LOOP_JITTER_MS: {
+      value: LOOP_JITTER_MS,
+      why: 'the largest jitter per hop the trials sweep to: no measurement recorded',
+    },
   },
 };
 
 const T = CLOSED_TOLERANCE;
 const widen = ({ min, max }, rel, below, above = below) => ({
-  min, max,
+  min,
+  max,
   lo: Math.max(0, Math.floor(min * (1 - rel) - below)),
   hi: Math.ceil(max * (1 + rel) + above),
 });
@@ -75,7 +88,11 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
   let t = leadInMs;
   const cases = exp.cases[suite](knobs).map((spec) => {
     const mode = exp.modes[spec.mode];
-    const config = { ...exp.loopConfig(knobs, spec.mode), ...(spec.rampS !== undefined ? { rampMs: spec.rampS * 1000 } : {}), resources: policy.resources };
+    const config = {
+      ...exp.loopConfig(knobs, spec.mode),
+      ...(spec.rampS !== undefined ? { rampMs: spec.rampS * 1000 } : {}),
+      resources: policy.resources,
+    };
     const p = predictLoop({ ...config, users: spec.users }, { seed: `${exp.name}:${spec.id}` });
     const target = targets[mode.target];
     const responses = spec.users.reduce((n, u) => n + u.length, 0);
@@ -97,7 +114,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       startMs: t,
       vus: spec.users.length,
       responses,
-      seed: seedComparable ? exp.seedFigures?.[spec.id] ?? null : null,
+      seed: seedComparable ? (exp.seedFigures?.[spec.id] ?? null) : null,
       model: p,
       expected: {
         responses: { lo: responses, hi: responses },
@@ -146,7 +163,9 @@ export function closedThresholds(c) {
   const range = (stat, r) => [`${stat}>=${r.lo}`, `${stat}<=${r.hi}`];
   const counts = countMetrics(c);
   const shown = shownRanges(e, possibleCounts(c));
-  const t = Object.fromEntries(Object.entries(counts).map(([metric, key]) => [metric, shown[key] ? [KEEP_ONLY] : range('count', e[key])]));
+  const t = Object.fromEntries(
+    Object.entries(counts).map(([metric, key]) => [metric, shown[key] ? [KEEP_ONLY] : range('count', e[key])]),
+  );
   return {
     ...t,
     [`lab_response_time{case:${c.id}}`]: [...range('avg', e.meanMs), ...range('max', e.maxMs)],
@@ -160,18 +179,32 @@ export function closedNotes(c) {
   const e = c.expected;
   const shown = shownRanges(e, possibleCounts(c));
   const counts = `+-${T.countRel * 100} % or +-${T.countAbs} (CLOSED_TOLERANCE.countRel, countAbs)`;
-  const notes = Object.fromEntries(Object.entries(countMetrics(c)).map(([metric, key]) => [metric, shown[key] ? keepNote(COUNT_NAMES[key], shown[key]) : rangeNote(COUNT_NAMES[key], e[key], counts)]));
+  const notes = Object.fromEntries(
+    Object.entries(countMetrics(c)).map(([metric, key]) => [
+      metric,
+      shown[key] ? keepNote(COUNT_NAMES[key], shown[key]) : rangeNote(COUNT_NAMES[key], e[key], counts),
+    ]),
+  );
   return {
     ...notes,
     [`lab_response_time{case:${c.id}}`]: `${rangeNote('mean latency (ms)', e.meanMs, `+-${T.meanRel * 100} % and +-${T.meanAbsMs} ms (CLOSED_TOLERANCE.mean*)`)}; ${rangeNote('max latency (ms)', e.maxMs, `-${T.maxRel * 100} % - ${T.maxBelowMs} ms, +${T.maxRel * 100} % + ${T.maxAboveMs} ms (CLOSED_TOLERANCE.max*)`)}`,
-    [`lab_case_end{case:${c.id}}`]: rangeNote("the run's length, first request to last answer (ms)", e.spanMs, `+-${T.spanRel * 100} % and +-${T.spanAbsMs} ms (CLOSED_TOLERANCE.span*)`),
+    [`lab_case_end{case:${c.id}}`]: rangeNote(
+      "the run's length, first request to last answer (ms)",
+      e.spanMs,
+      `+-${T.spanRel * 100} % and +-${T.spanAbsMs} ms (CLOSED_TOLERANCE.span*)`,
+    ),
     [`unexpected_status{case:${c.id}}`]: `answers the policy does not give: none but 200 and ${c.limitedStatus}`,
   };
 }
 
 const COUNT_NAMES = {
-  responses: 'answers the users got, one per request of their lists', ok: '200s the users got', limited: '503s the users got', appServed: 'requests the application served',
-  sentOk: '200s sent over the wire', sentLimited: '503s sent over the wire', sent: 'requests sent over the wire',
+  responses: 'answers the users got, one per request of their lists',
+  ok: '200s the users got',
+  limited: '503s the users got',
+  appServed: 'requests the application served',
+  sentOk: '200s sent over the wire',
+  sentLimited: '503s sent over the wire',
+  sent: 'requests sent over the wire',
 };
 
 /** The counts a closed-loop case judges, by metric: answers as users got them, what the app served, requests as the proxy counts them. */
@@ -189,16 +222,21 @@ function countMetrics(c) {
 
 /** Per case, one VU per user, each running through its list once (k6/lib/kinds/closed-loop.js). */
 function scenarios(plan) {
-  return Object.fromEntries(plan.cases.map((c) => [c.id, {
-    executor: 'per-vu-iterations',
-    vus: c.vus,
-    iterations: 1,
-    startTime: `${Math.round(c.startMs)}ms`,
-    maxDuration: `${c.maxDurationS}s`,
-    gracefulStop: '0s',
-    exec: 'hit',
-    tags: { case: c.id },
-  }]));
+  return Object.fromEntries(
+    plan.cases.map((c) => [
+      c.id,
+      {
+        executor: 'per-vu-iterations',
+        vus: c.vus,
+        iterations: 1,
+        startTime: `${Math.round(c.startMs)}ms`,
+        maxDuration: `${c.maxDurationS}s`,
+        gracefulStop: '0s',
+        exec: 'hit',
+        tags: { case: c.id },
+      },
+    ]),
+  );
 }
 
 export default {

@@ -8,7 +8,8 @@
  */
 
 /** Does the range hold every value the case could produce ({lo, hi}, either end open)? */
-export const admitsEvery = (range, possible) => (range.lo ?? -Infinity) <= possible.lo && (range.hi ?? Infinity) >= possible.hi;
+export const admitsEvery = (range, possible) =>
+  (range.lo ?? -Infinity) <= possible.lo && (range.hi ?? Infinity) >= possible.hi;
 
 /**
  * The expected ranges of a case that judge nothing, by key of `expected`, each with why:
@@ -18,7 +19,8 @@ export function shownRanges(expected, possible) {
   const out = {};
   for (const [key, p] of Object.entries(possible)) {
     const r = expected?.[key];
-    if (r && admitsEvery(r, p)) out[key] = `${r.lo ?? ''}..${r.hi ?? ''} admits every value ${p.lo}..${p.hi} (${p.why})`;
+    if (r && admitsEvery(r, p))
+      out[key] = `${r.lo ?? ''}..${r.hi ?? ''} admits every value ${p.lo}..${p.hi} (${p.why})`;
   }
   return out;
 }
@@ -34,7 +36,6 @@ export function withTeeth(range, possible) {
   if (!possible || !admitsEvery(range, possible) || range.min !== range.max) return range;
   return { ...range, lo: range.min, hi: range.max };
 }
-
 
 /**
  * What a shown count gets instead of a range: k6 keeps a sub-metric in its summary only when it
@@ -64,9 +65,11 @@ export function rangeNote(figure, r, tolerance) {
   const judged = `${r.lo ?? ''}..${r.hi ?? ''}`;
   if (r.min === undefined) return `${figure}: ${judged}`;
   // withTeeth's range: the model's count itself, where the tolerance would judge nothing.
-  if (r.min === r.max && r.lo === r.min && r.hi === r.max) return `${figure}: ${num(r.min)}, as every trial of the model gave it (the tolerance would admit every count this case can give)`;
+  if (r.min === r.max && r.lo === r.min && r.hi === r.max)
+    return `${figure}: ${num(r.min)}, as every trial of the model gave it (the tolerance would admit every count this case can give)`;
   return `${figure}: the model's ${num(r.min)}..${num(r.max)}, ${tolerance}: ${judged}`;
 }
 
 /** The comment of a keep-only threshold: what it keeps, and why it judges nothing. */
-export const keepNote = (figure, why) => `${figure}: judges nothing (${why}); k6 keeps a sub-metric in its summary only with a threshold (grafana/k6#1321)`;
+export const keepNote = (figure, why) =>
+  `${figure}: judges nothing (${why}); k6 keeps a sub-metric in its summary only with a threshold (grafana/k6#1321)`;

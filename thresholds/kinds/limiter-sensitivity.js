@@ -26,8 +26,10 @@ function movable(exp, knobs) {
   for (const [name, spec] of Object.entries(exp.knobs)) {
     // A knob of the load (a policy's load_rates) is not the policy's: what a run sees of it is the plan.
     if (spec.load) continue;
-    if (spec.kind === 'counts') knobs[name].forEach((v, i) => out.push({ name, index: i, label: `${name}[${v}]`, value: v, step: 1, min: 0 }));
-    else if (spec.kind === 'rate' || spec.kind === 'count') out.push({ name, label: name, value: knobs[name], step: 1, min: spec.min ?? (spec.kind === 'rate' ? 1 : 0) });
+    if (spec.kind === 'counts')
+      knobs[name].forEach((v, i) => out.push({ name, index: i, label: `${name}[${v}]`, value: v, step: 1, min: 0 }));
+    else if (spec.kind === 'rate' || spec.kind === 'count')
+      out.push({ name, label: name, value: knobs[name], step: 1, min: spec.min ?? (spec.kind === 'rate' ? 1 : 0) });
     else if (spec.kind === 'seconds') out.push({ name, label: name, value: knobs[name], step: 0.001, min: 0.001 });
   }
   return out;
@@ -111,13 +113,23 @@ export function limiterSensitivity(exp, base, predict) {
       perCase[i].knobs[k.label] = { down: found.down.get(i) ?? null, up: found.up.get(i) ?? null };
     });
     const best = (m) => [...m.values()].reduce((a, b) => (a === null || b.delta < a.delta ? b : a), null);
-    summary[k.label] = { down: best(found.down), up: best(found.up), cases: new Set([...found.down.keys(), ...found.up.keys()]).size, atMin: k.value === k.min };
+    summary[k.label] = {
+      down: best(found.down),
+      up: best(found.up),
+      cases: new Set([...found.down.keys(), ...found.up.keys()]).size,
+      atMin: k.value === k.min,
+    };
   }
   // A switch (nodelay or delay): is each other way caught by some case?
   for (const [name, spec] of Object.entries(exp.knobs)) {
     if (spec.kind !== 'choice') continue;
-    const tried = spec.values.filter((v) => v !== base.knobs[name]).map((v) => ({ value: v, fails: failures({ name, label: name }, v) ?? [] }));
-    summary[name] = { switch: tried.map((x) => ({ value: x.value, by: x.fails[0]?.by ?? null, cases: x.fails.length })), cases: new Set(tried.flatMap((x) => x.fails.map((f) => f.i))).size };
+    const tried = spec.values
+      .filter((v) => v !== base.knobs[name])
+      .map((v) => ({ value: v, fails: failures({ name, label: name }, v) ?? [] }));
+    summary[name] = {
+      switch: tried.map((x) => ({ value: x.value, by: x.fails[0]?.by ?? null, cases: x.fails.length })),
+      cases: new Set(tried.flatMap((x) => x.fails.map((f) => f.i))).size,
+    };
   }
   // A status the proxy answers with instead of the limited one shows as an unexpected status
   // in every case that expects a limited answer for sure.
@@ -126,9 +138,22 @@ export function limiterSensitivity(exp, base, predict) {
     const seeing = base.cases.filter((c) => c.expected.limited.lo > 0 || c.expected.limited.min > 0);
     summary[name] = { any: seeing.length > 0, cases: seeing.length };
   }
-  const unseen = Object.entries(summary).filter(([, s]) => s.cases === 0).map(([k]) => k);
-  const partly = Object.entries(summary).filter(([, s]) => s.cases > 0 && ((s.down === null && !s.atMin) || s.up === null) && s.any === undefined).map(([k]) => k);
-  return { experiment, suite, factor: base.factor, kind: 'limiter', cases: perCase, knobs: summary, unseen, oneSided: partly };
+  const unseen = Object.entries(summary)
+    .filter(([, s]) => s.cases === 0)
+    .map(([k]) => k);
+  const partly = Object.entries(summary)
+    .filter(([, s]) => s.cases > 0 && ((s.down === null && !s.atMin) || s.up === null) && s.any === undefined)
+    .map(([k]) => k);
+  return {
+    experiment,
+    suite,
+    factor: base.factor,
+    kind: 'limiter',
+    cases: perCase,
+    knobs: summary,
+    unseen,
+    oneSided: partly,
+  };
 }
 
 /**
@@ -145,7 +170,11 @@ export function limiterExplain(exp, plan, c, measured, predict) {
     const lo = Math.max(k.min, Math.floor(k.value / 4));
     const hi = Math.max(k.value * 4, k.value + 20 * k.step);
     const tried = [];
-    for (let d = k.step; k.value - d >= lo || k.value + d <= hi; d = d < 20 * k.step ? d + k.step : Math.round(d * 1.1 / k.step) * k.step) {
+    for (
+      let d = k.step;
+      k.value - d >= lo || k.value + d <= hi;
+      d = d < 20 * k.step ? d + k.step : Math.round((d * 1.1) / k.step) * k.step
+    ) {
       tried.push(k.value - d, k.value + d);
     }
     for (const v of tried.filter((x) => x >= lo && x <= hi)) {
@@ -157,7 +186,10 @@ export function limiterExplain(exp, plan, c, measured, predict) {
       } catch {
         continue;
       }
-      const target = exp.targets(policy).map((t, i) => ({ ...t, id: baseTargets[i].id })).find((t) => t.id === c.target);
+      const target = exp
+        .targets(policy)
+        .map((t, i) => ({ ...t, id: baseTargets[i].id }))
+        .find((t) => t.id === c.target);
       if (JSON.stringify(target.policy) === JSON.stringify(baseTargets.find((t) => t.id === c.target).policy)) continue;
       const s = predict([target], [c], exp.name, plan.segments ?? 1).get(c);
       if (holds(s.ok, measured.ok) && holds(s.limited, measured.limited)) {

@@ -5,7 +5,18 @@
  * many are limited, and how long the last one waits; k6 judges each as a threshold.
  */
 import { countRange } from '../count-range.js';
-import { simulate, simulateCourse, replaySends, replayCourse, requestCount, JITTER_MS, TRIALS, SERVICE_MS, SEGMENT_SKEW_MS, REPLAY_TRIALS } from '../models/limiter-replay.js';
+import {
+  simulate,
+  simulateCourse,
+  replaySends,
+  replayCourse,
+  requestCount,
+  JITTER_MS,
+  TRIALS,
+  SERVICE_MS,
+  SEGMENT_SKEW_MS,
+  REPLAY_TRIALS,
+} from '../models/limiter-replay.js';
 import { SEEN_LAG_MS } from '../models/seen-lag.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
 import { withTeeth, shownRanges, KEEP_ONLY, KEEP_TREND, rangeNote, keepNote } from './judged.js';
@@ -40,9 +51,17 @@ export const provenance = {
     'TOLERANCE.sentRel': { value: TOLERANCE.sentRel, source: 'docs/model.md' },
   },
   assumed: {
-    SERVICE_MS: { value: SERVICE_MS, why: 'time a request holds a VU besides its wait, for VU sizing and grace only: room over the longest answer k6 measured beside a CPU burner (docs/model.md#vus)' },
+    SERVICE_MS: {
+      value: SERVICE_MS,
+      why: 'time a request holds a VU besides its wait, for VU sizing and grace only: room over the longest answer k6 measured beside a CPU burner (docs/model.md#vus)',
+    },
     TOLERANCE: {
-      value: Object.fromEntries(['countRel', 'countAbs', 'latencyRel', 'latencyBelowMs', 'latencyAboveMs', 'queuedMs', 'p99Ms'].map((k) => [k, TOLERANCE[k]])),
+      value: Object.fromEntries(
+        ['countRel', 'countAbs', 'latencyRel', 'latencyBelowMs', 'latencyAboveMs', 'queuedMs', 'p99Ms'].map((k) => [
+          k,
+          TOLERANCE[k],
+        ]),
+      ),
       why: 'room for the app, loopback and k6, stated with the first model: no measurement recorded',
     },
   },
@@ -68,7 +87,10 @@ function caseRequest(target, id) {
   const fill = (v) => v.split('{case}').join(id);
   const query = target.request?.query ? fill(target.request.query) : '';
   const headers = Object.fromEntries(Object.entries(target.request?.headers ?? {}).map(([k, v]) => [k, fill(v)]));
-  return { path: `${target.path}${query ? `${target.path.includes('?') ? '&' : '?'}${query}` : ''}`, ...(Object.keys(headers).length ? { headers } : {}) };
+  return {
+    path: `${target.path}${query ? `${target.path.includes('?') ? '&' : '?'}${query}` : ''}`,
+    ...(Object.keys(headers).length ? { headers } : {}),
+  };
 }
 
 /**
@@ -93,7 +115,8 @@ export function possibleCounts(c) {
 export function predict(targets, cases, seed, segments = 1) {
   const out = new Map();
   for (const target of targets) {
-    for (const c of cases.filter((x) => x.target === target.id)) out.set(c, simulate(target.policy, [c], { seed, segments })[0]);
+    for (const c of cases.filter((x) => x.target === target.id))
+      out.set(c, simulate(target.policy, [c], { seed, segments })[0]);
   }
   return out;
 }
@@ -116,7 +139,14 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
   exp.suites[suite](knobs).forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets) {
-      cases.push({ id: `${id}-${step.name}`, target: id, startMs: t, rate: step.rate * factor, durationMs, step: step.name });
+      cases.push({
+        id: `${id}-${step.name}`,
+        target: id,
+        startMs: t,
+        rate: step.rate * factor,
+        durationMs,
+        step: step.name,
+      });
     }
     // A step may ask for a pause after it (afterS): a bucket its cases share empties or refills.
     if (!exp.stepsTogether) t += durationMs + ((step.afterS ?? 0) * 1000) / factor;
@@ -125,44 +155,46 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
   // Split over k6 processes (--segments), a schedule is as exact as their clocks agree.
   const predictions = predict(targets, cases, name, segments);
   for (const target of targets) {
-    cases.filter((c) => c.target === target.id).forEach((c) => {
-      const s = predictions.get(c);
-      const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
-      const latency = latencyExpectation(s.maxDelayMs);
-      const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
-      const possible = possibleCounts({ requests: requestCount(c) });
-      const limited = withTeeth(countRange(s.limited, TOLERANCE), possible.limited);
-      Object.assign(c, {
-        name: `${name}/${c.id}`,
-        service: target.service,
-        ...caseRequest(target, c.id),
-        limitedStatus: target.limitedStatus,
-        requests: requestCount(c),
-        // A queue wait shrinks with --quick; the seed's millisecond response times do not.
-        seed: seed ? { ...seed, maxS: latency.maxMs ? seed.maxS / factor : seed.maxS } : null,
-        expected: {
-          sent: { lo: requestCount(c) - unsent, hi: requestCount(c) },
-          ok: withTeeth(countRange(s.ok, TOLERANCE), possible.ok),
-          limited: { ...limited, lo: Math.max(0, limited.lo - unsent) },
-          ...latency,
-          timingSensitive: s.ok.min !== s.ok.max,
-          // The model's timing noise is an assumption about k6: each run measures it (how much
-          // later than the schedule k6 started its latest arrival than its earliest), and a run
-          // where k6 kept time worse than the model allows fails on that, not on a count.
-          lateSpreadMs: { hi: JITTER_MS },
-        },
-        // The model's own range of the longest queue wait (ms), before any tolerance.
-        model: { maxDelayMs: s.maxDelayMs },
-        // Split over k6 processes, each gets its share of these (k6 divides them by segment),
-        // while the requests a queue holds are not split evenly at every moment: each process
-        // gets the whole count (dropped iterations in a spike split in two with the share).
-        vus: (Math.ceil(s.inFlight.max * 1.25) + 10) * segments,
-        timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
-        // How long k6 lets the last queued requests finish: the model's longest wait and a
-        // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
-        graceS: Math.ceil(((s.maxDelayMs.max + SERVICE_MS) * 1.1) / 100) / 10 + 0.5,
+    cases
+      .filter((c) => c.target === target.id)
+      .forEach((c) => {
+        const s = predictions.get(c);
+        const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
+        const latency = latencyExpectation(s.maxDelayMs);
+        const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
+        const possible = possibleCounts({ requests: requestCount(c) });
+        const limited = withTeeth(countRange(s.limited, TOLERANCE), possible.limited);
+        Object.assign(c, {
+          name: `${name}/${c.id}`,
+          service: target.service,
+          ...caseRequest(target, c.id),
+          limitedStatus: target.limitedStatus,
+          requests: requestCount(c),
+          // A queue wait shrinks with --quick; the seed's millisecond response times do not.
+          seed: seed ? { ...seed, maxS: latency.maxMs ? seed.maxS / factor : seed.maxS } : null,
+          expected: {
+            sent: { lo: requestCount(c) - unsent, hi: requestCount(c) },
+            ok: withTeeth(countRange(s.ok, TOLERANCE), possible.ok),
+            limited: { ...limited, lo: Math.max(0, limited.lo - unsent) },
+            ...latency,
+            timingSensitive: s.ok.min !== s.ok.max,
+            // The model's timing noise is an assumption about k6: each run measures it (how much
+            // later than the schedule k6 started its latest arrival than its earliest), and a run
+            // where k6 kept time worse than the model allows fails on that, not on a count.
+            lateSpreadMs: { hi: JITTER_MS },
+          },
+          // The model's own range of the longest queue wait (ms), before any tolerance.
+          model: { maxDelayMs: s.maxDelayMs },
+          // Split over k6 processes, each gets its share of these (k6 divides them by segment),
+          // while the requests a queue holds are not split evenly at every moment: each process
+          // gets the whole count (dropped iterations in a spike split in two with the share).
+          vus: (Math.ceil(s.inFlight.max * 1.25) + 10) * segments,
+          timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
+          // How long k6 lets the last queued requests finish: the model's longest wait and a
+          // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
+          graceS: Math.ceil(((s.maxDelayMs.max + SERVICE_MS) * 1.1) / 100) / 10 + 0.5,
+        });
       });
-    });
   }
   return {
     experiment: name,
@@ -172,7 +204,13 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     knobs,
     policy,
     segments,
-    model: { trials: TRIALS, jitterMs: JITTER_MS, tolerance: TOLERANCE, replay: { trials: REPLAY_TRIALS }, ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}) },
+    model: {
+      trials: TRIALS,
+      jitterMs: JITTER_MS,
+      tolerance: TOLERANCE,
+      replay: { trials: REPLAY_TRIALS },
+      ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}),
+    },
     leadInMs,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     // A team's policy is known only to the process that read its file: its plan says what each
@@ -253,16 +291,27 @@ export function caseNotes(c) {
   const e = c.expected;
   const shown = shownRanges(e, possibleCounts(c));
   const counts = `+-${T.countRel * 100} % or +-${T.countAbs} (TOLERANCE.countRel, countAbs)`;
-  const count = (key, figure, tolerance) => (shown[key] ? keepNote(figure, shown[key]) : rangeNote(figure, e[key], tolerance));
+  const count = (key, figure, tolerance) =>
+    shown[key] ? keepNote(figure, shown[key]) : rangeNote(figure, e[key], tolerance);
   return {
     [okMetric(c)]: count('ok', '200s', counts),
     [limitedMetric(c)]: count('limited', `${c.limitedStatus}s`, `${counts}, less what k6 may leave unsent`),
-    [sentMetric(c)]: shown.sent ? keepNote('requests sent', shown.sent) : `requests sent: the schedule's ${c.requests}, up to ${T.sentRel * 100} % or ${T.countAbs} fewer (TOLERANCE.sentRel: k6 late beside the stack): ${e.sent.lo}..${e.sent.hi}`,
+    [sentMetric(c)]: shown.sent
+      ? keepNote('requests sent', shown.sent)
+      : `requests sent: the schedule's ${c.requests}, up to ${T.sentRel * 100} % or ${T.countAbs} fewer (TOLERANCE.sentRel: k6 late beside the stack): ${e.sent.lo}..${e.sent.hi}`,
     [`unexpected_status{case:${c.id}}`]: `answers the policy does not give: none but 200 and ${c.limitedStatus}`,
-    [`dropped_iterations{scenario:${c.id}}`]: 'arrivals k6 dropped for want of a free VU: none (the VUs are sized from the model)',
-    [lateMetric(c)]: keepNote('how late k6 started each arrival', 'the lab judges its spread, max less min, which no threshold says'),
+    [`dropped_iterations{scenario:${c.id}}`]:
+      'arrivals k6 dropped for want of a free VU: none (the VUs are sized from the model)',
+    [lateMetric(c)]: keepNote(
+      'how late k6 started each arrival',
+      'the lab judges its spread, max less min, which no threshold says',
+    ),
     [latencyMetric(c)]: e.maxMs
-      ? rangeNote('longest wait (ms)', e.maxMs, `-${T.latencyRel * 100} % - ${T.latencyBelowMs} ms, +${T.latencyRel * 100} % + ${T.latencyAboveMs} ms (TOLERANCE.latency*)`)
+      ? rangeNote(
+          'longest wait (ms)',
+          e.maxMs,
+          `-${T.latencyRel * 100} % - ${T.latencyBelowMs} ms, +${T.latencyRel * 100} % + ${T.latencyAboveMs} ms (TOLERANCE.latency*)`,
+        )
       : `p99 (ms): the model queues nothing (longest wait under TOLERANCE.queuedMs ${T.queuedMs} ms), so under TOLERANCE.p99Ms ${T.p99Ms}`,
   };
 }
@@ -272,7 +321,8 @@ export function caseNotes(c) {
  * the target's policy itself (`targetPolicies`: a policy no knob can say, as the replay's
  * sensitivity tries).
  */
-const policyOf = (exp, plan, c) => plan.targetPolicies?.[c.target] ?? exp.targets(plan.policy).find((t) => t.id === c.target).policy;
+const policyOf = (exp, plan, c) =>
+  plan.targetPolicies?.[c.target] ?? exp.targets(plan.policy).find((t) => t.id === c.target).policy;
 
 /**
  * What the model predicts for one case from the sends k6 really made (replaySends), in the
@@ -283,7 +333,12 @@ const policyOf = (exp, plan, c) => plan.targetPolicies?.[c.target] ?? exp.target
 export function replayExpected(exp, plan, c, sends, { clockOffsetMs = null, sightings = null } = {}) {
   const r = replaySends(policyOf(exp, plan, c), sends, { clockOffsetMs, sightings, seed: exp.name });
   const count = ({ min, max }) => ({ min, max, lo: min, hi: max });
-  return { ok: count(r.ok), limited: count(r.limited), ...latencyExpectation(r.maxDelayMs), model: { maxDelayMs: r.maxDelayMs } };
+  return {
+    ok: count(r.ok),
+    limited: count(r.limited),
+    ...latencyExpectation(r.maxDelayMs),
+    model: { maxDelayMs: r.maxDelayMs },
+  };
 }
 
 /** The replay over time for one case (replayCourse) from startMs (wall clock), as `course` gives the plan's. */
@@ -308,7 +363,8 @@ export default {
   possible: possibleCounts,
   trendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'],
   /** [target, case id] of every case of a suite, without planning it (the stack's routes). */
-  caseTargets: (exp, suite, knobs) => exp.suites[suite](knobs).flatMap((step) => step.targets.map((t) => [t, `${t}-${step.name}`])),
+  caseTargets: (exp, suite, knobs) =>
+    exp.suites[suite](knobs).flatMap((step) => step.targets.map((t) => [t, `${t}-${step.name}`])),
   sensitivity: (exp, base) => limiterSensitivity(exp, base, predict),
   // Which single knob's value explains a case's measured counts (the results pages' insights).
   explain: (exp, plan, c, measured) => limiterExplain(exp, plan, c, measured, predict),

@@ -13,7 +13,9 @@ function eventQueue() {
   let seq = 0;
   const less = (a, b) => a.t < b.t || (a.t === b.t && a.seq < b.seq);
   return {
-    get size() { return heap.length; },
+    get size() {
+      return heap.length;
+    },
     push(t, fn) {
       heap.push({ t, seq: seq++, fn });
       for (let i = heap.length - 1; i > 0;) {
@@ -153,7 +155,8 @@ function front({ config, q, hop, nginxMs, totals }, backRequest) {
           totals.serverHits += 1;
           return done(ta, 200, 'server-hit');
         }
-        if (cacheLock && filling.has(path)) return filling.get(path).push((tf, s) => done(tf, s, s === 200 ? 'server-hit' : undefined));
+        if (cacheLock && filling.has(path))
+          return filling.get(path).push((tf, s) => done(tf, s, s === 200 ? 'server-hit' : undefined));
         if (cacheLock) filling.set(path, []);
       }
       backRequest(ta + hop(), path, (tb, s) => {
@@ -179,7 +182,8 @@ function front({ config, q, hop, nginxMs, totals }, backRequest) {
 function client({ config, q, hop, records, totals }, frontRequest, app) {
   const { users, thinkMs = 0, resources, front: viaFront, back: viaBack, clientCache = false, retry = null } = config;
   const clientStores = users.map(() => new Map());
-  const send = viaFront || viaBack ? frontRequest : (ts, p, done) => app.request(ts, p, (te, s) => done(te, s, 'direct'));
+  const send =
+    viaFront || viaBack ? frontRequest : (ts, p, done) => app.request(ts, p, (te, s) => done(te, s, 'direct'));
   function issue(u, i, t, attempt = 0, firstT = t) {
     const path = users[u][i];
     const next = (tEnd) => {
@@ -250,7 +254,9 @@ export function predictLoop(config, { trials = RANGE_TRIALS, jitterMs = LOOP_JIT
   const rand = seededRandom(`${seed}:${JSON.stringify(config)}`);
   const acc = {};
   for (let k = 0; k < trials; k += 1) {
-    const s = summarize(runLoop({ ...config, jitterMs: (jitterMs * k) / Math.max(1, trials - 1), phase: rand() }, rand));
+    const s = summarize(
+      runLoop({ ...config, jitterMs: (jitterMs * k) / Math.max(1, trials - 1), phase: rand() }, rand),
+    );
     for (const [key, v] of Object.entries(s)) {
       const a = (acc[key] ||= { min: Infinity, max: -Infinity });
       a.min = Math.min(a.min, v);

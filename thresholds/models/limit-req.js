@@ -3,7 +3,7 @@
  * detail for detail: each comment below says a detail the counts hang on.
  */
 export function limitReq({ rate, burst = 0, delay = 0 }) {
-  const rateMilli = rate * 1000;        // ctx->rate for "N r/s"
+  const rateMilli = rate * 1000; // ctx->rate for "N r/s"
   const burstMilli = burst * 1000;
   const delayMilli = delay * 1000;
   let seen = false;

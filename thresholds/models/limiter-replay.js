@@ -32,7 +32,12 @@ const limiters = {
   limit_req_chain: (p) => ({ limiter: limitReqChain(p.limits, { dryRun: p.dryRun }), msClock: true }),
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
 };
-const LAGS_OF = { limit_req: 'limit_req', limit_req_chain: 'limit_req', token_bucket: 'token_bucket', local_rate_limit: 'token_bucket' };
+const LAGS_OF = {
+  limit_req: 'limit_req',
+  limit_req_chain: 'limit_req',
+  token_bucket: 'token_bucket',
+  local_rate_limit: 'token_bucket',
+};
 
 /** Per policy kind, its numbers and whether each is whole. */
 export const POLICY_NUMBERS = { limit_req: limitReq.numbers, token_bucket: tokenBucket.numbers };
@@ -105,7 +110,11 @@ function maxOverlap(spans) {
  * spread from 0 (vegeta-like precision: seed 003's 3 r/s run got exactly the zero-jitter 119-120
  * OK) up to JITTER_MS. Cases that do not hang on timing come out as one value.
  */
-export function simulate(policy, cases, { trials = TRIALS, jitterMs = JITTER_MS, seed = 'lab', segments = 1, skewMs = SEGMENT_SKEW_MS, onTrial = null } = {}) {
+export function simulate(
+  policy,
+  cases,
+  { trials = TRIALS, jitterMs = JITTER_MS, seed = 'lab', segments = 1, skewMs = SEGMENT_SKEW_MS, onTrial = null } = {},
+) {
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}`);
   const acc = cases.map(() => ({}));
   for (let k = 0; k < trials; k += 1) {
@@ -176,16 +185,17 @@ export const REPLAY_TRIALS = RANGE_TRIALS;
  */
 function seenDraw(sends, sightings, lags, rand) {
   if (!sightings) return () => sends.map((t) => t + drawLag(lags, rand));
-  return () => sends.map((t, i) => {
-    const at = sightings.ms[i];
-    if (sightings.clock === 'monotonic') return at;
-    // Envoy logs when its stream began; its bucket reads its own clock when the filter runs,
-    // after whatever kept the worker from it: a wait drawn as the event loop's (the lag less
-    // the least of it).
-    if (sightings.resolutionMs < 1) return at + Math.max(0, drawLag(lags, rand) - LEAST_LAG_MS);
-    const lo = Math.max(at, Math.min(t + LEAST_LAG_MS, at + 1));
-    return lo + rand() * (at + 1 - lo);
-  });
+  return () =>
+    sends.map((t, i) => {
+      const at = sightings.ms[i];
+      if (sightings.clock === 'monotonic') return at;
+      // Envoy logs when its stream began; its bucket reads its own clock when the filter runs,
+      // after whatever kept the worker from it: a wait drawn as the event loop's (the lag less
+      // the least of it).
+      if (sightings.resolutionMs < 1) return at + Math.max(0, drawLag(lags, rand) - LEAST_LAG_MS);
+      const lo = Math.max(at, Math.min(t + LEAST_LAG_MS, at + 1));
+      return lo + rand() * (at + 1 - lo);
+    });
 }
 
 /**
@@ -196,7 +206,18 @@ function seenDraw(sends, sightings, lags, rand) {
  * phase drawn per trial when the run did not measure it. Calls onTrial(answers) with
  * {sent, ok, delayMs} per request.
  */
-function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[LAGS_OF[policy.kind]], clockOffsetMs = null, trials = REPLAY_TRIALS, seed = 'replay' }, onTrial) {
+function replayTrials(
+  policy,
+  sends,
+  {
+    sightings = null,
+    lags = SEEN_LAG_MS[LAGS_OF[policy.kind]],
+    clockOffsetMs = null,
+    trials = REPLAY_TRIALS,
+    seed = 'replay',
+  },
+  onTrial,
+) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${sends.length}`);
@@ -208,12 +229,16 @@ function replayTrials(policy, sends, { sightings = null, lags = SEEN_LAG_MS[LAGS
   for (let k = 0; k < (exact ? 1 : trials); k += 1) {
     const { limiter, msClock } = make(policy, rand);
     // nginx's own clock readings are the limiter's time as they are.
-    const at = sightings?.clock === 'monotonic' ? 0 : phase ?? rand();
-    const seen = draw().map((t, i) => [t, sorted[i]]).sort((a, b) => a[0] - b[0]);
-    onTrial(seen.map(([t, sent]) => {
-      const r = limiter.offer(msClock ? Math.floor(t + at) : t);
-      return { sent, ok: r.ok, delayMs: r.delayMs };
-    }));
+    const at = sightings?.clock === 'monotonic' ? 0 : (phase ?? rand());
+    const seen = draw()
+      .map((t, i) => [t, sorted[i]])
+      .sort((a, b) => a[0] - b[0]);
+    onTrial(
+      seen.map(([t, sent]) => {
+        const r = limiter.offer(msClock ? Math.floor(t + at) : t);
+        return { sent, ok: r.ok, delayMs: r.delayMs };
+      }),
+    );
   }
 }
 
@@ -245,6 +270,8 @@ export function replaySends(policy, sends, options = {}) {
  */
 export function replayCourse(policy, sends, startMs, { stepMs = 1000, ...options } = {}) {
   const perTrial = [];
-  replayTrials(policy, sends, options, (answers) => perTrial.push(answers.map((a) => [a.ok ? a.sent + a.delayMs : a.sent, a.ok])));
+  replayTrials(policy, sends, options, (answers) =>
+    perTrial.push(answers.map((a) => [a.ok ? a.sent + a.delayMs : a.sent, a.ok])),
+  );
   return courseOf(perTrial, startMs, stepMs);
 }

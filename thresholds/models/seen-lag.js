@@ -11,8 +11,38 @@
  * are up to 1 ms short of the lag (resolutionMs).
  */
 export const SEEN_LAG_MS = {
-  limit_req: { proxy: 'nginx', resolutionMs: 1, q: [[0, -0.93], [0.1, -0.61], [0.25, -0.38], [0.5, -0.04], [0.75, 0.35], [0.9, 1.23], [0.95, 2.44], [0.99, 8.87], [0.999, 24.59], [1, 52.14]] },
-  token_bucket: { proxy: 'Envoy', resolutionMs: 0.001, q: [[0, 0.07], [0.1, 0.14], [0.25, 0.19], [0.5, 0.33], [0.75, 0.78], [0.9, 1.79], [0.95, 3.36], [0.99, 9.74], [0.999, 18.79], [1, 23.69]] },
+  limit_req: {
+    proxy: 'nginx',
+    resolutionMs: 1,
+    q: [
+      [0, -0.93],
+      [0.1, -0.61],
+      [0.25, -0.38],
+      [0.5, -0.04],
+      [0.75, 0.35],
+      [0.9, 1.23],
+      [0.95, 2.44],
+      [0.99, 8.87],
+      [0.999, 24.59],
+      [1, 52.14],
+    ],
+  },
+  token_bucket: {
+    proxy: 'Envoy',
+    resolutionMs: 0.001,
+    q: [
+      [0, 0.07],
+      [0.1, 0.14],
+      [0.25, 0.19],
+      [0.5, 0.33],
+      [0.75, 0.78],
+      [0.9, 1.79],
+      [0.95, 3.36],
+      [0.99, 9.74],
+      [0.999, 18.79],
+      [1, 23.69],
+    ],
+  },
 };
 
 /**
@@ -33,7 +63,8 @@ export function atQuantile(q, u) {
  * A draw of one request's lag (ms) from a table: a ms-floored reading gets its lost fraction of
  * a ms back (the lag lies anywhere in the millisecond the proxy read).
  */
-export const drawLag = (table, rand) => atQuantile(table.q, rand()) + (table.resolutionMs >= 1 ? rand() * table.resolutionMs : 0);
+export const drawLag = (table, rand) =>
+  atQuantile(table.q, rand()) + (table.resolutionMs >= 1 ? rand() * table.resolutionMs : 0);
 
 /**
  * The quantiles at `ps` of several recorded quantile tables pooled ({n, q} each), each weighted

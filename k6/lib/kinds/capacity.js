@@ -17,7 +17,10 @@ const NO_CONTENT = { 'status is 204': (r) => r.status === 204 };
 export default function capacity(plan, baseUrls) {
   // The document the plan names, relative to k6/ (an exported script carries it in the plan).
   const sample = plan.sample ?? JSON.parse(open(import.meta.resolve(`../../${plan.sampleBody}`)));
-  const bodies = { relay: JSON.stringify({ ...sample, relay: true }), filtered: JSON.stringify({ ...sample, relay: false }) };
+  const bodies = {
+    relay: JSON.stringify({ ...sample, relay: true }),
+    filtered: JSON.stringify({ ...sample, relay: false }),
+  };
   const backendUrl = `${baseUrls[plan.accounting.service]}${plan.accounting.path}`;
   const perCase = {};
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
@@ -27,13 +30,26 @@ export default function capacity(plan, baseUrls) {
     const counter = (k) => new Counter(`${c.metric}_${k}`);
     // The relay route's fate, request by request, for the backend accounting.
     perCase[c.id] = {
-      relaySent: counter('relay_sent'), relayAnswered: counter('relay_answered'), relayOk: counter('relay_ok'),
-      relayGatewayError: counter('relay_gateway_error'), backendReceived: counter('backend_received'),
+      relaySent: counter('relay_sent'),
+      relayAnswered: counter('relay_answered'),
+      relayOk: counter('relay_ok'),
+      relayGatewayError: counter('relay_gateway_error'),
+      backendReceived: counter('backend_received'),
       steady: c.warmS ? counter('steady_reqs') : null,
-      steps: c.kind === 'ramp' ? Object.fromEntries(c.steps.map((r) => [r, {
-        ms: new Trend(`${c.metric}_${r}_ms`, true), relayMs: new Trend(`${c.metric}_${r}_relay_ms`, true),
-        reqs: new Counter(`${c.metric}_${r}_reqs`), failed: new Rate(`${c.metric}_${r}_failed`),
-      }])) : null,
+      steps:
+        c.kind === 'ramp'
+          ? Object.fromEntries(
+              c.steps.map((r) => [
+                r,
+                {
+                  ms: new Trend(`${c.metric}_${r}_ms`, true),
+                  relayMs: new Trend(`${c.metric}_${r}_relay_ms`, true),
+                  reqs: new Counter(`${c.metric}_${r}_reqs`),
+                  failed: new Rate(`${c.metric}_${r}_failed`),
+                },
+              ]),
+            )
+          : null,
     };
   }
 

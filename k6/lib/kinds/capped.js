@@ -43,7 +43,10 @@ export default function capped(plan, baseUrls) {
     teardown(data) {
       const after = countAll();
       const delta = (sv) => after[sv] - data.before[sv];
-      originFills.add(plan.roles.origin.reduce((n, sv) => n + delta(sv), 0), { case: c.id });
+      originFills.add(
+        plan.roles.origin.reduce((n, sv) => n + delta(sv), 0),
+        { case: c.id },
+      );
       for (const edge of plan.roles.edge) edgeRequests.add(delta(edge), { case: c.id, edge });
     },
   };

@@ -59,7 +59,12 @@ export default function closedLoop(plan, baseUrls) {
         if (!stored || !stored.satisfiesWithoutRevalidation(request)) {
           let res;
           for (let attempt = 0; ; attempt += 1) {
-            res = http.get(base + name, { headers: { 'x-lab-case': c.id }, timeout: `${c.timeoutS}s`, tags, responseCallback: allowed[c.id] });
+            res = http.get(base + name, {
+              headers: { 'x-lab-case': c.id },
+              timeout: `${c.timeoutS}s`,
+              tags,
+              responseCallback: allowed[c.id],
+            });
             if (res.status !== 503 || !c.retry || attempt >= c.retry.attempts) break;
             sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
           }

@@ -21,7 +21,16 @@ export default function limiter(plan, baseUrls) {
   const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   // What a case's requests carry: its id, and what its plan asks for (a Host, its own key).
-  const params = Object.fromEntries(plan.cases.map((c) => [c.id, { timeout: `${c.timeoutS}s`, headers: { 'x-lab-case': c.id, ...(c.headers || {}) }, responseCallback: allowed[c.id] }]));
+  const params = Object.fromEntries(
+    plan.cases.map((c) => [
+      c.id,
+      {
+        timeout: `${c.timeoutS}s`,
+        headers: { 'x-lab-case': c.id, ...(c.headers || {}) },
+        responseCallback: allowed[c.id],
+      },
+    ]),
+  );
   const checks = Object.fromEntries(plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus)]));
   return {
     setup() {

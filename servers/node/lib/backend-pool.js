@@ -70,7 +70,9 @@ export class BackendPool {
     const socket = net.connect({ host: this.host, port: this.port });
     socket.setNoDelay(true);
     const conn = { socket, parser: new Http1Parser({ kind: 'response' }), job: null, connected: false, timer: null };
-    socket.on('connect', () => { conn.connected = true; });
+    socket.on('connect', () => {
+      conn.connected = true;
+    });
     socket.on('data', (chunk) => {
       let msg;
       try {
@@ -95,7 +97,10 @@ export class BackendPool {
   run(conn, job) {
     conn.job = job;
     if (conn.timer) conn.timer.refresh();
-    else conn.timer = setTimeout(() => { if (conn.job) this.fail(conn, new HttpError(504, 'backend timed out')); }, this.timeoutMs);
+    else
+      conn.timer = setTimeout(() => {
+        if (conn.job) this.fail(conn, new HttpError(504, 'backend timed out'));
+      }, this.timeoutMs);
     conn.socket.write(job.bytes);
   }
 

@@ -203,8 +203,19 @@ export class Http1Parser {
     if (t === m + 1 || b[i] !== SP) throw new HttpError(400, 'malformed request line');
     i += 1;
     // HTTP/d.d
-    if (!(i + 8 <= end && b[i] === 72 && b[i + 1] === 84 && b[i + 2] === 84 && b[i + 3] === 80 && b[i + 4] === 47
-      && DIGIT(b[i + 5]) && b[i + 6] === 46 && DIGIT(b[i + 7]) && b[i + 8] === CR && b[i + 9] === LF)) {
+    if (!(
+      i + 8 <= end &&
+      b[i] === 72 &&
+      b[i + 1] === 84 &&
+      b[i + 2] === 84 &&
+      b[i + 3] === 80 &&
+      b[i + 4] === 47 &&
+      DIGIT(b[i + 5]) &&
+      b[i + 6] === 46 &&
+      DIGIT(b[i + 7]) &&
+      b[i + 8] === CR &&
+      b[i + 9] === LF
+    )) {
       throw new HttpError(400, 'malformed request line');
     }
     if (b[i + 5] !== 49 /* 1 */) throw new HttpError(505, 'HTTP version not supported: use HTTP/1.1');
@@ -216,8 +227,21 @@ export class Http1Parser {
 
   /** HTTP/1.x SP status-code [SP reason-phrase] CRLF; where the header lines start. */
   statusLine(b, end, msg) {
-    if (!(end >= 12 && b[0] === 72 && b[1] === 84 && b[2] === 84 && b[3] === 80 && b[4] === 47 && b[5] === 49
-      && b[6] === 46 && (b[7] === 48 || b[7] === 49) && b[8] === SP && DIGIT(b[9]) && DIGIT(b[10]) && DIGIT(b[11]))) {
+    if (!(
+      end >= 12 &&
+      b[0] === 72 &&
+      b[1] === 84 &&
+      b[2] === 84 &&
+      b[3] === 80 &&
+      b[4] === 47 &&
+      b[5] === 49 &&
+      b[6] === 46 &&
+      (b[7] === 48 || b[7] === 49) &&
+      b[8] === SP &&
+      DIGIT(b[9]) &&
+      DIGIT(b[10]) &&
+      DIGIT(b[11])
+    )) {
       throw new HttpError(502, 'malformed status line from backend');
     }
     let i = 12;
@@ -229,7 +253,21 @@ export class Http1Parser {
   }
 }
 
-const REASONS = { 200: 'OK', 204: 'No Content', 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 411: 'Length Required', 413: 'Content Too Large', 431: 'Request Header Fields Too Large', 505: 'HTTP Version Not Supported', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+const REASONS = {
+  200: 'OK',
+  204: 'No Content',
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  411: 'Length Required',
+  413: 'Content Too Large',
+  431: 'Request Header Fields Too Large',
+  505: 'HTTP Version Not Supported',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
 
 // The answer most requests get, built once (profiling showed per-request response building,
 // and the garbage it makes, among the filter's own costs).

@@ -17,7 +17,7 @@ export function serverMetrics() {
   if (cluster.isWorker) {
     // prom-client answers the primary's gathering only once a worker has built an
     // AggregatorRegistry of its own (that is what registers its listener).
-    new client.AggregatorRegistry(); // eslint-disable-line no-new
+    new client.AggregatorRegistry();
     process.on('message', (m) => {
       if (m?.lab !== 'metrics') return;
       pending.get(m.id)?.(m.text);
@@ -53,8 +53,11 @@ export function gatherForWorkers() {
   const registry = new client.AggregatorRegistry();
   cluster.on('message', (worker, m) => {
     if (m?.lab !== 'metrics?') return;
-    registry.clusterMetrics()
+    registry
+      .clusterMetrics()
       .then((text) => worker.send({ lab: 'metrics', id: m.id, text }))
-      .catch((e) => worker.send({ lab: 'metrics', id: m.id, text: `# gathering the workers' metrics failed: ${e.message}\n` }));
+      .catch((e) =>
+        worker.send({ lab: 'metrics', id: m.id, text: `# gathering the workers' metrics failed: ${e.message}\n` }),
+      );
   });
 }

@@ -18,7 +18,8 @@ export const CASE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const MAX_NAMES = 512;
 
 // RFC 3986: a path's characters (pchar and '/'), a query's (pchar, '/', '?'); % only as %XX.
-const ORIGIN_FORM = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
+const ORIGIN_FORM =
+  /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?$/;
 
 /** The path a request target names, without its query; null when the target is not one. */
 export function targetPath(target) {

@@ -30,27 +30,46 @@ function requests(buf, client, backend) {
     if (buf.length < end + 4 + length) return buf;
     const body = buf.subarray(end + 4, end + 4 + length);
     let doc = null;
-    try { doc = JSON.parse(body.toString('utf8')); } catch { /* answered 204 like a filtered one */ }
+    try {
+      doc = JSON.parse(body.toString('utf8'));
+    } catch {
+      /* answered 204 like a filtered one */
+    }
     if (shouldRelay(doc)) {
-      backend.write(Buffer.concat([Buffer.from(`POST /filter HTTP/1.1\r\nhost: backend\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`, 'latin1'), body]));
+      backend.write(
+        Buffer.concat([
+          Buffer.from(
+            `POST /filter HTTP/1.1\r\nhost: backend\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`,
+            'latin1',
+          ),
+          body,
+        ]),
+      );
     } else client.write(NO_CONTENT);
     buf = buf.subarray(end + 4 + length);
   }
 }
 
-net.createServer({ noDelay: true }, (client) => {
-  const backend = net.connect({ port: backendPort, host: '127.0.0.1', noDelay: true });
-  if (mode === 'relay') {
-    client.on('data', (d) => backend.write(d));
-    backend.on('data', (d) => client.write(d));
-  } else {
-    let left = Buffer.alloc(0);
-    client.on('data', (d) => { left = requests(left.length ? Buffer.concat([left, d]) : d, client, backend); });
-    backend.on('data', (d) => client.write(d.latin1Slice(9, 12) === '204' ? NO_CONTENT : d));
-  }
-  for (const [a, b] of [[client, backend], [backend, client]]) {
-    a.on('error', () => b.destroy());
-    a.on('close', () => b.destroy());
-  }
-}).listen(port, '127.0.0.1');
+net
+  .createServer({ noDelay: true }, (client) => {
+    const backend = net.connect({ port: backendPort, host: '127.0.0.1', noDelay: true });
+    if (mode === 'relay') {
+      client.on('data', (d) => backend.write(d));
+      backend.on('data', (d) => client.write(d));
+    } else {
+      let left = Buffer.alloc(0);
+      client.on('data', (d) => {
+        left = requests(left.length ? Buffer.concat([left, d]) : d, client, backend);
+      });
+      backend.on('data', (d) => client.write(d.latin1Slice(9, 12) === '204' ? NO_CONTENT : d));
+    }
+    for (const [a, b] of [
+      [client, backend],
+      [backend, client],
+    ]) {
+      a.on('error', () => b.destroy());
+      a.on('close', () => b.destroy());
+    }
+  })
+  .listen(port, '127.0.0.1');
 process.on('SIGTERM', () => process.exit(0));
