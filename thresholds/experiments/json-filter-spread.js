@@ -4,41 +4,41 @@
  * Do not edit: record a run (docs/runs/) and run `./labw docs`.
  */
 export default {
-  runs: [
-    '20261124-135428-352-13550-breakpoint-quick5',
-    '20261124-140246-589-14452-breakpoint-quick5',
-    '20261124-140917-242-15596-breakpoint-quick5',
-    '20261124-141549-610-16317-breakpoint-quick5',
-    '20261124-142221-528-17037-breakpoint-quick5',
-    '20261124-142845-921-17693-breakpoint-quick5',
-    '20261124-221408-342-19055-breakpoint-quick5',
-  ],
-  closedEfficiency: {
-    node: {
-      nginx: [0.42, 0.59],
-    },
-    'node-cluster': {
-      nginx: [0.39, 0.47],
-    },
-    erlang: {
-      nginx: [0.37, 0.49],
-    },
+ "runs": [
+  "20261124-135428-352-13550-breakpoint-quick5",
+  "20261124-140246-589-14452-breakpoint-quick5",
+  "20261124-140917-242-15596-breakpoint-quick5",
+  "20261124-141549-610-16317-breakpoint-quick5",
+  "20261124-142221-528-17037-breakpoint-quick5",
+  "20261124-142845-921-17693-breakpoint-quick5",
+  "20261124-221408-342-19055-breakpoint-quick5"
+ ],
+ "closedEfficiency": {
+  "node": {
+   "nginx": [ 0.42, 0.59 ]
   },
-  throughput: {
-    node: {
-      nginx: [0.51, 0.67],
-    },
-    'node-cluster': {
-      nginx: [0.56, 0.73],
-    },
-    erlang: {
-      nginx: [0.47, 0.6],
-    },
+  "node-cluster": {
+   "nginx": [ 0.39, 0.47 ]
   },
-  overheadMs: {
-    node: [0.37, 0.75],
-    'node-cluster': [0.55, 2.22],
-    erlang: [0.35, 0.68],
-    nginx: [-0.12, 0.28],
+  "erlang": {
+   "nginx": [ 0.37, 0.49 ]
+  }
+ },
+ "throughput": {
+  "node": {
+   "nginx": [ 0.51, 0.67 ]
   },
+  "node-cluster": {
+   "nginx": [ 0.56, 0.73 ]
+  },
+  "erlang": {
+   "nginx": [ 0.47, 0.6 ]
+  }
+ },
+ "overheadMs": {
+  "node": [ 0.37, 0.75 ],
+  "node-cluster": [ 0.55, 2.22 ],
+  "erlang": [ 0.35, 0.68 ],
+  "nginx": [ -0.12, 0.28 ]
+ }
 };
