@@ -152,7 +152,8 @@ export function wrkFigures(c, w, cpuSeries) {
  * relayed latency floor and what the backend received against what the case relayed; `wrk`:
  * the wrk stage's figures by case id, for the cases wrk sent (wrkFigures).
  */
-export function judge(plan, { summary, cpu = {}, wrk = null }) {
+/** What every case's judge reads: k6's summary, the CPU samples, wrk's reports, and the references beside it. */
+function judgeContext(plan, { summary, cpu = {}, wrk = null }) {
   const metrics = summary?.metrics || {};
   const t0 = summary?.setup_data?.t0;
   // Microseconds of the service's CPU per request over a case's steady window.
@@ -174,151 +175,159 @@ export function judge(plan, { summary, cpu = {}, wrk = null }) {
     if (!wrkSeen.has(x.id)) wrkSeen.set(x.id, wrkFigures(x, wrk?.[x.id], cpu[x.service]));
     return wrkSeen.get(x.id);
   };
+  return { plan, summary, cpu, metrics, v, costUs, relayed, relayP50, reference, wrkOf };
+}
+
+/** A case wrk sent: its errors, p99 and throughput, against the references' beside it. */
+function judgeWrkCase(c, { reference, wrkOf }, checks, row) {
+  const e = c.expected;
+  const measured = { ...wrkOf(c) };
+  checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
+  row(
+    'wrk: errors',
+    `< ${pct(e.errorRate.hi)}`,
+    measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`,
+    checks.errors,
+  );
+  // Shown (thresholds/kinds/capacity.js says why), beside the mean a closed loop must have.
+  row(
+    'wrk: p99',
+    '(measured)',
+    `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`,
+    null,
+  );
+  row(
+    'wrk: throughput',
+    '(measured)',
+    `${fixed(measured.rps, 0)} r/s${measured.rps === measured.wrkRps ? '' : ` steady (wrk: ${fixed(measured.wrkRps, 0)})`}, ${fixed(measured.costUs)} us CPU/req`,
+    null,
+    c.seed ? `${c.seed.krps} k r/s (i3)` : '-',
+  );
+  for (const [ref, bound] of Object.entries(e.throughput || {})) {
+    const theirs = reference(bound.case, (x) => wrkOf(x).rps);
+    const ratio = measured.rps && theirs ? measured.rps / theirs : null;
+    measured.throughputRatio = { ...measured.throughputRatio, [ref]: ratio };
+    checks[`throughput_${ref}`] = ratio !== null && ratio >= bound.lo;
+    row(
+      `r/s: its / ${ref}'s`,
+      `>= ${bound.lo.toFixed(2)}`,
+      ratio === null ? '-' : `${ratio.toFixed(2)} (${fixed(theirs, 0)} r/s)`,
+      checks[`throughput_${ref}`],
+    );
+  }
+  efficiencyRows(e.efficiency, measured, (id) => reference(id, (x) => wrkOf(x).costUs), checks, row);
+  const b = measured.backend;
+  checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
+  row('backend received', `${b.lo}..${b.hi}`, b.received ?? '-', checks.backend);
+  return measured;
+}
+
+/** A ramp: its first step sustained (as k6 judges it), and where the server stopped keeping up. */
+function judgeRamp(c, { metrics }, measured, checks, row) {
+  measured.steps = rampSteps(c, metrics);
+  measured.breakpoint = breakpoint(measured.steps);
+  const top = measured.steps.find((s) => s.rate === measured.breakpoint);
+  // Its first step is sustained, as every server's must be (k6 judges the same: capacityThresholds).
+  const first = measured.steps[0];
+  measured.firstStep = {
+    reqs: first.reqs,
+    errorRate: first.errorRate,
+    p99Ms: first.p99,
+    delivered: first.delivered,
+    floor: firstStepFloor(c),
+  };
+  checks.firstReqs = first.reqs >= firstStepFloor(c);
+  checks.firstErrors = first.reqs > 0 && first.errorRate < CAPACITY.errorRate;
+  checks.firstP99 = first.p99 !== null && first.p99 < CAPACITY.p99Ms;
+  row(
+    `${first.rate} r/s step: answered`,
+    `>= ${firstStepFloor(c)}`,
+    `${first.reqs} (${first.delivered} r/s delivered)`,
+    checks.firstReqs,
+  );
+  row(`${first.rate} r/s step: errors`, `< ${pct(CAPACITY.errorRate)}`, pct(first.errorRate), checks.firstErrors);
+  row(`${first.rate} r/s step: p99`, `< ${CAPACITY.p99Ms} ms`, `${fixed(first.p99)} ms`, checks.firstP99);
+  row('breakpoint', '(measured)', `${measured.breakpoint} r/s${top ? ` (p99 ${fixed(top.p99, 0)} ms)` : ''}`, null);
+}
+
+/** An open or closed run k6 sent: errors, requests or throughput, p99, and the comparisons with the references. */
+function judgeRun(c, { v, metrics, costUs, relayP50, reference }, measured, checks, row) {
+  const e = c.expected;
+  measured.requests = v(`http_reqs{case:${c.id}}`, 'count', 0);
+  measured.errorRate = v(`http_req_failed{case:${c.id}}`, 'rate');
+  checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
+  // A range of requests that admits every count the run could send is shown (null), not judged.
+  checks.requests = shownRanges(e, possibleCounts(c)).requests
+    ? null
+    : measured.requests >= e.requests.lo && measured.requests <= (e.requests.hi ?? Infinity);
+  row('errors', `< ${pct(e.errorRate.hi)}`, measured.errorRate === null ? '-' : pct(measured.errorRate), checks.errors);
+  if (c.kind === 'closed') {
+    measured.rps = steadyRps(c, metrics);
+    measured.costUs = costUs(c);
+    const floor = Math.round(e.requests.lo / (c.durationMs / 1000));
+    row(
+      'throughput',
+      `>= ${floor} r/s`,
+      `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`,
+      checks.requests,
+      c.seed ? `${c.seed.krps} k r/s (i3)` : '-',
+    );
+  } else {
+    row('requests', `${e.requests.lo}..${e.requests.hi}`, `${measured.requests}`, checks.requests);
+    measured.p99Ms = v(`http_req_duration{case:${c.id}}`, 'p(99)');
+    checks.p99 = measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi;
+    row('p99', `< ${e.p99Ms.hi} ms`, `${fixed(measured.p99Ms)} ms`, checks.p99);
+    if ((c.judge ?? c.compared) === 'cost') {
+      measured.costUs = costUs(c);
+      row('CPU per request', '(measured)', `${fixed(measured.costUs)} us`, null);
+    }
+    efficiencyRows(e.efficiency, measured, (id) => reference(id, costUs), checks, row);
+    for (const [ref, b] of Object.entries(e.overheadMs || {})) {
+      const mine = relayP50(c);
+      const theirs = reference(b.case, relayP50);
+      const over = mine === null || theirs === null ? null : mine - theirs;
+      measured.overheadMs = { ...measured.overheadMs, [ref]: over };
+      checks[`overhead_${ref}`] = over !== null && over <= b.hi;
+      row(
+        `relayed p50 - ${ref}'s`,
+        `<= ${b.hi} ms`,
+        over === null ? '-' : `${fixed(over, 2)} ms (${fixed(mine)} - ${fixed(theirs)})`,
+        checks[`overhead_${ref}`],
+      );
+    }
+  }
+}
+
+/** A case k6 sent: its kind's figures, then the relayed minimum and the backend's own count. */
+function judgeK6Case(c, ctx, checks, row) {
+  const e = c.expected;
+  const measured = { relayMinMs: ctx.relayed(c, 'min'), backend: backendBounds(c, ctx.metrics) };
+  if (c.kind === 'ramp') judgeRamp(c, ctx, measured, checks, row);
+  else judgeRun(c, ctx, measured, checks, row);
+  checks.relayMin = measured.relayMinMs !== null && measured.relayMinMs >= e.relayMinMs.lo;
+  row(
+    'relayed min',
+    `>= ${e.relayMinMs.lo} ms`,
+    measured.relayMinMs === null ? '-' : `${fixed(measured.relayMinMs)} ms`,
+    checks.relayMin,
+  );
+  const b = measured.backend;
+  checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
+  row('backend received', b.unknown ? `${b.lo}..${b.hi}` : `${b.lo}`, b.received ?? '-', checks.backend);
+  return measured;
+}
+
+export function judge(plan, inputs) {
+  const ctx = judgeContext(plan, inputs);
   const rows = [];
   const outcomes = plan.cases.map((c) => {
-    const e = c.expected;
     const checks = {};
     const mine = [];
     const row = (measure, expected, got, pass, seed = '-') => mine.push([measure, seed, expected, got, pass]);
-    if (!sentByK6(c)) {
-      const measured = { ...wrkOf(c) };
-      checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
-      row(
-        'wrk: errors',
-        `< ${pct(e.errorRate.hi)}`,
-        measured.errorRate === null ? '-' : `${pct(measured.errorRate)} of ${measured.requests}`,
-        checks.errors,
-      );
-      // Shown (thresholds/kinds/capacity.js says why), beside the mean a closed loop must have.
-      row(
-        'wrk: p99',
-        '(measured)',
-        `${fixed(measured.p99Ms)} ms (mean ${fixed(measured.rps ? (c.vus * 1000) / measured.rps : null)} ms = connections / rate)`,
-        null,
-      );
-      row(
-        'wrk: throughput',
-        '(measured)',
-        `${fixed(measured.rps, 0)} r/s${measured.rps === measured.wrkRps ? '' : ` steady (wrk: ${fixed(measured.wrkRps, 0)})`}, ${fixed(measured.costUs)} us CPU/req`,
-        null,
-        c.seed ? `${c.seed.krps} k r/s (i3)` : '-',
-      );
-      for (const [ref, bound] of Object.entries(e.throughput || {})) {
-        const theirs = reference(bound.case, (x) => wrkOf(x).rps);
-        const ratio = measured.rps && theirs ? measured.rps / theirs : null;
-        measured.throughputRatio = { ...measured.throughputRatio, [ref]: ratio };
-        checks[`throughput_${ref}`] = ratio !== null && ratio >= bound.lo;
-        row(
-          `r/s: its / ${ref}'s`,
-          `>= ${bound.lo.toFixed(2)}`,
-          ratio === null ? '-' : `${ratio.toFixed(2)} (${fixed(theirs, 0)} r/s)`,
-          checks[`throughput_${ref}`],
-        );
-      }
-      efficiencyRows(e.efficiency, measured, (id) => reference(id, (x) => wrkOf(x).costUs), checks, row);
-      const b = measured.backend;
-      checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
-      row('backend received', `${b.lo}..${b.hi}`, b.received ?? '-', checks.backend);
-      rows.push(...caseRows(c.name, mine));
-      return outcome({
-        plan,
-        c,
-        params: { kind: c.kind, factor: plan.factor, policy: plan.policy },
-        measured,
-        checks,
-        summary,
-        thresholds: capacityThresholds(c),
-      });
-    }
-    const measured = { relayMinMs: relayed(c, 'min'), backend: backendBounds(c, metrics) };
-    if (c.kind === 'ramp') {
-      measured.steps = rampSteps(c, metrics);
-      measured.breakpoint = breakpoint(measured.steps);
-      const top = measured.steps.find((s) => s.rate === measured.breakpoint);
-      // Its first step is sustained, as every server's must be (k6 judges the same: capacityThresholds).
-      const first = measured.steps[0];
-      measured.firstStep = {
-        reqs: first.reqs,
-        errorRate: first.errorRate,
-        p99Ms: first.p99,
-        delivered: first.delivered,
-        floor: firstStepFloor(c),
-      };
-      checks.firstReqs = first.reqs >= firstStepFloor(c);
-      checks.firstErrors = first.reqs > 0 && first.errorRate < CAPACITY.errorRate;
-      checks.firstP99 = first.p99 !== null && first.p99 < CAPACITY.p99Ms;
-      row(
-        `${first.rate} r/s step: answered`,
-        `>= ${firstStepFloor(c)}`,
-        `${first.reqs} (${first.delivered} r/s delivered)`,
-        checks.firstReqs,
-      );
-      row(`${first.rate} r/s step: errors`, `< ${pct(CAPACITY.errorRate)}`, pct(first.errorRate), checks.firstErrors);
-      row(`${first.rate} r/s step: p99`, `< ${CAPACITY.p99Ms} ms`, `${fixed(first.p99)} ms`, checks.firstP99);
-      row('breakpoint', '(measured)', `${measured.breakpoint} r/s${top ? ` (p99 ${fixed(top.p99, 0)} ms)` : ''}`, null);
-    } else {
-      measured.requests = v(`http_reqs{case:${c.id}}`, 'count', 0);
-      measured.errorRate = v(`http_req_failed{case:${c.id}}`, 'rate');
-      checks.errors = measured.errorRate !== null && measured.errorRate < e.errorRate.hi;
-      // A range of requests that admits every count the run could send is shown (null), not judged.
-      checks.requests = shownRanges(e, possibleCounts(c)).requests
-        ? null
-        : measured.requests >= e.requests.lo && measured.requests <= (e.requests.hi ?? Infinity);
-      row(
-        'errors',
-        `< ${pct(e.errorRate.hi)}`,
-        measured.errorRate === null ? '-' : pct(measured.errorRate),
-        checks.errors,
-      );
-      if (c.kind === 'closed') {
-        measured.rps = steadyRps(c, metrics);
-        measured.costUs = costUs(c);
-        const floor = Math.round(e.requests.lo / (c.durationMs / 1000));
-        row(
-          'throughput',
-          `>= ${floor} r/s`,
-          `${fixed(measured.rps, 0)} r/s, ${fixed(measured.costUs)} us CPU/req`,
-          checks.requests,
-          c.seed ? `${c.seed.krps} k r/s (i3)` : '-',
-        );
-      } else {
-        row('requests', `${e.requests.lo}..${e.requests.hi}`, `${measured.requests}`, checks.requests);
-        measured.p99Ms = v(`http_req_duration{case:${c.id}}`, 'p(99)');
-        checks.p99 = measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi;
-        row('p99', `< ${e.p99Ms.hi} ms`, `${fixed(measured.p99Ms)} ms`, checks.p99);
-        if ((c.judge ?? c.compared) === 'cost') {
-          measured.costUs = costUs(c);
-          row('CPU per request', '(measured)', `${fixed(measured.costUs)} us`, null);
-        }
-        efficiencyRows(e.efficiency, measured, (id) => reference(id, costUs), checks, row);
-        for (const [ref, b] of Object.entries(e.overheadMs || {})) {
-          const mine = relayP50(c);
-          const theirs = reference(b.case, relayP50);
-          const over = mine === null || theirs === null ? null : mine - theirs;
-          measured.overheadMs = { ...measured.overheadMs, [ref]: over };
-          checks[`overhead_${ref}`] = over !== null && over <= b.hi;
-          row(
-            `relayed p50 - ${ref}'s`,
-            `<= ${b.hi} ms`,
-            over === null ? '-' : `${fixed(over, 2)} ms (${fixed(mine)} - ${fixed(theirs)})`,
-            checks[`overhead_${ref}`],
-          );
-        }
-      }
-    }
-    checks.relayMin = measured.relayMinMs !== null && measured.relayMinMs >= e.relayMinMs.lo;
-    row(
-      'relayed min',
-      `>= ${e.relayMinMs.lo} ms`,
-      measured.relayMinMs === null ? '-' : `${fixed(measured.relayMinMs)} ms`,
-      checks.relayMin,
-    );
-    const b = measured.backend;
-    checks.backend = b.received !== null && b.received >= b.lo && b.received <= b.hi;
-    row('backend received', b.unknown ? `${b.lo}..${b.hi}` : `${b.lo}`, b.received ?? '-', checks.backend);
+    const measured = sentByK6(c) ? judgeK6Case(c, ctx, checks, row) : judgeWrkCase(c, ctx, checks, row);
     rows.push(...caseRows(c.name, mine));
     const params = { kind: c.kind, factor: plan.factor, policy: plan.policy };
-    return outcome({ plan, c, params, measured, checks, summary, thresholds: capacityThresholds(c) });
+    return outcome({ plan, c, params, measured, checks, summary: inputs.summary, thresholds: capacityThresholds(c) });
   });
   return { outcomes, rows };
 }
