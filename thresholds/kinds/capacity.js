@@ -100,20 +100,23 @@ export function comparisonBounds(spread, perturbMs, slowdowns = {}) {
   return { floors, ceilings, throughputFloors, closedFloors };
 }
 
-function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
-  const targets = exp.targets(policy);
-  const { floors, ceilings, throughputFloors, closedFloors } = comparisonBounds(
-    exp.measuredSpread,
-    exp.perturbMs,
-    exp.slowdowns,
-  );
-  // One phase per server (a stack and a k6 process of its own, lab/kinds/capacity.mjs): a slowed
-  // server's queue dies with its stack, and cannot take the next server's CPU or k6's time. Its
-  // cases run one after another from the phase's lead-in, in the order the suite lists them,
-  // each judged against references followed right after it by the same load on each reference,
-  // in the same phase: measured minutes apart in phases of their own, a reference's CPU per
-  // request moves with the machine's slow spells and takes the comparisons with it (the recorded
-  // runs: docs/runs/, stacks/json-filter/README.md).
+/** The comparisons' bounds of an experiment, and per reference its lower bound as {lo}. */
+const boundsOf = (exp) => comparisonBounds(exp.measuredSpread, exp.perturbMs, exp.slowdowns);
+// Bounds per reference ({ref: {lo}}, lo null where shown), for a case's expected values.
+const lows = (byRef) => Object.fromEntries(Object.entries(byRef || {}).map(([ref, lo]) => [ref, { lo }]));
+
+/**
+ * The suite's cases in the targets' order, each followed by the same load on each reference it
+ * is judged against (`beside`, in its phase).
+ * One phase per server (a stack and a k6 process of its own, lab/kinds/capacity.mjs): a slowed
+ * server's queue dies with its stack, and cannot take the next server's CPU or k6's time. Its
+ * cases run one after another from the phase's lead-in, in the order the suite lists them,
+ * each judged against references followed right after it by the same load on each reference,
+ * in the same phase: measured minutes apart in phases of their own, a reference's CPU per
+ * request moves with the machine's slow spells and takes the comparisons with it (the recorded
+ * runs: docs/runs/, stacks/json-filter/README.md).
+ */
+function caseSpecs(exp, suite, knobs, factor, targets, { floors, ceilings, throughputFloors, closedFloors }) {
   const refsOf = (c) =>
     Object.keys(
       {
@@ -122,8 +125,6 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
         throughput: { ...throughputFloors[c.target], ...closedFloors[c.target] },
       }[c.judge] || {},
     );
-  // Bounds per reference ({ref: {lo}}, lo null where shown), for a case's expected values.
-  const lows = (byRef) => Object.fromEntries(Object.entries(byRef || {}).map(([ref, lo]) => [ref, { lo }]));
   const all = exp.cases[suite](knobs, factor);
   const specs = targets
     .flatMap((x) => all.filter((c) => c.target === x.id))
@@ -140,6 +141,79 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
         beside: c.id,
       })),
     ]);
+  return specs;
+}
+
+/** A case k6 sends, from `startMs` (its connections opened before it): its service, path, length and expected figures. */
+function k6Case({ exp, c, startMs, connectS, target, policy, bounds }) {
+  const { floors, ceilings } = bounds;
+  const durationMs = c.kind === 'ramp' ? c.steps.length * (c.rampS + c.holdS) * 1000 : c.seconds * 1000;
+  const seed = exp.seedFigures[c.beside ?? c.id];
+  const against = againstRefs(c);
+  return {
+    ...c,
+    ...(c.kind === 'open' ? { vus: openVus(c.rate) } : {}),
+    name: `${exp.name}/${c.id}`,
+    service: target.service,
+    path: `${target.path}/${c.id}`, // the backend counts what it receives per path, so per case
+    startMs,
+    durationMs,
+    relaysAll: target.relaysAll,
+    metric: metricName(c.id),
+    seed: seed || null,
+    expected: {
+      // A relayed answer cannot arrive sooner than the backend's delay, less 1 ms (the backend's
+      // sleep starts on nginx's cached millisecond clock, which can be up to 1 ms behind).
+      relayMinMs: { lo: policy.backend_delay_ms - 1 },
+      backend: { slack: 'unanswered and 502/504 answers on the relay route, each counted' },
+      // A ramp measures where the server stops keeping up; what it must do is judged elsewhere.
+      ...(c.kind === 'open'
+        ? {
+            requests: { lo: Math.floor(c.rate * c.seconds * CAPACITY.sustain), hi: Math.round(c.rate * c.seconds) },
+            errorRate: { hi: CAPACITY.errorRate },
+            p99Ms: { hi: CAPACITY.p99Ms },
+            overheadMs: against(
+              'latency',
+              ceilings[c.target] !== undefined ? { direct: { hi: ceilings[c.target] } } : null,
+            ),
+            efficiency: against('cost', lows(floors[c.target])),
+          }
+        : {}),
+      ...(c.kind === 'closed'
+        ? {
+            errorRate: { hi: CAPACITY.errorRate },
+            // What k6 alone can judge: the server carried at least the ramp's first step.
+            requests: { lo: Math.round(FIRST_STEP * c.seconds) },
+          }
+        : {}),
+    },
+    connectS,
+    // Throughput and CPU are counted over the steady part of a run: after its first second
+    // (an open run's first connections; a closed run's settling), and only requests that
+    // ended within the run.
+    warmS: c.kind === 'closed' || (c.judge ?? c.compared) === 'cost' ? Math.min(CAPACITY.warmS, c.seconds / 4) : 0,
+    graceS: c.kind === 'open' ? 1 : Math.ceil(policy.backend_timeout_ms / 1000) + 2,
+  };
+}
+
+/** Throws unless every case is judged against references measured beside it, in its own phase. */
+function checkReferences(exp, cases) {
+  for (const c of cases) {
+    for (const ref of [c.expected.overheadMs, c.expected.efficiency, c.expected.throughput].flatMap((x) =>
+      Object.values(x || {}),
+    )) {
+      const r = cases.find((x) => x.id === ref.case);
+      if (!r || r.phase !== c.phase)
+        throw new Error(`${exp.name} ${c.id}: reference case ${ref.case} is not in its phase`);
+    }
+  }
+}
+
+function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
+  const targets = exp.targets(policy);
+  const bounds = boundsOf(exp);
+  const { floors, ceilings, throughputFloors, closedFloors } = bounds;
+  const specs = caseSpecs(exp, suite, knobs, factor, targets, bounds);
   let t = leadInMs;
   const phaseMs = {};
   // The cases wrk sends (the seed's closed load, by the seed's load generator) run after k6's,
@@ -148,12 +222,13 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
   // which the backend has had every request in flight when wrk stopped.
   const settleMs = policy.backend_timeout_ms + 1000;
   const cases = specs.map((c, i) => {
+    const target = targets.find((x) => x.id === c.target);
     if (!sentByK6(c)) {
       const against = againstRefs(c);
       return wrkCase({
         exp,
         c,
-        target: targets.find((x) => x.id === c.target),
+        target,
         settleMs,
         throughput: against('throughput', lows(throughputFloors[c.target])),
         efficiency: against('throughput', lows(closedFloors[c.target])),
@@ -168,54 +243,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // k6 drops arrivals.
     const connectS = { closed: CAPACITY.connectS, open: CAPACITY.openConnectS }[c.kind] ?? 0;
     t += connectS * 1000;
-    const target = targets.find((x) => x.id === c.target);
-    const durationMs = c.kind === 'ramp' ? c.steps.length * (c.rampS + c.holdS) * 1000 : c.seconds * 1000;
-    const seed = exp.seedFigures[c.beside ?? c.id];
-    const against = againstRefs(c);
-    const out = {
-      ...c,
-      ...(c.kind === 'open' ? { vus: openVus(c.rate) } : {}),
-      name: `${exp.name}/${c.id}`,
-      service: target.service,
-      path: `${target.path}/${c.id}`, // the backend counts what it receives per path, so per case
-      startMs: t,
-      durationMs,
-      relaysAll: target.relaysAll,
-      metric: metricName(c.id),
-      seed: seed || null,
-      expected: {
-        // A relayed answer cannot arrive sooner than the backend's delay, less 1 ms (the backend's
-        // sleep starts on nginx's cached millisecond clock, which can be up to 1 ms behind).
-        relayMinMs: { lo: policy.backend_delay_ms - 1 },
-        backend: { slack: 'unanswered and 502/504 answers on the relay route, each counted' },
-        // A ramp measures where the server stops keeping up; what it must do is judged elsewhere.
-        ...(c.kind === 'open'
-          ? {
-              requests: { lo: Math.floor(c.rate * c.seconds * CAPACITY.sustain), hi: Math.round(c.rate * c.seconds) },
-              errorRate: { hi: CAPACITY.errorRate },
-              p99Ms: { hi: CAPACITY.p99Ms },
-              overheadMs: against(
-                'latency',
-                ceilings[c.target] !== undefined ? { direct: { hi: ceilings[c.target] } } : null,
-              ),
-              efficiency: against('cost', lows(floors[c.target])),
-            }
-          : {}),
-        ...(c.kind === 'closed'
-          ? {
-              errorRate: { hi: CAPACITY.errorRate },
-              // What k6 alone can judge: the server carried at least the ramp's first step.
-              requests: { lo: Math.round(FIRST_STEP * c.seconds) },
-            }
-          : {}),
-      },
-      connectS,
-      // Throughput and CPU are counted over the steady part of a run: after its first second
-      // (an open run's first connections; a closed run's settling), and only requests that
-      // ended within the run.
-      warmS: c.kind === 'closed' || (c.judge ?? c.compared) === 'cost' ? Math.min(CAPACITY.warmS, c.seconds / 4) : 0,
-      graceS: c.kind === 'open' ? 1 : Math.ceil(policy.backend_timeout_ms / 1000) + 2,
-    };
+    const out = k6Case({ exp, c, startMs: t, connectS, target, policy, bounds });
     // An open run below the breakpoint leaves nothing queued: the next starts once its grace
     // period is over, so that a slow spell's stragglers (a server's queue, k6's VUs still busy)
     // end within the case that had them and never in the next server's (one run queued 2.5x its
@@ -223,21 +251,12 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     // kind, and every saturating run, is followed by a pause as well.
     const next = specs.slice(i + 1).find(sentByK6);
     const settled = c.kind === 'open' && (next?.phase !== c.phase || next.kind === 'open');
-    phaseMs[c.phase] = t + durationMs + out.graceS * 1000;
-    t += durationMs + out.graceS * 1000 + (settled ? 0 : CAPACITY.pauseMs);
+    phaseMs[c.phase] = t + out.durationMs + out.graceS * 1000;
+    t += out.durationMs + out.graceS * 1000 + (settled ? 0 : CAPACITY.pauseMs);
     return out;
   });
   for (const c of cases.filter(sentBy('wrk'))) phaseMs[c.phase] += c.pauseMs + c.durationMs + c.settleMs;
-  // A case is judged against references measured beside it, in its own phase.
-  for (const c of cases) {
-    for (const ref of [c.expected.overheadMs, c.expected.efficiency, c.expected.throughput].flatMap((x) =>
-      Object.values(x || {}),
-    )) {
-      const r = cases.find((x) => x.id === ref.case);
-      if (!r || r.phase !== c.phase)
-        throw new Error(`${exp.name} ${c.id}: reference case ${ref.case} is not in its phase`);
-    }
-  }
+  checkReferences(exp, cases);
   return {
     experiment: exp.name,
     kind: 'capacity',
