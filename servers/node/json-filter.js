@@ -16,7 +16,8 @@ import net from 'node:net';
 import cluster from 'node:cluster';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { Http1Parser, HttpError, response } from './lib/http1.js';
+import { response } from './lib/http1.js';
+import { Connection } from './lib/connection.js';
 import { BackendPool } from './lib/backend-pool.js';
 import { shouldRelay } from './lib/filter-rule.js';
 import { serverMetrics, gatherForWorkers } from './lib/metrics.js';
@@ -103,36 +104,11 @@ function burn() {
   while (cpuUs() < until);
 }
 
-if (workers > 0 && cluster.isPrimary) {
-  // Cluster mode: the workers share the listening socket; the primary only supervises.
-  for (let i = 0; i < workers; i += 1) cluster.fork();
-  let stopping = false;
-  cluster.on('exit', (w, code, signal) => {
-    if (!stopping) console.error(`json-filter: worker ${w.process.pid} exited (${signal || code})`);
-  });
-  for (const sig of ['SIGTERM', 'SIGINT']) {
-    process.on(sig, () => {
-      stopping = true;
-      for (const w of Object.values(cluster.workers)) w.process.kill('SIGTERM');
-      setTimeout(() => process.exit(0), 200).unref();
-      cluster.disconnect(() => process.exit(0));
-    });
-  }
-  gatherForWorkers();
-  console.log(`json-filter primary ${process.pid}: ${workers} workers on ${o.host}:${port} -> ${o.backend}`);
-} else {
-  serve();
-}
-
-function serve() {
-  const pool = new BackendPool({
-    host: bhost,
-    port: Number(bport),
-    max: num('pool-size', 1),
-    timeoutMs: num('backend-timeout-ms', 1),
-    maxWaiting: num('pool-queue', 0),
-    waitTimeoutMs: num('pool-wait-ms', 1),
-  });
+/**
+ * This process's counts, as its /stats JSON and as Prometheus counters, moving together: `stats`,
+ * `counted[outcome]()` per request outcome, and the connections' counters.
+ */
+function filterCounters(metrics) {
   const stats = {
     requests: 0,
     relayed: 0,
@@ -143,7 +119,6 @@ function serve() {
     connections: 0,
     refused: 0,
   };
-  const metrics = serverMetrics();
   const outcomes = metrics.counter(
     'json_filter_requests_total',
     'Requests by outcome: relayed, filtered, rejected, backend_error, fault (--fault), served (GET)',
@@ -175,232 +150,123 @@ function serve() {
       ];
     }),
   );
+  return { stats, counted, connections, refusedConnections };
+}
 
-  /**
-   * One request: `reply(slot, bytes, close)` gets its answer, at once or when the backend
-   * answers (no Promise per request: the hot path is callbacks). GET /healthz answers 200;
-   * GET /stats answers the worker's counters as JSON; GET /metrics the whole server's (every
-   * worker's) in Prometheus text format.
-   */
-  function handle(msg, slot, reply) {
-    stats.requests += 1;
-    if (msg.method === 'GET' && msg.target === '/healthz') return reply(slot, response(200, { body: 'ok\n' }));
-    if (msg.method === 'GET' && msg.target === '/metrics') {
-      return metrics
-        .text()
-        .then((text) => reply(slot, response(200, { body: text, headers: { 'content-type': metrics.contentType } })));
+/**
+ * GET /healthz answers 200; GET /stats the worker's counters as JSON; GET /metrics the whole
+ * server's (every worker's) in Prometheus text format. False for any other request.
+ */
+function answerGet({ metrics, pool, stats }, msg, slot, reply) {
+  if (msg.method !== 'GET') return false;
+  if (msg.target === '/healthz') reply(slot, response(200, { body: 'ok\n' }));
+  else if (msg.target === '/metrics') {
+    metrics
+      .text()
+      .then((text) => reply(slot, response(200, { body: text, headers: { 'content-type': metrics.contentType } })));
+  } else if (msg.target === '/stats') {
+    const body = JSON.stringify({ pid: process.pid, pool: pool.open, ...stats });
+    reply(slot, response(200, { body, headers: { 'content-type': 'application/json' } }));
+  } else return false;
+  return true;
+}
+
+/** The backend's answer relayed, or the pool's error as the status it names (502 by default). */
+function relay({ pool, counted }, msg, slot, reply) {
+  pool.send('POST', msg.target, msg.body, (e, r) => {
+    if (e) {
+      counted.backend_error();
+      return reply(slot, response(e.status || 502, { body: `${e.message}\n` }));
     }
-    if (msg.method === 'GET' && msg.target === '/stats') {
-      return reply(
-        slot,
-        response(200, {
-          body: JSON.stringify({ pid: process.pid, pool: pool.open, ...stats }),
-          headers: { 'content-type': 'application/json' },
-        }),
-      );
-    }
-    if (msg.method !== 'POST') {
-      counted.rejected();
-      return reply(slot, response(405, { body: 'POST a JSON document\n', headers: { allow: 'POST' } }));
-    }
-    let doc;
-    try {
-      doc = JSON.parse(msg.body.toString('utf8'));
-    } catch {
-      counted.rejected();
-      return reply(slot, response(400, { body: 'invalid JSON\n' }));
-    }
-    if (burnUs) burn();
-    documents += 1;
-    if (o.fault === 'error-every-20' && documents % 20 === 0) {
-      counted.fault();
-      return reply(slot, response(500, { body: 'failed on purpose (--fault error-every-20)\n' }));
-    }
-    if (o.fault !== 'relay-all' && !shouldRelay(doc)) {
-      counted.filtered();
-      return reply(slot, response(204));
-    }
-    return pool.send('POST', msg.target, msg.body, (e, r) => {
-      if (e) {
-        counted.backend_error();
-        return reply(slot, response(e.status || 502, { body: `${e.message}\n` }));
-      }
-      counted.relayed();
-      const headers = r.headers['content-type'] ? { 'content-type': r.headers['content-type'] } : undefined;
-      return reply(slot, response(r.status, { body: r.body, headers }));
-    });
+    counted.relayed();
+    const headers = r.headers['content-type'] ? { 'content-type': r.headers['content-type'] } : undefined;
+    return reply(slot, response(r.status, { body: r.body, headers }));
+  });
+}
+
+/**
+ * One request: `reply(slot, bytes, close)` gets its answer, at once or when the backend
+ * answers (no Promise per request: the hot path is callbacks). A POSTed document is parsed,
+ * burns --burn-us, meets --fault, and is filtered (204) or relayed as the rule says.
+ */
+function handle(ctx, msg, slot, reply) {
+  const { stats, counted } = ctx;
+  stats.requests += 1;
+  if (answerGet(ctx, msg, slot, reply)) return;
+  if (msg.method !== 'POST') {
+    counted.rejected();
+    return reply(slot, response(405, { body: 'POST a JSON document\n', headers: { allow: 'POST' } }));
   }
+  let doc;
+  try {
+    doc = JSON.parse(msg.body.toString('utf8'));
+  } catch {
+    counted.rejected();
+    return reply(slot, response(400, { body: 'invalid JSON\n' }));
+  }
+  if (burnUs) burn();
+  documents += 1;
+  if (o.fault === 'error-every-20' && documents % 20 === 0) {
+    counted.fault();
+    return reply(slot, response(500, { body: 'failed on purpose (--fault error-every-20)\n' }));
+  }
+  if (o.fault !== 'relay-all' && !shouldRelay(doc)) {
+    counted.filtered();
+    return reply(slot, response(204));
+  }
+  return relay(ctx, msg, slot, reply);
+}
 
-  // Over the connection cap, before any request is read: the answer, and the connection closed.
-  const TOO_MANY = response(503, { body: 'too many connections\n', close: true });
+// Over the connection cap, before any request is read: the answer, and the connection closed.
+const TOO_MANY = response(503, { body: 'too many connections\n', close: true });
+
+/**
+ * A connection over --max-connections: 503 and our side closed at once. What the client sends
+ * meanwhile is read and dropped for at most a second, so that the close does not turn into a
+ * reset that could destroy the answer before the client reads it.
+ */
+function refuse({ stats, refusedConnections }, socket) {
+  stats.refused += 1;
+  refusedConnections.inc();
+  socket.on('error', () => socket.destroy());
+  socket.resume();
+  socket.end(TOO_MANY);
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+/** This process's server: the backend pool, the counters, the listening socket and its connections, up to --max-connections. */
+function serve() {
+  const pool = new BackendPool({
+    host: bhost,
+    port: Number(bport),
+    max: num('pool-size', 1),
+    timeoutMs: num('backend-timeout-ms', 1),
+    maxWaiting: num('pool-queue', 0),
+    waitTimeoutMs: num('pool-wait-ms', 1),
+  });
+  const metrics = serverMetrics();
+  const ctx = { pool, metrics, ...filterCounters(metrics) };
+  const handleOne = (msg, slot, reply) => handle(ctx, msg, slot, reply);
+  const settings = {
+    limits,
+    maxPipeline,
+    headerTimeoutMs,
+    idleTimeoutMs,
+    sendTimeoutMs,
+    handle: handleOne,
+    rejected: ctx.counted.rejected,
+  };
   let open = 0; // connections being served by this process
-
   const server = net.createServer((socket) => {
-    stats.connections += 1;
-    connections.inc();
-    if (open >= maxConnections) {
-      refuse(socket);
-      return;
-    }
+    ctx.stats.connections += 1;
+    ctx.connections.inc();
+    if (open >= maxConnections) return refuse(ctx, socket);
     open += 1;
     socket.on('close', () => {
       open -= 1;
     });
-    serveConnection(socket);
+    new Connection(socket, settings);
   });
-
-  /**
-   * A connection over --max-connections: 503 and our side closed at once. What the client sends
-   * meanwhile is read and dropped for at most a second, so that the close does not turn into a
-   * reset that could destroy the answer before the client reads it.
-   */
-  function refuse(socket) {
-    stats.refused += 1;
-    refusedConnections.inc();
-    socket.on('error', () => socket.destroy());
-    socket.resume();
-    socket.end(TOO_MANY);
-    setTimeout(() => socket.destroy(), 1000).unref();
-  }
-
-  /**
-   * One client connection. Requests are taken from the parser one at a time, at most
-   * --max-pipeline in flight; answers go out in request order. While the socket's write buffer
-   * is full (the client reads slower than we answer, or not at all) nothing more is read or
-   * dispatched, and if it stays full for --send-timeout-ms the connection is cut off. Reading
-   * pauses whenever no more requests may be taken, so the client's bytes wait in the kernel.
-   */
-  function serveConnection(socket) {
-    socket.setNoDelay(true);
-    const parser = new Http1Parser(limits);
-    const queue = []; // pending answers, in request order: {bytes, close} once ready
-    let done = false; // no more requests are taken (the last one asked to close, or an error)
-    let blocked = false; // the write buffer is full: wait for 'drain'
-    let pumping = false; // taking requests: answers made meanwhile are written when it ends
-    let headerTimer = null;
-    let sendTimer = null;
-
-    // Writes the answers that are ready, in order (several in one write); false once the
-    // connection is finished (an answer that closes it went out).
-    const writeReady = () => {
-      const several = queue.length > 1 && queue[1].ready;
-      if (several) socket.cork();
-      let open = true;
-      while (queue.length && queue[0].ready) {
-        const a = queue.shift();
-        const written = socket.write(a.bytes);
-        if (a.close) {
-          open = false;
-          break;
-        }
-        if (!written) block();
-      }
-      if (several) socket.uncork();
-      if (!open) finish();
-      return open;
-    };
-    // An answer is ready: written now unless requests are being taken (then when that ends).
-    const reply = (slot, bytes, close) => {
-      slot.bytes = bytes;
-      slot.ready = true;
-      if (close) slot.close = true;
-      if (!pumping && !socket.destroyed && queue[0] === slot && writeReady()) pump();
-    };
-    // The last answer is written: close our side; read and drop what the client still sends,
-    // but not for longer than a second.
-    const finish = () => {
-      done = true;
-      queue.length = 0;
-      clearTimers();
-      socket.end();
-      socket.resume();
-      setTimeout(() => socket.destroy(), 1000).unref();
-    };
-    // Write backpressure: the client is not taking our answers; wait for 'drain', a while at most.
-    const block = () => {
-      if (blocked) return;
-      blocked = true;
-      sendTimer = setTimeout(() => socket.destroy(), sendTimeoutMs);
-      socket.once('drain', unblock);
-    };
-    const unblock = () => {
-      blocked = false;
-      clearTimeout(sendTimer);
-      sendTimer = null;
-      pump();
-    };
-    const clearTimers = () => {
-      clearTimeout(headerTimer);
-      clearTimeout(sendTimer);
-      headerTimer = null;
-    };
-    const slotFor = (close) => {
-      const slot = { ready: false, bytes: null, close };
-      queue.push(slot);
-      return slot;
-    };
-    // A request the parser refuses: its error answer (after the answers before it), then close.
-    const refuseRequest = (e) => {
-      counted.rejected();
-      done = true;
-      reply(slotFor(true), response(e.status, { body: `${e.message}\n`, close: true }));
-    };
-    // Takes the requests already received while there is room, writes the answers made at once,
-    // and again; then reads from the client only if more may be taken (otherwise its bytes wait
-    // in the kernel, and the client's writes stall).
-    const pump = () => {
-      for (;;) {
-        if (socket.destroyed) return;
-        pumping = true;
-        while (!done && !blocked && queue.length < maxPipeline) {
-          let msg;
-          try {
-            msg = parser.next();
-          } catch (e) {
-            if (!(e instanceof HttpError)) throw e;
-            refuseRequest(e);
-            break;
-          }
-          if (!msg) break;
-          if (!msg.keepAlive) done = true; // RFC 9112 9.6: nothing after a request that closes
-          handle(msg, slotFor(!msg.keepAlive), reply);
-        }
-        pumping = false;
-        if (!(queue.length && queue[0].ready)) break;
-        if (!writeReady()) return;
-      }
-      const room = !done && !blocked && queue.length < maxPipeline;
-      if (done || room)
-        socket.resume(); // after the last request: read and drop
-      else socket.pause();
-      armHeaderTimer(room && parser.partial);
-    };
-    // A client that starts a request and does not finish it within the timeout is cut off. The
-    // clock starts at the request's first byte and is not reset by more bytes, or a client
-    // trickling a byte at a time would hold the connection for ever. It runs only while we wait
-    // for the client, not while its requests wait for room.
-    const armHeaderTimer = (waitingForClient) => {
-      if (!waitingForClient) {
-        clearTimeout(headerTimer);
-        headerTimer = null;
-      } else if (!headerTimer) {
-        headerTimer = setTimeout(() => socket.destroy(), headerTimeoutMs);
-      }
-    };
-
-    socket.on('data', (chunk) => {
-      if (done) return;
-      parser.feed(chunk);
-      pump();
-    });
-    // A keep-alive connection with nothing in progress is closed after the idle timeout (one
-    // whose answers wait to be written is the send timeout's).
-    socket.setTimeout(idleTimeoutMs, () => {
-      if (queue.length === 0 && !parser.partial && !blocked) socket.destroy();
-    });
-    socket.on('error', () => socket.destroy());
-    socket.on('close', clearTimers);
-  }
   server.keepAliveTimeout = 0;
   server.listen(port, o.host, () => {
     if (!cluster.isWorker) console.log(`json-filter ${process.pid} on ${o.host}:${port} -> ${o.backend}`);
@@ -412,4 +278,25 @@ function serve() {
       process.exit(0);
     });
   }
+}
+
+if (workers > 0 && cluster.isPrimary) {
+  // Cluster mode: the workers share the listening socket; the primary only supervises.
+  for (let i = 0; i < workers; i += 1) cluster.fork();
+  let stopping = false;
+  cluster.on('exit', (w, code, signal) => {
+    if (!stopping) console.error(`json-filter: worker ${w.process.pid} exited (${signal || code})`);
+  });
+  for (const sig of ['SIGTERM', 'SIGINT']) {
+    process.on(sig, () => {
+      stopping = true;
+      for (const w of Object.values(cluster.workers)) w.process.kill('SIGTERM');
+      setTimeout(() => process.exit(0), 200).unref();
+      cluster.disconnect(() => process.exit(0));
+    });
+  }
+  gatherForWorkers();
+  console.log(`json-filter primary ${process.pid}: ${workers} workers on ${o.host}:${port} -> ${o.backend}`);
+} else {
+  serve();
 }
