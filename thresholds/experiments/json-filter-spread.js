@@ -11,7 +11,8 @@ export default {
   "20261124-141549-610-16317-breakpoint-quick5",
   "20261124-142221-528-17037-breakpoint-quick5",
   "20261124-142845-921-17693-breakpoint-quick5",
-  "20261124-221408-342-19055-breakpoint-quick5"
+  "20261124-221408-342-19055-breakpoint-quick5",
+  "20261126-094237-884-5217-breakpoint-quick5"
  ],
  "closedEfficiency": {
   "node": {
@@ -37,7 +38,7 @@ export default {
  },
  "overheadMs": {
   "node": [ 0.37, 0.75 ],
-  "node-cluster": [ 0.55, 2.22 ],
+  "node-cluster": [ 0.55, 3.91 ],
   "erlang": [ 0.35, 0.68 ],
   "nginx": [ -0.12, 0.28 ]
  }
