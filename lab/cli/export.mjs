@@ -33,9 +33,9 @@ function exportRequest(words, root) {
   return { request, policyFile: flags.policy };
 }
 
-/** The `./labw up` words of the stack this plan was made for: its experiment (or policy), --quick and knobs. */
-function upWords(plan, policyFile) {
-  const knobs = Object.entries(plan.overrides ?? {}).map(([k, v]) => `${k}=${v}`);
+/** The `./labw up` words of the stack this plan was made for: its experiment (or policy), --quick and the what-if knobs. */
+function upWords(plan, overrides, policyFile) {
+  const knobs = Object.entries(overrides ?? {}).map(([k, v]) => `${k}=${v}`);
   return [
     policyFile ? `--policy=${policyFile}` : plan.experiment,
     ...(plan.factor > 1 ? [`--quick=${plan.factor}`] : []),
@@ -44,7 +44,7 @@ function upWords(plan, policyFile) {
 }
 
 /** The script's header: what it tests, how it was made, how to run it. */
-function about({ plan, phases, words, commit, policyFile }) {
+function about({ plan, overrides, phases, words, commit, policyFile }) {
   const exp = plan.experiment;
   return [
     `${exp}, ${plan.suite} suite${plan.factor > 1 ? `, --quick x${plan.factor}` : ''}${plan.phase ? `, phase ${plan.phase}` : ''}: ${plan.cases.length} cases.`,
@@ -53,7 +53,7 @@ function about({ plan, phases, words, commit, policyFile }) {
     "Each threshold is what the lab's model of the policy expects, with its stated tolerance: one that",
     'fails says the proxy did not do what its policy says (or k6 could not send the schedule).',
     '',
-    `Run it:   k6 run script.js                       (the lab's stack: ./labw up ${upWords(plan, policyFile)})`,
+    `Run it:   k6 run script.js                       (the lab's stack: ./labw up ${upWords(plan, overrides, policyFile)})`,
     '          k6 run -e BASE_URL=http://host script.js   (the same ports elsewhere), or each <SERVICE>_URL',
     "Archive:  k6 archive script.js                   (k6-operator's TestRun, Grafana Cloud k6)",
     ...(phases.length > 1
@@ -79,7 +79,14 @@ export default async function exportCommand(words, { root, say }) {
   const ports = Object.fromEntries(Object.entries(topology.services).map(([name, s]) => [name, s.ports?.http]));
   const script = exportScript(root, plan, {
     ports,
-    about: about({ plan, phases, words, commit: gitState(root), policyFile }),
+    about: about({
+      plan,
+      overrides: request.overrides[plan.experiment],
+      phases,
+      words,
+      commit: gitState(root),
+      policyFile,
+    }),
   });
   if (!values.out) {
     process.stdout.write(script);
