@@ -186,15 +186,19 @@ export const prom = (title, unit, queries, { cgroups, ...extra } = {}) => {
 export const orZero = (expr, like) => `${expr} or (0 * ${like})`;
 
 /**
- * Per second, exactly: each step's growth of the counters `selector` summed by `by`, with a
+ * Per second, exactly: each step's growth of every counter of `selector`, summed by `by`, with a
  * series born inside the step counted whole from zero. rate() cannot count what a counter held
  * at its first sample, and k6 pushes a counter only once it has grown: a 1 s case's limited
- * answers drew as 0. Over the run this adds up to the count. `wrap` renames labels around the
- * selector (label_replace), so that the offset stays on the selector itself.
+ * answers drew as 0. A series that fell is a process started again under the same labels (a
+ * proxy's counters from one run to the next, which carry no testid; Prometheus stopped with the
+ * stack writes no staleness marker, so the last run's value is still seen): its growth is what
+ * it holds now, as rate() reads a reset. Over the run this adds up to the count. `wrap` renames
+ * labels around the selector (label_replace), so that the offset stays on the selector itself.
  */
 export const perSecond = (selector, by = 'case', wrap = (x) => x) => {
-  const sum = (x) => `sum by (${by}) (${wrap(x)})`;
-  return `((${sum(selector)} - ${sum(`${selector} offset $__interval`)}) or ${sum(selector)}) / ($__interval_ms / 1000)`;
+  const now = wrap(selector);
+  const growth = `((${now} - ${wrap(`${selector} offset $__interval`)}) >= 0) or ${now}`;
+  return `sum by (${by}) (${growth}) / ($__interval_ms / 1000)`;
 };
 
 // What a per-second panel says of its steps: k6 pushes every second, so a burst shorter than a
