@@ -21,7 +21,7 @@ import { startStack, stopStack } from '../stack/start-stop.mjs';
 import { labEnv, openRun } from '../run/suite.mjs';
 import { kindFor } from '../kinds/index.mjs';
 import { formatTable } from '../judge/table.mjs';
-import { storeCounts, countsTable, k6Counts } from '../judge/nothing-lost.mjs';
+import { storeCounts, countsTable, k6Counts, judgedFiguresRow, COUNTS_HEAD } from '../judge/nothing-lost.mjs';
 import { refusedWrites } from '../stores/refusals.mjs';
 import { METRICS_PROFILE, storeUrls, storesPolicy, applyRetention, influxSeries, rssMiB } from '../stores/stores.mjs';
 import { writeOutcomes, outcomeCounts, remoteWrite } from '../stores/outcomes.mjs';
@@ -158,67 +158,138 @@ const headSeries = async (urls) =>
   (await (await fetch(`${urls.prometheus}/api/v1/status/tsdb`, { signal: AbortSignal.timeout(60_000) })).json()).data
     .headStats.numSeries;
 
+/** The scratch stores started (their retention applied): {stack, pid: {name: pid}}. */
+async function startScratchStores(root, { env, topology, urls, run, scratch, say }) {
+  const policy = storesPolicy(env);
+  const stack = await startStack({
+    root: scratch,
+    env,
+    topology,
+    profile: METRICS_PROFILE,
+    policy,
+    targets: [],
+    tmpDir: join(run.tmp, 'stack'),
+    logDir: join(run.dir, 'logs'),
+    state: run.state,
+    log: (m) => say(`  ${m}`),
+  });
+  await applyRetention(urls, policy.retention);
+  return { stack, pid: Object.fromEntries(stack.procs.map((p) => [p.name, p.pid])) };
+}
+
+/** The series a suite's synthetic run adds to each store, added into `expect`. */
+function expectSeries(expect, shapes) {
+  const total = (o) => Object.values(o).reduce((a, b) => a + b, 0);
+  for (const x of shapes) {
+    expect.prometheus += total(x.series.prometheus);
+    expect.forwarded += total(x.series.influx.prometheus);
+    expect.k6 += total(x.series.influx.k6);
+  }
+}
+
+/** Up to `runs` synthetic runs, the suites in turn, within the deadline: {done, expect, wroteS}. */
+async function writeRuns(urls, shapes, runs, at, say) {
+  const order = Object.keys(shapes);
+  const started = Date.now();
+  const expect = { prometheus: 0, forwarded: 0, k6: 0 };
+  let done = 0;
+  for (; done < runs && Date.now() - started < DEADLINE_MS; done += 1) {
+    const suite = order[done % order.length];
+    const t0 = at();
+    await writeRun(urls, shapes[suite], testidAt(t0, done, suite), t0);
+    expectSeries(expect, shapes[suite]);
+    if ((done + 1) % 50 === 0)
+      say(
+        `  ${done + 1} runs in ${((Date.now() - started) / 1000).toFixed(0)} s; Prometheus ${await headSeries(urls)} series`,
+      );
+  }
+  if (done < runs) say(`stopped at ${done} runs: the bench's ${DEADLINE_MS / 60_000} min were up`);
+  return { done, expect, wroteS: (Date.now() - started) / 1000 };
+}
+
+/** Forwarding runs behind: waits until InfluxDB holds every forwarded series (or the wait is up): {held, forwardS}. */
+async function awaitForwarding(urls, forwarded) {
+  const fwStart = Date.now();
+  let held = await influxSeries(urls);
+  while ((held[urls.forwarded] ?? 0) < forwarded && Date.now() - fwStart < FORWARD_WAIT_MS) {
+    await new Promise((r) => setTimeout(r, 2000));
+    held = await influxSeries(urls);
+  }
+  return { held, forwardS: (Date.now() - fwStart) / 1000 };
+}
+
+/** Each store's series (held against written), RSS and disk, as a table. */
+function storesTable(urls, figures) {
+  const { series: held } = figures.influx;
+  const { expected } = figures;
+  const f0 = (x) => (x === null ? '-' : x.toFixed(0));
+  const allInflux = Object.values(held).reduce((a, b) => a + b, 0);
+  return formatTable(
+    [
+      ['InfluxDB k6', String(held[urls.database] ?? 0), String(expected.k6), '', ''],
+      ['InfluxDB prometheus', String(held[urls.forwarded] ?? 0), String(expected.forwarded), '', ''],
+      ['InfluxDB (influxd)', String(allInflux), '', f0(figures.influx.rssMiB), figures.influx.disk],
+      [
+        'Prometheus (head)',
+        String(figures.prometheus.series),
+        String(expected.prometheus),
+        f0(figures.prometheus.rssMiB),
+        figures.prometheus.disk,
+      ],
+    ],
+    ['store', 'series', 'series written', 'RSS MiB', 'disk'],
+  );
+}
+
+/** One more (smoke) run, read back as the nothing-lost table reads a run: {testid, agree, readS, rows}. */
+async function readBackOneRun(urls, shapes, testid, t0) {
+  const summaries = await writeRun(urls, shapes.smoke, testid, t0);
+  const rows = [];
+  let agree = true;
+  const readStarted = Date.now();
+  for (const x of shapes.smoke) {
+    const kind = kindFor(x.plan);
+    const stores = await storeCounts(urls, testid, x.plan.experiment, kind.streams);
+    const table = countsTable(x.plan, k6Counts(x.plan, kind, summaries[x.plan.experiment]), stores, null);
+    rows.push(...table.rows);
+    agree &&= table.agree;
+  }
+  const wanted = shapes.smoke.reduce((n, x) => n + x.outcomes.reduce((a, o) => a + o.figures.length, 0), 0);
+  const { same, row } = judgedFiguresRow(wanted, await outcomeCounts(urls, testid));
+  rows.push(row);
+  return { testid, agree: agree && same, readS: (Date.now() - readStarted) / 1000, rows };
+}
+
+/** The writes Prometheus's log says it refused. */
+function refusedInLog(dir) {
+  const log = join(dir, 'logs', 'prometheus.log');
+  return refusedWrites(existsSync(log) ? readFileSync(log, 'utf8') : '');
+}
+
+/** `bench stores`: the stores started, the runs written and forwarded, the figures printed, one run read back; 0 when nothing was refused or lost. */
 export default async function benchStores(root, request, { say = console.log } = {}) {
   const runs = request.factor > 1 ? 100 : 500;
   const env = labEnv(root);
   const run = await openRun(root, 'bench-stores', { kind: 'bench', say, latest: false });
-  const { dir, tmp, state } = run;
-  const scratch = join(tmp, 'root');
+  const scratch = join(run.tmp, 'root');
   const topology = scratchTopology(root, scratch);
   const urls = storeUrls(topology);
   let stack;
   try {
     say("the lab's tag sets for every suite's experiments (k6 code run on each plan)");
     const shapes = await suiteShapes();
-    const order = Object.keys(shapes);
-    const policy = storesPolicy(env);
-    stack = await startStack({
-      root: scratch,
-      env,
-      topology,
-      profile: METRICS_PROFILE,
-      policy,
-      targets: [],
-      tmpDir: join(tmp, 'stack'),
-      logDir: join(dir, 'logs'),
-      state,
-      log: (m) => say(`  ${m}`),
-    });
-    await applyRetention(urls, policy.retention);
-    const pid = Object.fromEntries(stack.procs.map((p) => [p.name, p.pid]));
+    let pid;
+    ({ stack, pid } = await startScratchStores(root, { env, topology, urls, run, scratch, say }));
     // Prometheus forwards only samples newer than its start, and a query sees only what is not
     // in the future: each run's samples end as it is written, and the first begins after the start.
     await new Promise((r) => setTimeout(r, SAMPLES * 1000));
-    const started = Date.now();
     const at = () => Date.now() - SAMPLES * 1000;
-    const expect = { prometheus: 0, forwarded: 0, k6: 0 };
-    let done = 0;
-    say(`writing ${runs} runs (suites in turn: ${order.join(', ')}), ${SAMPLES} samples per series, into ${scratch}`);
-    for (; done < runs && Date.now() - started < DEADLINE_MS; done += 1) {
-      const suite = order[done % order.length];
-      const t0 = at();
-      await writeRun(urls, shapes[suite], testidAt(t0, done, suite), t0);
-      for (const x of shapes[suite]) {
-        expect.prometheus += Object.values(x.series.prometheus).reduce((a, b) => a + b, 0);
-        expect.forwarded += Object.values(x.series.influx.prometheus).reduce((a, b) => a + b, 0);
-        expect.k6 += Object.values(x.series.influx.k6).reduce((a, b) => a + b, 0);
-      }
-      if ((done + 1) % 50 === 0)
-        say(
-          `  ${done + 1} runs in ${((Date.now() - started) / 1000).toFixed(0)} s; Prometheus ${await headSeries(urls)} series`,
-        );
-    }
-    const wroteS = (Date.now() - started) / 1000;
-    if (done < runs) say(`stopped at ${done} runs: the bench's ${DEADLINE_MS / 60_000} min were up`);
-    // Forwarding runs behind: wait until InfluxDB holds every forwarded series.
+    say(
+      `writing ${runs} runs (suites in turn: ${Object.keys(shapes).join(', ')}), ${SAMPLES} samples per series, into ${scratch}`,
+    );
+    const { done, expect, wroteS } = await writeRuns(urls, shapes, runs, at, say);
     say(`waiting for Prometheus to forward all it holds to InfluxDB (${expect.forwarded} series)`);
-    const fwStart = Date.now();
-    let held = await influxSeries(urls);
-    while ((held[urls.forwarded] ?? 0) < expect.forwarded && Date.now() - fwStart < FORWARD_WAIT_MS) {
-      await new Promise((r) => setTimeout(r, 2000));
-      held = await influxSeries(urls);
-    }
-    const forwardS = (Date.now() - fwStart) / 1000;
+    const { held, forwardS } = await awaitForwarding(urls, expect.forwarded);
     const data = join(scratch, '.lab', 'data');
     const figures = {
       runs: done,
@@ -233,75 +304,24 @@ export default async function benchStores(root, request, { say = console.log } =
         disk: duSize(join(data, 'prometheus')),
       },
     };
-    const f0 = (x) => (x === null ? '-' : x.toFixed(0));
     say(`\n${done} runs written in ${wroteS.toFixed(0)} s, forwarded ${forwardS.toFixed(0)} s later; ${machine()}\n`);
-    say(
-      formatTable(
-        [
-          ['InfluxDB k6', String(held[urls.database] ?? 0), String(expect.k6), '', ''],
-          ['InfluxDB prometheus', String(held[urls.forwarded] ?? 0), String(expect.forwarded), '', ''],
-          [
-            'InfluxDB (influxd)',
-            String(Object.values(held).reduce((a, b) => a + b, 0)),
-            '',
-            f0(figures.influx.rssMiB),
-            figures.influx.disk,
-          ],
-          [
-            'Prometheus (head)',
-            String(figures.prometheus.series),
-            String(expect.prometheus),
-            f0(figures.prometheus.rssMiB),
-            figures.prometheus.disk,
-          ],
-        ],
-        ['store', 'series', 'series written', 'RSS MiB', 'disk'],
-      ),
-    );
-
-    // One more run, read back as the nothing-lost table reads a run.
+    say(storesTable(urls, figures));
     const lastAt = at();
-    const last = testidAt(lastAt, done, 'smoke');
-    const summaries = await writeRun(urls, shapes.smoke, last, lastAt);
-    const rows = [];
-    let agree = true;
-    const readStarted = Date.now();
-    for (const x of shapes.smoke) {
-      const kind = kindFor(x.plan);
-      const stores = await storeCounts(urls, last, x.plan.experiment, kind.streams);
-      const table = countsTable(x.plan, k6Counts(x.plan, kind, summaries[x.plan.experiment]), stores, null);
-      rows.push(...table.rows);
-      agree &&= table.agree;
-    }
-    const wanted = shapes.smoke.reduce((n, x) => n + x.outcomes.reduce((a, o) => a + o.figures.length, 0), 0);
-    const judged = await outcomeCounts(urls, last);
-    const same = judged.prometheus === wanted && judged.influx === wanted;
-    rows.push([
-      '(judged figures)',
-      'all',
-      String(wanted),
-      String(judged.prometheus),
-      String(judged.influx),
-      '-',
-      same ? 'ok' : 'LOST',
-    ]);
-    agree &&= same;
-    const readS = (Date.now() - readStarted) / 1000;
+    const last = await readBackOneRun(urls, shapes, testidAt(lastAt, done, 'smoke'), lastAt);
     say(
-      `\nthe run after them, ${last}, read back in ${readS.toFixed(1)} s:\n${formatTable(rows, ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'])}`,
+      `\nthe run after them, ${last.testid}, read back in ${last.readS.toFixed(1)} s:\n${formatTable(last.rows, COUNTS_HEAD)}`,
     );
-    const log = join(dir, 'logs', 'prometheus.log');
-    const refused = refusedWrites(existsSync(log) ? readFileSync(log, 'utf8') : '');
+    const refused = refusedInLog(run.dir);
     if (refused.length)
       say(
         `\nrefused writes in Prometheus's log: ${refused.map((r) => `${r.store} (${r.level}): ${r.message}`).join('; ')}`,
       );
     writeFileSync(
-      join(dir, 'bench.json'),
-      JSON.stringify({ machine: machine(), ...figures, last: { testid: last, agree, readS, rows }, refused }, null, 1),
+      join(run.dir, 'bench.json'),
+      JSON.stringify({ machine: machine(), ...figures, last, refused }, null, 1),
     );
-    say(`\nresults: ${dir}`);
-    return agree && !refused.some((r) => r.level === 'error') ? 0 : 1;
+    say(`\nresults: ${run.dir}`);
+    return last.agree && !refused.some((r) => r.level === 'error') ? 0 : 1;
   } finally {
     if (stack) await stopStack(stack);
     run.close();

@@ -133,6 +133,23 @@ export async function storeCounts(urls, testid, experiment, _streams = ['influx'
 
 export const COUNTS_HEAD = ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'];
 
+/** The nothing-lost row of a run's judged figures: how many it wrote, and how many each store holds. */
+export function judgedFiguresRow(figures, held) {
+  const same = held.prometheus === figures && held.influx === figures;
+  return {
+    same,
+    row: [
+      '(judged figures)',
+      'all',
+      String(figures),
+      String(held.prometheus),
+      String(held.influx),
+      '-',
+      same ? 'ok' : 'LOST',
+    ],
+  };
+}
+
 const FORWARD_WAIT_MS = 15_000;
 
 /**

@@ -184,6 +184,126 @@ function checkovSkips(images) {
   return { annotations: Object.fromEntries(skips.map((s, i) => [`checkov.io/skip${i + 1}`, s])) };
 }
 
+/** A service's command line as its pod runs it, checked to address no neighbour as 127.0.0.1. */
+function podArgs(s, view, ownPorts) {
+  const args = s.docker.command ? renderArgs(s.docker.command.map(String), view) : [];
+  checkPortable(s.name, 'its command', args.join('\n'), ownPorts);
+  // The lab's Node servers listen on 127.0.0.1 unless told otherwise (--host).
+  if (args[0] === 'node') args.push('--host', '0.0.0.0');
+  return args;
+}
+
+/**
+ * The init container that gives a pod a writable copy of the checkout: Node pods get their
+ * packages installed into it, and a service that writes into the checkout in Docker too (Erlang
+ * compiles into it) gets the copy alone.
+ */
+function checkoutCopier(s, to, isNode) {
+  const copy = 'cp -rL /lab-files/. .';
+  return {
+    name: isNode ? 'npm-ci' : 'copy-lab',
+    image: s.docker.image,
+    imagePullPolicy: pullPolicy(s.docker.image),
+    workingDir: to,
+    command: ['sh', '-c', isNode ? `${copy} && npm ci --omit=dev --ignore-scripts --no-audit --no-fund` : copy],
+    env: [{ name: 'HOME', value: '/tmp' }, ...(isNode ? [{ name: 'npm_config_cache', value: '/tmp/.npm' }] : [])],
+    resources: isNode ? NPM_CI_RESOURCES : COPY_RESOURCES,
+    securityContext: containerSecurity(SERVER_UID),
+    volumeMounts: [
+      { name: 'lab-files', mountPath: '/lab-files', readOnly: true },
+      { name: 'lab', mountPath: to },
+      { name: 'tmp', mountPath: '/tmp' },
+    ],
+  };
+}
+
+/**
+ * A service's compose volumes as a pod's: {volumes, mounts, initContainers}. The root filesystem
+ * is read-only, so /tmp is an emptyDir (nginx's prefix and temp paths, Envoy's and Erlang's
+ * scratch files, npm's cache); the checkout comes from the shared ConfigMap, and its rendered
+ * configs from its own.
+ */
+function podVolumes(s, { labFilesName, labFileList, configName, isNode }) {
+  const volumes = [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }];
+  const mounts = [{ name: 'tmp', mountPath: '/tmp' }];
+  const initContainers = [];
+  for (const v of s.docker.volumes) {
+    const [from, to, mode] = String(v).split(':');
+    if (from === '.') {
+      volumes.push({
+        name: 'lab-files',
+        configMap: {
+          name: labFilesName,
+          items: labFileList.map((f) => ({ key: keyOf(f), path: f, ...(f.endsWith('.sh') ? { mode: 0o755 } : {}) })),
+        },
+      });
+      if (isNode || mode !== 'ro') {
+        volumes.push({ name: 'lab', emptyDir: { sizeLimit: '512Mi' } });
+        mounts.push({ name: 'lab', mountPath: to });
+        initContainers.splice(0, initContainers.length, checkoutCopier(s, to, isNode));
+      } else {
+        mounts.push({ name: 'lab-files', mountPath: to, readOnly: true });
+      }
+    } else if (from.startsWith(`./.lab/rendered/${s.name}`)) {
+      const file = relative(`./.lab/rendered/${s.name}`, from);
+      volumes.push({ name: 'config', configMap: { name: configName } });
+      mounts.push(
+        file
+          ? { name: 'config', mountPath: to, subPath: file, readOnly: true }
+          : { name: 'config', mountPath: to, readOnly: true },
+      );
+    }
+  }
+  return { volumes, mounts, initContainers };
+}
+
+/** The service's container: the compose image and command, ready when its readiness URL answers, capped where it declares caps. */
+function serviceContainer(s, { view, args, mounts, capsText }) {
+  const http = new URL(renderText(s.ready, view));
+  return {
+    name: s.name,
+    image: s.docker.image,
+    imagePullPolicy: pullPolicy(s.docker.image),
+    ...(args.length ? { args } : {}),
+    ...(s.docker.workingDir ? { workingDir: s.docker.workingDir } : {}),
+    env: [{ name: 'HOME', value: '/tmp' }],
+    ports: Object.entries(s.ports).map(([port, number]) => ({ name: port, containerPort: number })),
+    readinessProbe: { httpGet: { path: http.pathname, port: Number(http.port) }, periodSeconds: 2 },
+    resources: s.caps ? resourcesOf(capsText) : SERVER_RESOURCES,
+    securityContext: containerSecurity(SERVER_UID),
+    volumeMounts: mounts,
+  };
+}
+
+/** The Service for a service's ports but the admin one (Envoy's is the pod's own business), and the NetworkPolicy letting only the lab's pods reach them. */
+function serviceReach(s, { meta, name, testid }) {
+  const served = Object.entries(s.ports).filter(([port]) => port !== 'admin');
+  const selector = { 'app.kubernetes.io/name': s.name, 'lab/testid': testid };
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(name),
+      spec: { selector, ports: served.map(([port, number]) => ({ name: port, port: number, targetPort: number })) },
+    },
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: meta(name),
+      spec: {
+        podSelector: { matchLabels: selector },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            from: [{ podSelector: { matchLabels: { ...PART_OF, 'lab/testid': testid } } }],
+            ports: served.map(([, number]) => ({ protocol: 'TCP', port: number })),
+          },
+        ],
+      },
+    },
+  ];
+}
+
 /**
  * Per service: a ConfigMap of its configs, rendered as Docker renders them but listening on the
  * pod's interfaces and reaching the others by their Service names; a Deployment running the
@@ -207,86 +327,15 @@ function serviceObjects({
   const files = Object.fromEntries(Object.values(renderedConfigs(root, s, view)).map(({ file, text }) => [file, text]));
   const ownPorts = Object.values(s.ports);
   for (const [name, text] of Object.entries(files)) checkPortable(s.name, name, text, ownPorts);
-  const args = s.docker.command ? renderArgs(s.docker.command.map(String), view) : [];
-  checkPortable(s.name, 'its command', args.join('\n'), ownPorts);
-  // The lab's Node servers listen on 127.0.0.1 unless told otherwise (--host).
+  const args = podArgs(s, view, ownPorts);
   const isNode = args[0] === 'node';
-  if (isNode) args.push('--host', '0.0.0.0');
   const name = nameWith(s.name, testid);
   const configName = `${name}-config`;
-
-  // The root filesystem is read-only: /tmp is an emptyDir (nginx's prefix and temp paths, Envoy's
-  // and Erlang's scratch files, npm's cache), and so is a checkout the service writes into.
-  const volumes = [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }];
-  const mounts = [{ name: 'tmp', mountPath: '/tmp' }];
+  const { volumes, mounts, initContainers } = podVolumes(s, { labFilesName, labFileList, configName, isNode });
   const objects = [];
-  let initContainers = [];
-  for (const v of s.docker.volumes) {
-    const [from, to, mode] = String(v).split(':');
-    if (from === '.') {
-      // The checkout: the files the pod reads, from the shared ConfigMap. Node pods get a
-      // writable copy with their packages installed by an init container, and so does a
-      // service that writes into the checkout in Docker too (Erlang compiles into it).
-      volumes.push({
-        name: 'lab-files',
-        configMap: {
-          name: labFilesName,
-          items: labFileList.map((f) => ({ key: keyOf(f), path: f, ...(f.endsWith('.sh') ? { mode: 0o755 } : {}) })),
-        },
-      });
-      if (isNode || mode !== 'ro') {
-        volumes.push({ name: 'lab', emptyDir: { sizeLimit: '512Mi' } });
-        mounts.push({ name: 'lab', mountPath: to });
-        const copy = 'cp -rL /lab-files/. .';
-        initContainers = [
-          {
-            name: isNode ? 'npm-ci' : 'copy-lab',
-            image: s.docker.image,
-            imagePullPolicy: pullPolicy(s.docker.image),
-            workingDir: to,
-            command: ['sh', '-c', isNode ? `${copy} && npm ci --omit=dev --ignore-scripts --no-audit --no-fund` : copy],
-            env: [
-              { name: 'HOME', value: '/tmp' },
-              ...(isNode ? [{ name: 'npm_config_cache', value: '/tmp/.npm' }] : []),
-            ],
-            resources: isNode ? NPM_CI_RESOURCES : COPY_RESOURCES,
-            securityContext: containerSecurity(SERVER_UID),
-            volumeMounts: [
-              { name: 'lab-files', mountPath: '/lab-files', readOnly: true },
-              { name: 'lab', mountPath: to },
-              { name: 'tmp', mountPath: '/tmp' },
-            ],
-          },
-        ];
-      } else {
-        mounts.push({ name: 'lab-files', mountPath: to, readOnly: true });
-      }
-    } else if (from.startsWith(`./.lab/rendered/${s.name}`)) {
-      const file = relative(`./.lab/rendered/${s.name}`, from);
-      volumes.push({ name: 'config', configMap: { name: configName } });
-      mounts.push(
-        file
-          ? { name: 'config', mountPath: to, subPath: file, readOnly: true }
-          : { name: 'config', mountPath: to, readOnly: true },
-      );
-    }
-  }
   if (Object.keys(files).length)
     objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(configName), data: files });
-  const http = new URL(renderText(s.ready, view));
-  const container = {
-    name: s.name,
-    image: s.docker.image,
-    imagePullPolicy: pullPolicy(s.docker.image),
-    ...(args.length ? { args } : {}),
-    ...(s.docker.workingDir ? { workingDir: s.docker.workingDir } : {}),
-    env: [{ name: 'HOME', value: '/tmp' }],
-    ports: Object.entries(s.ports).map(([port, number]) => ({ name: port, containerPort: number })),
-    readinessProbe: { httpGet: { path: http.pathname, port: Number(http.port) }, periodSeconds: 2 },
-    resources: s.caps ? resourcesOf(capsText) : SERVER_RESOURCES,
-    securityContext: containerSecurity(SERVER_UID),
-    volumeMounts: mounts,
-  };
+  const container = serviceContainer(s, { view, args, mounts, capsText });
   const images = [container.image, ...initContainers.map((c) => c.image)];
   objects.push({
     apiVersion: 'apps/v1',
@@ -306,32 +355,7 @@ function serviceObjects({
       },
     },
   });
-  // An admin port (Envoy's) is the pod's own business: no Service, and no other pod may reach it.
-  const served = Object.entries(s.ports).filter(([port]) => port !== 'admin');
-  objects.push({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: meta(name),
-    spec: {
-      selector: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid },
-      ports: served.map(([port, number]) => ({ name: port, port: number, targetPort: number })),
-    },
-  });
-  objects.push({
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: meta(name),
-    spec: {
-      podSelector: { matchLabels: { 'app.kubernetes.io/name': s.name, 'lab/testid': testid } },
-      policyTypes: ['Ingress'],
-      ingress: [
-        {
-          from: [{ podSelector: { matchLabels: { ...PART_OF, 'lab/testid': testid } } }],
-          ports: served.map(([, number]) => ({ protocol: 'TCP', port: number })),
-        },
-      ],
-    },
-  });
+  objects.push(...serviceReach(s, { meta, name, testid }));
   return objects;
 }
 
@@ -429,6 +453,138 @@ export function runnerResources(p, parallelism) {
   return { requests: r, limits: { ...r } };
 }
 
+/** The run's namespace, under the restricted Pod Security standard (enforced and warned). */
+const namespaceObject = (namespace, labels) => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: {
+    name: namespace,
+    labels: {
+      ...labels,
+      'pod-security.kubernetes.io/enforce': POD_SECURITY.level,
+      'pod-security.kubernetes.io/enforce-version': POD_SECURITY.version,
+      'pod-security.kubernetes.io/warn': POD_SECURITY.level,
+      'pod-security.kubernetes.io/warn-version': POD_SECURITY.version,
+    },
+  },
+});
+
+/** Every service of the stack as its objects (serviceObjects), its configs rendered for the pod network. */
+function stackObjects({ root, topology, services, policy, targets, testid, namespace, labels, labFilesName, files }) {
+  const ports = portsByService(topology);
+  return services.flatMap((s) => {
+    const view = serviceView({
+      policy,
+      targets,
+      ports,
+      service: s,
+      prefix: '/tmp',
+      root: '/lab',
+      network: podNetwork(testid),
+      extra: { ...topologyView(topology), data: '/lab-data' },
+    });
+    const capsText = s.caps ? renderText(s.caps, view).trim() : '';
+    return serviceObjects({ root, s, view, labFilesName, capsText, testid, namespace, labels, files });
+  });
+}
+
+/**
+ * A k6-operator pod's part of a TestRun: the restricted standard too. The k6 ones write only to
+ * /tmp; the starter (`k6 = false`) runs the operator's own image (one HTTP call per runner) and
+ * writes nothing.
+ */
+function k6Pod({ image, labels }, resources, k6 = true) {
+  return {
+    ...(k6 ? { image, imagePullPolicy: pullPolicy(image) } : {}),
+    metadata: { labels: { ...labels, 'lab/role': 'k6' } },
+    automountServiceAccountToken: 'false',
+    securityContext: podSecurity(K6_UID).securityContext,
+    containerSecurityContext: containerSecurity(K6_UID),
+    resources,
+    ...(k6
+      ? {
+          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }],
+          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+        }
+      : {}),
+  };
+}
+
+/** The test as one standalone script (./labw export), every service at its Service's address. */
+function loadScript(root, { request, experiment, services, parallelism }) {
+  // The plan as `parallelism` pods share it: each gets the whole VU count (lab/run/segments.mjs).
+  const p = makePlan({
+    experiment,
+    suite: request.name,
+    factor: request.factor,
+    overrides: request.overrides[experiment],
+    segments: parallelism,
+  });
+  return exportScript(root, k6Plan(p), {
+    ports: Object.fromEntries(services.map((s) => [s.name, s.ports.http])),
+    about: [
+      `${experiment}, ${request.name} suite, for k6-operator: rendered by \`./labw render --k8s\` (./labw export writes the same test).`,
+      '',
+    ],
+  });
+}
+
+/**
+ * The load: the script's ConfigMap and one TestRun per run (and namespace), k6-<testid>, the
+ * experiment in its labels, each service's <SERVICE>_URL in the runners' environment.
+ */
+function loadObjects(root, { request, experiment, services, parallelism, prometheus, testid, namespace, labels }) {
+  // k6-operator names its jobs <name>-initializer and <name>-starter: 51 characters leave them a DNS label.
+  const name = nameWith('k6', testid, 51);
+  const loadLabels = { ...labels, 'app.kubernetes.io/component': experiment };
+  const script = loadScript(root, { request, experiment, services, parallelism });
+  const tags = ['--tag', `testid=${testid}`, '--tag', `experiment=${experiment}`, '--tag', `suite=${request.name}`];
+  const pods = { image: k6Image(root), labels };
+  // A pod's share: the plan as one process runs it (each pod gets its VUs, lab/run/segments.mjs).
+  const runner = runnerResources(
+    makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }),
+    parallelism,
+  );
+  const urls = services.map((s) => ({
+    name: urlVariable(s.name),
+    value: `http://${podNetwork(testid).at(s.name)}:${s.ports.http}`,
+  }));
+  const testRun = {
+    apiVersion: 'k6.io/v1alpha1',
+    kind: 'TestRun',
+    metadata: { name, namespace, labels: loadLabels },
+    spec: {
+      parallelism,
+      script: { configMap: { name: `${name}-script`, file: 'script.js' } },
+      // Each runner pod judges thresholds on its share of the plan only, and a count threshold
+      // on a share is wrong: with more than one pod they are off, and the whole run is judged
+      // from Prometheus by its testid.
+      arguments: [...(parallelism > 1 ? ['--no-thresholds'] : []), '--out', 'experimental-prometheus-rw', ...tags].join(
+        ' ',
+      ),
+      runner: {
+        ...k6Pod(pods, runner),
+        env: [
+          ...urls,
+          { name: 'K6_PROMETHEUS_RW_SERVER_URL', value: `${prometheus.replace(/\/+$/, '')}/api/v1/write` },
+          { name: 'K6_PROMETHEUS_RW_TREND_STATS', value: 'p(95),p(99),min,max,avg,med,count' },
+          { name: 'K6_NO_USAGE_REPORT', value: 'true' },
+        ],
+      },
+      // The initializer runs `k6 archive` and `k6 inspect` on the script: a runner's share.
+      initializer: k6Pod(pods, runner),
+      starter: k6Pod(pods, STARTER_RESOURCES, false),
+    },
+  };
+  const scriptMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `${name}-script`, namespace, labels: loadLabels },
+    data: { 'script.js': script },
+  };
+  return [scriptMap, testRun];
+}
+
 /**
  * The manifests of one experiment's stack and its load: {objects, testid, namespace}. All in
  * the namespace `lab-<testid>`, made first. The load is a k6-operator TestRun: the test as one
@@ -453,148 +609,24 @@ export function k8sManifests({
 }) {
   const namespace = namespaceOf(testid);
   const labels = { ...PART_OF, 'lab/testid': testid };
-  const ports = portsByService(topology);
   const services = stackServices(topology, profile);
   const labFilesName = nameWith(`${experiment}-lab-files`, testid, 253);
   const files = labFiles(root, profile, services);
+  const hasNode = services.some((s) => (s.docker.command || [])[0] === 'node');
   const objects = [
-    {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: {
-        name: namespace,
-        labels: {
-          ...labels,
-          'pod-security.kubernetes.io/enforce': POD_SECURITY.level,
-          'pod-security.kubernetes.io/enforce-version': POD_SECURITY.version,
-          'pod-security.kubernetes.io/warn': POD_SECURITY.level,
-          'pod-security.kubernetes.io/warn-version': POD_SECURITY.version,
-        },
-      },
-    },
+    namespaceObject(namespace, labels),
+    ...networkPolicies({ namespace, testid, labels, prometheus, hasNode }),
   ];
-  objects.push(
-    ...networkPolicies({
-      namespace,
-      testid,
-      labels,
-      prometheus,
-      hasNode: services.some((s) => (s.docker.command || [])[0] === 'node'),
-    }),
-  );
-  if (services.some((s) => s.docker.volumes.some((v) => String(v).startsWith('.:')))) {
+  if (services.some((s) => s.docker.volumes.some((v) => String(v).startsWith('.:'))))
     objects.push({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: labFilesName, namespace, labels },
       data: Object.fromEntries(files.map((f) => [keyOf(f), readFileSync(join(root, f), 'utf8')])),
     });
-  }
-  for (const s of services) {
-    const view = serviceView({
-      policy,
-      targets,
-      ports,
-      service: s,
-      prefix: '/tmp',
-      root: '/lab',
-      network: podNetwork(testid),
-      extra: { ...topologyView(topology), data: '/lab-data' },
-    });
-    objects.push(
-      ...serviceObjects({
-        root,
-        s,
-        view,
-        labFilesName,
-        capsText: s.caps ? renderText(s.caps, view).trim() : '',
-        testid,
-        namespace,
-        labels,
-        files,
-      }),
-    );
-  }
-  // The load: the test as one standalone script (./labw export), every service at its Service's
-  // address (its <SERVICE>_URL in the runners' environment). The plan as `parallelism` pods share
-  // it: each gets the whole VU count (lab/run/segments.mjs).
-  const baseUrls = Object.fromEntries(
-    services.map((s) => [s.name, `http://${podNetwork(testid).at(s.name)}:${s.ports.http}`]),
-  );
-  const p = makePlan({
-    experiment,
-    suite: request.name,
-    factor: request.factor,
-    overrides: request.overrides[experiment],
-    segments: parallelism,
-  });
-  const script = exportScript(root, k6Plan(p), {
-    ports: Object.fromEntries(services.map((s) => [s.name, s.ports.http])),
-    about: [
-      `${experiment}, ${request.name} suite, for k6-operator: rendered by \`./labw render --k8s\` (./labw export writes the same test).`,
-      '',
-    ],
-  });
-  // One TestRun per run (and namespace): k6-<testid>, the experiment in its labels. k6-operator
-  // names its jobs <name>-initializer and <name>-starter: 51 characters leave them a DNS label.
-  const name = nameWith('k6', testid, 51);
-  const loadLabels = { ...labels, 'app.kubernetes.io/component': experiment };
-  objects.push({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: `${name}-script`, namespace, labels: loadLabels },
-    data: { 'script.js': script },
-  });
-  const tags = ['--tag', `testid=${testid}`, '--tag', `experiment=${experiment}`, '--tag', `suite=${request.name}`];
-  const image = k6Image(root);
-  // Every pod k6-operator makes meets the restricted standard too; the k6 ones write only to
-  // /tmp. The starter runs the operator's own image (one HTTP call per runner) and writes nothing.
-  const k6Pod = (resources, k6 = true) => ({
-    ...(k6 ? { image, imagePullPolicy: pullPolicy(image) } : {}),
-    metadata: { labels: { ...labels, 'lab/role': 'k6' } },
-    automountServiceAccountToken: 'false',
-    securityContext: podSecurity(K6_UID).securityContext,
-    containerSecurityContext: containerSecurity(K6_UID),
-    resources,
-    ...(k6
-      ? {
-          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }],
-          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-        }
-      : {}),
-  });
-  // A pod's share: the plan as one process runs it (each pod gets its VUs, lab/run/segments.mjs).
-  const runner = runnerResources(
-    makePlan({ experiment, suite: request.name, factor: request.factor, overrides: request.overrides[experiment] }),
-    parallelism,
-  );
-  objects.push({
-    apiVersion: 'k6.io/v1alpha1',
-    kind: 'TestRun',
-    metadata: { name, namespace, labels: loadLabels },
-    spec: {
-      parallelism,
-      script: { configMap: { name: `${name}-script`, file: 'script.js' } },
-      // Each runner pod judges thresholds on its share of the plan only, and a count threshold
-      // on a share is wrong: with more than one pod they are off, and the whole run is judged
-      // from Prometheus by its testid.
-      arguments: [...(parallelism > 1 ? ['--no-thresholds'] : []), '--out', 'experimental-prometheus-rw', ...tags].join(
-        ' ',
-      ),
-      runner: {
-        ...k6Pod(runner),
-        env: [
-          ...Object.entries(baseUrls).map(([s, url]) => ({ name: urlVariable(s), value: url })),
-          { name: 'K6_PROMETHEUS_RW_SERVER_URL', value: `${prometheus.replace(/\/+$/, '')}/api/v1/write` },
-          { name: 'K6_PROMETHEUS_RW_TREND_STATS', value: 'p(95),p(99),min,max,avg,med,count' },
-          { name: 'K6_NO_USAGE_REPORT', value: 'true' },
-        ],
-      },
-      // The initializer runs `k6 archive` and `k6 inspect` on the script: a runner's share.
-      initializer: k6Pod(runner),
-      starter: k6Pod(STARTER_RESOURCES, false),
-    },
-  });
+  const where = { testid, namespace, labels };
+  objects.push(...stackObjects({ root, topology, services, policy, targets, labFilesName, files, ...where }));
+  objects.push(...loadObjects(root, { request, experiment, services, parallelism, prometheus, ...where }));
   return { objects, testid, namespace };
 }
 

@@ -109,133 +109,147 @@ export async function runK6({
   }
 }
 
-async function runK6Processes({
-  root,
-  env,
-  plan,
-  planFile,
-  dir,
-  logDir,
-  stack,
-  say,
-  setChild,
-  outputs,
-  segments,
-  cgroup,
-  replays,
-}) {
+/**
+ * One k6 process of a phase (segment `i` of `segments`): its environment, its log, its own
+ * process group, and its priority and cgroup. Returns {k6, exited, logFile, seg}.
+ */
+function spawnK6(
+  i,
+  { root, env, plan, planFile, dir, logDir, stack, setChild, outputs, segments, cgroup, nice, addresses },
+) {
   const name = runName(plan);
+  const seg = segments > 1 ? `.seg${i}` : '';
+  const k6env = {
+    ...env,
+    LAB_PLAN: planFile,
+    LAB_RESULTS: dir,
+    LAB_BASE_URLS: JSON.stringify(stack.baseUrls),
+    ...(seg ? { LAB_SEGMENT: String(i) } : {}),
+    K6_WEB_DASHBOARD: 'true',
+    K6_WEB_DASHBOARD_PORT: '-1',
+    K6_WEB_DASHBOARD_PERIOD: '1s',
+    K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}${seg}.report.html`),
+    ...outputs?.env,
+  };
+  const logFile = join(logDir, `k6.${name}${seg}.log`);
+  const fd = openSync(logFile, 'a');
+  // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
+  // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
+  const args = [
+    'run',
+    '--no-color',
+    ...(outputs?.args || []),
+    ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i], i)] : []),
+    scriptOf(root, plan),
+  ];
+  const k6argv = atPriority(nice, ['k6', ...args]);
+  const [cmd, ...argv] = cgroup ? wrapInCgroup(k6argv, cgroup.procsFiles) : k6argv;
+  const k6 = spawn(cmd, argv, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
+  closeSync(fd);
+  setChild(k6, `k6${seg}`);
+  const exited = new Promise((resolve) => {
+    k6.on('exit', (code, signal) => resolve({ code, signal }));
+    k6.on('error', (err) => resolve({ code: -1, signal: err.message }));
+  });
+  return { k6, exited, logFile, seg };
+}
+
+/** The segments, started paused, resumed together after setup() ran once; a problem if they could not be. */
+async function startTogether(plan, procs, addresses, say) {
+  try {
+    const t = Date.now();
+    await waitPaused(
+      addresses,
+      procs.map((p) => p.exited),
+    );
+    const setupMs = await shareSetup(addresses);
+    const ms = await resumeAll(addresses);
+    say(
+      `${plan.experiment}: ${procs.length} k6 processes ready (VUs allocated, paused) after ${((Date.now() - t) / 1000).toFixed(1)} s; setup() once in the first, its data given to the others (${setupMs.toFixed(0)} ms); resumed together (the requests took ${ms.toFixed(1)} ms)`,
+    );
+    return null;
+  } catch (e) {
+    for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGKILL');
+    await Promise.all(procs.map((p) => p.exited));
+    return `${plan.experiment}: starting the segments: ${e.message}; last lines of ${procs[0].logFile}:\n${logTail(procs[0].logFile)}`;
+  }
+}
+
+/** A stack process that died during the run: k6 stopped (gracefully, then not), and the problem naming it (and its OOM kills). */
+async function stackDied(p, procs, all) {
+  for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGINT');
+  const t = setTimeout(() => procs.forEach(({ k6 }) => k6.exitCode === null && k6.kill('SIGKILL')), 10_000);
+  await all;
+  clearTimeout(t);
+  // In a cgroup of its own, the kernel says whether its OOM killer did it.
+  let oom = 0;
+  try {
+    oom = p.cgroup?.stats().oomKills ?? 0;
+  } catch {
+    /* the cgroup is gone */
+  }
+  const cause = oom
+    ? `, the OOM killer of its cgroup ended ${oom} process${oom > 1 ? 'es' : ''} (memory cap ${p.caps})`
+    : '';
+  return `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}${cause}); last lines of ${p.logFile}:\n${logTail(p.logFile)}`;
+}
+
+/** k6's exits: a problem for the first that is neither 0 nor 99 (thresholds failed, which the table shows case by case). */
+function k6ExitProblem(name, procs, exits) {
+  // With segments, each process judged its share only: its verdict is not the run's.
+  for (const [i, { code, signal }] of exits.entries())
+    if (code !== 0 && code !== 99)
+      return `k6 ${name}${procs[i].seg} ended with ${signal || `code ${code}`}; last lines of ${procs[i].logFile}:\n${logTail(procs[i].logFile)}`;
+  return null;
+}
+
+/** The segments' summaries merged into the plan's, and the skew between their schedules judged. */
+function mergeSegments(plan, procs, dir, say, replays) {
+  const name = runName(plan);
+  const parts = procs
+    .map(({ seg }) => join(dir, `${name}${seg}.summary.json`))
+    .filter((f) => existsSync(f))
+    .map((f) => JSON.parse(readFileSync(f, 'utf8')));
+  const merged = mergeSummaries(parts);
+  writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(merged, null, 1));
+  return skewProblem(plan, merged.schedule, say, replays);
+}
+
+/** Says what k6 runs: its cases, its processes, the phase's length, its priority and its log. */
+function sayStarted(plan, { segments, nice, logFile }, say) {
+  const n = plan.cases.filter(sentByK6).length;
+  say(
+    `${plan.experiment}: k6 running ${n} case${n > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, the phase about ${Math.ceil(plan.durationS)} s, ${nice === null ? "at the runner's priority (not root: it cannot run ahead of the stack)" : `at nice ${nice}, ahead of the stack`} (log: ${logFile})`,
+  );
+}
+
+/** k6's processes started, run to their end or to a stack process's death, and their summaries and logs read. */
+async function runK6Processes(opts) {
+  const { plan, dir, stack, say, segments, replays } = opts;
   // Segments start paused, each with its own REST API, and are resumed together.
   const nice = k6Priority();
   const addresses =
     segments > 1
       ? await Promise.all(Array.from({ length: segments }, async () => `127.0.0.1:${await freePort()}`))
       : [];
-  const one = (i) => {
-    const seg = segments > 1 ? `.seg${i}` : '';
-    const k6env = {
-      ...env,
-      LAB_PLAN: planFile,
-      LAB_RESULTS: dir,
-      LAB_BASE_URLS: JSON.stringify(stack.baseUrls),
-      ...(seg ? { LAB_SEGMENT: String(i) } : {}),
-      K6_WEB_DASHBOARD: 'true',
-      K6_WEB_DASHBOARD_PORT: '-1',
-      K6_WEB_DASHBOARD_PERIOD: '1s',
-      K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}${seg}.report.html`),
-      ...outputs?.env,
-    };
-    const logFile = join(logDir, `k6.${name}${seg}.log`);
-    const fd = openSync(logFile, 'a');
-    // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
-    // one SIGINT (k6 stops gracefully and still writes its summary; a second one would abort it).
-    const args = [
-      'run',
-      '--no-color',
-      ...(outputs?.args || []),
-      ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i], i)] : []),
-      scriptOf(root, plan),
-    ];
-    const k6argv = atPriority(nice, ['k6', ...args]);
-    const [cmd, ...argv] = cgroup ? wrapInCgroup(k6argv, cgroup.procsFiles) : k6argv;
-    const k6 = spawn(cmd, argv, { cwd: root, env: k6env, stdio: ['ignore', fd, fd], detached: true });
-    closeSync(fd);
-    setChild(k6, `k6${seg}`);
-    const exited = new Promise((resolve) => {
-      k6.on('exit', (code, signal) => resolve({ code, signal }));
-      k6.on('error', (err) => resolve({ code: -1, signal: err.message }));
-    });
-    return { k6, exited, logFile, seg };
-  };
-  const procs = Array.from({ length: segments }, (_, i) => one(i));
-  const n = plan.cases.filter(sentByK6).length;
-  say(
-    `${plan.experiment}: k6 running ${n} case${n > 1 ? 's' : ''}${segments > 1 ? ` in ${segments} processes (execution segments)` : ''}, the phase about ${Math.ceil(plan.durationS)} s, ${nice === null ? "at the runner's priority (not root: it cannot run ahead of the stack)" : `at nice ${nice}, ahead of the stack`} (log: ${procs[0].logFile})`,
-  );
+  const procs = Array.from({ length: segments }, (_, i) => spawnK6(i, { ...opts, nice, addresses }));
+  sayStarted(plan, { segments, nice, logFile: procs[0].logFile }, say);
   if (segments > 1) {
-    try {
-      const t = Date.now();
-      await waitPaused(
-        addresses,
-        procs.map((p) => p.exited),
-      );
-      const setupMs = await shareSetup(addresses);
-      const ms = await resumeAll(addresses);
-      say(
-        `${plan.experiment}: ${segments} k6 processes ready (VUs allocated, paused) after ${((Date.now() - t) / 1000).toFixed(1)} s; setup() once in the first, its data given to the others (${setupMs.toFixed(0)} ms); resumed together (the requests took ${ms.toFixed(1)} ms)`,
-      );
-    } catch (e) {
-      for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGKILL');
-      await Promise.all(procs.map((p) => p.exited));
-      return {
-        problem: `${plan.experiment}: starting the segments: ${e.message}; last lines of ${procs[0].logFile}:\n${logTail(procs[0].logFile)}`,
-      };
-    }
+    const problem = await startTogether(plan, procs, addresses, say);
+    if (problem) return { problem };
   }
   const started = Date.now();
   const ticker = setInterval(() => say(`  ${plan.experiment}: ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
   const all = Promise.all(procs.map((p) => p.exited));
   const first = await Promise.race([all.then((x) => ({ k6: x })), stack.died.then((p) => ({ died: p }))]);
   clearInterval(ticker);
-  if (first.died) {
-    const p = first.died;
-    for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGINT');
-    const t = setTimeout(() => procs.forEach(({ k6 }) => k6.exitCode === null && k6.kill('SIGKILL')), 10_000);
-    await all;
-    clearTimeout(t);
-    // In a cgroup of its own, the kernel says whether its OOM killer did it.
-    let oom = 0;
-    try {
-      oom = p.cgroup?.stats().oomKills ?? 0;
-    } catch {
-      /* the cgroup is gone */
-    }
-    const cause = oom
-      ? `, the OOM killer of its cgroup ended ${oom} process${oom > 1 ? 'es' : ''} (memory cap ${p.caps})`
-      : '';
-    return {
-      problem: `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}${cause}); last lines of ${p.logFile}:\n${logTail(p.logFile)}`,
-    };
-  }
-  for (const [i, { code, signal }] of first.k6.entries()) {
-    // 99: thresholds failed, which the table shows case by case (with segments, each process
-    // judged its share only: its verdict is not the run's); anything else means k6 itself failed.
-    if (code !== 0 && code !== 99)
-      return {
-        problem: `k6 ${name}${procs[i].seg} ended with ${signal || `code ${code}`}; last lines of ${procs[i].logFile}:\n${logTail(procs[i].logFile)}`,
-      };
-  }
+  if (first.died) return { problem: await stackDied(first.died, procs, all) };
+  const name = runName(plan);
+  const exitProblem = k6ExitProblem(name, procs, first.k6);
+  if (exitProblem) return { problem: exitProblem };
   const problems = [];
-  if (segments > 1) {
-    const parts = procs
-      .map(({ seg }) => join(dir, `${name}${seg}.summary.json`))
-      .filter((f) => existsSync(f))
-      .map((f) => JSON.parse(readFileSync(f, 'utf8')));
-    const merged = mergeSummaries(parts);
-    writeFileSync(join(dir, `${name}.summary.json`), JSON.stringify(merged, null, 1));
-    const skew = skewProblem(plan, merged.schedule, say, replays);
-    if (skew) problems.push(skew);
-  }
+  const skew = segments > 1 ? mergeSegments(plan, procs, dir, say, replays) : null;
+  if (skew) problems.push(skew);
   // A refused write loses samples: the run fails saying why, not only by its counts.
   problems.push(
     ...procs.flatMap(({ logFile }) => refusalProblems(refusedWrites(readFileSync(logFile, 'utf8')), `k6 ${name}`)),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadTopology, stackServices } from '../stack/topology.mjs';
 import { requireTools } from '../stack/procs.mjs';
 import { formatTable, failedLines } from '../judge/table.mjs';
-import { COUNTS_HEAD } from '../judge/nothing-lost.mjs';
+import { COUNTS_HEAD, judgedFiguresRow } from '../judge/nothing-lost.mjs';
 import { storesForRun } from '../stores/stores.mjs';
 import { checkPanels } from '../stores/panels.mjs';
 import { writeOutcomes, outcomeCounts } from '../stores/outcomes.mjs';
@@ -70,16 +70,8 @@ async function keepOutcomes(urls, testid, outcomes) {
       if (i) await new Promise((r) => setTimeout(r, 250));
       held = await outcomeCounts(urls, testid);
     }
-    const same = held.prometheus === figures && held.influx === figures;
-    out.counts.push([
-      '(judged figures)',
-      'all',
-      String(figures),
-      String(held.prometheus),
-      String(held.influx),
-      '-',
-      same ? 'ok' : 'LOST',
-    ]);
+    const { same, row } = judgedFiguresRow(figures, held);
+    out.counts.push(row);
     if (!same)
       out.problems.push(
         `the stores hold ${held.prometheus} (Prometheus) and ${held.influx} (InfluxDB) of the run's ${figures} judged figures`,
@@ -109,27 +101,31 @@ function placeSlowed(plans, slowed, topology) {
     );
 }
 
-export async function runSuite(root, request, { say = console.log } = {}) {
+/** The run's plans, its topology (with the stacks experiments bring), and where each slowed service goes. */
+function preparePlans(root, request) {
   const plans = plansFor(request);
   const topology = loadTopology(join(root, 'docker-compose.yml'));
   // An experiment may bring its stack with it (a team's policy: lab/policy/stack.mjs).
   for (const p of plans) Object.assign(topology.services, experimentNamed(p.experiment).services ?? {});
   if (request.slowed) placeSlowed(plans, request.slowed, topology);
-  const env = labEnv(root);
-  requireTools(['k6'], env);
-  const run = await openRun(root, `${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`, {
-    kind: 'test',
-    say,
-  });
-  const { dir } = run;
-  // A team's policy as the model read it, for the run page (lab/results/policy.mjs).
+  return { plans, topology };
+}
+
+/** A team's policy as the model read it, for the run page (lab/results/policy.mjs). */
+function keepPoliciesAsRead(plans, dir) {
   for (const p of plans) {
     const asRead = experimentNamed(p.experiment).asRead;
     if (asRead) writeFileSync(join(dir, `${p.experiment}.policy.json`), JSON.stringify(asRead, null, 1));
   }
+}
 
+/**
+ * SIGINT and SIGTERM stop the k6 processes under way (`running`), which ends their phases and so
+ * the stacks; `interrupted()` names the signal, `release()` hands the signals back.
+ */
+function interruptGuard(say) {
   let interrupted = null;
-  const running = new Set(); // the k6 processes of the plans under way
+  const running = new Set();
   const onSignal = (sig) => {
     if (interrupted) return;
     interrupted = sig;
@@ -142,9 +138,46 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return {
+    running,
+    interrupted: () => interrupted,
+    release: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
 
+/** The experiments' plans, one after another, then their judged figures into the stores and the boards' data into the run. */
+async function runPlans(request, plans, startedMs, ctx) {
+  const { stores, run } = ctx;
+  const judged = [];
+  for (const plan of plans) judged.push(await runPlan(plan, ctx));
+  if (stores)
+    judged.push(
+      await keepOutcomes(
+        stores.urls,
+        run.id,
+        judged.flatMap((j) => j.outcomes),
+      ),
+    );
+  if (stores && !ctx.isInterrupted()) {
+    const window = {
+      testid: run.id,
+      suite: request.name,
+      experiments: request.experiments,
+      fromMs: startedMs,
+      toMs: Date.now(),
+      influx: plans.some((p) => kindFor(p).streams.includes('influx')),
+    };
+    await keepPanels(ctx.root, stores.urls, window, run.dir, ctx.say);
+  }
+  return judged;
+}
+
+/** The stores, then every plan with them, then the stores and the run's scratch space closed: {judged, problems}. */
+async function runWithStores(root, request, plans, { topology, run, env, guard, startedMs, say }) {
   let stores = null;
-  const startedMs = Date.now();
   const judged = [];
   const problems = [];
   try {
@@ -153,7 +186,7 @@ export async function runSuite(root, request, { say = console.log } = {}) {
       env,
       topology,
       tmp: run.tmp,
-      dir,
+      dir: run.dir,
       state: run.state,
       say,
       wanted: request.metrics !== false,
@@ -168,53 +201,76 @@ export async function runSuite(root, request, { say = console.log } = {}) {
       run,
       stores,
       say,
-      running,
-      isInterrupted: () => interrupted,
+      running: guard.running,
+      isInterrupted: guard.interrupted,
       segments: request.segments || 1,
       k6Cpu: request.k6Cpu ?? null,
     };
-    for (const plan of plans) judged.push(await runPlan(plan, ctx));
-    if (stores)
-      judged.push(
-        await keepOutcomes(
-          stores.urls,
-          run.id,
-          judged.flatMap((j) => j.outcomes),
-        ),
-      );
-    if (stores && !interrupted)
-      await keepPanels(
-        root,
-        stores.urls,
-        {
-          testid: run.id,
-          suite: request.name,
-          experiments: request.experiments,
-          fromMs: startedMs,
-          toMs: Date.now(),
-          influx: plans.some((p) => kindFor(p).streams.includes('influx')),
-        },
-        dir,
-        say,
-      );
+    judged.push(...(await runPlans(request, plans, startedMs, ctx)));
   } catch (e) {
     problems.push(e.message);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    guard.release();
     await stores?.close();
     run.close();
   }
-  const outcomes = judged.flatMap((j) => j.outcomes);
+  return { judged, problems, metrics: Boolean(stores) };
+}
+
+/** The phases' judgements joined: outcomes, one table per shape of row, the nothing-lost rows and the problems. */
+function joinJudged(judged) {
   // One table per shape of row (a closed-loop plan also shows the model's own range).
   const tables = new Map(); // head (or the default one) -> rows
   for (const j of judged) {
     for (const t of [{ head: j.head, rows: j.rows }, ...(j.more || [])])
       if (t.rows.length) tables.set(t.head, [...(tables.get(t.head) || []), ...t.rows]);
   }
-  const counts = judged.flatMap((j) => j.counts);
-  problems.push(...judged.flatMap((j) => j.problems));
+  return {
+    outcomes: judged.flatMap((j) => j.outcomes),
+    tables,
+    counts: judged.flatMap((j) => j.counts),
+    problems: judged.flatMap((j) => j.problems),
+  };
+}
 
+/** What the run was asked to differ by from what the model was told (--stack-knob, --stack-cpu, --k6-cpu, --stack-policy). */
+function perturbationOf(request) {
+  if (!(request.untold || request.slowed || request.stackPolicy)) return {};
+  return {
+    perturbed: {
+      knobs: request.untold,
+      cpu: request.slowed,
+      ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}),
+      ...(request.stackPolicy ? { policy: request.stackPolicy } : {}),
+    },
+  };
+}
+
+/** run.json: what `just panels` needs to find this run in the stores, and what the results pages say it was. */
+function runInfoOf(root, request, plans, { run, startedMs, metrics, outcomes, problems, interrupted }) {
+  const passedCount = outcomes.filter((o) => o.pass).length;
+  return {
+    testid: run.id,
+    suite: request.name,
+    experiments: request.experiments,
+    fromMs: startedMs,
+    toMs: Date.now(),
+    metrics,
+    influx: metrics && plans.some((p) => kindFor(p).streams.includes('influx')),
+    factor: request.factor,
+    factors: Object.fromEntries(plans.map((p) => [p.experiment, p.factor])),
+    segments: request.segments || 1,
+    knobs: request.overrides,
+    git: gitState(root),
+    ...perturbationOf(request),
+    cases: { passed: passedCount, failed: outcomes.length - passedCount },
+    problems,
+    interrupted,
+  };
+}
+
+/** The run's own files: outcomes.json, counts.json and run.json, all before the pages are built. */
+function writeRunFiles(dir, { outcomes, counts }, runInfo) {
   writeFileSync(join(dir, 'outcomes.json'), JSON.stringify(outcomes, null, 1));
   // Every file the pages read is written before they are built (they said counts.json was missing).
   if (counts.length)
@@ -226,42 +282,11 @@ export async function runSuite(root, request, { say = console.log } = {}) {
         1,
       ),
     );
-  // What `just panels` needs to find this run in the stores, and the results pages to list it.
-  const passedCount = outcomes.filter((o) => o.pass).length;
-  const runInfo = {
-    testid: run.id,
-    suite: request.name,
-    experiments: request.experiments,
-    fromMs: startedMs,
-    toMs: Date.now(),
-    metrics: Boolean(stores),
-    influx: Boolean(stores) && plans.some((p) => kindFor(p).streams.includes('influx')),
-    factor: request.factor,
-    factors: Object.fromEntries(plans.map((p) => [p.experiment, p.factor])),
-    segments: request.segments || 1,
-    knobs: request.overrides,
-    git: gitState(root),
-    ...(request.untold || request.slowed || request.stackPolicy
-      ? {
-          perturbed: {
-            knobs: request.untold,
-            cpu: request.slowed,
-            ...(request.k6Cpu ? { k6Cpu: request.k6Cpu } : {}),
-            ...(request.stackPolicy ? { policy: request.stackPolicy } : {}),
-          },
-        }
-      : {}),
-    cases: { passed: passedCount, failed: outcomes.length - passedCount },
-    problems,
-    interrupted: Boolean(interrupted),
-  };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(runInfo, null, 1));
-  // Its pages in the results site (results/site/), with the runs list and the histories it is in.
-  try {
-    buildSite(root, { only: run.id });
-  } catch (e) {
-    problems.push(`the results pages could not be built: ${e.message}`);
-  }
+}
+
+/** The tables, the nothing-lost table, the failed cases' explanations and problems, and where the results are. */
+function report(root, run, { tables, counts, outcomes, problems }, say) {
   for (const [head, rows] of tables) say(`\n${formatTable(rows, head)}`);
   if (counts.length) say(`\nnothing lost (testid ${run.id}):\n${formatTable(counts, COUNTS_HEAD)}`);
   const explained = outcomes.filter((o) => o.explanation);
@@ -272,10 +297,48 @@ export async function runSuite(root, request, { say = console.log } = {}) {
   for (const p of problems) say(`\nERROR: ${p}`);
   const passed = outcomes.filter((o) => o.pass).length;
   if (passed < outcomes.length) say(`\nfailed:\n${failedLines(outcomes).join('\n')}`);
-  say(`\nresults: ${dir}; pages: ${siteIndex(root)}`);
+  say(`\nresults: ${run.dir}; pages: ${siteIndex(root)}`);
   say(`cases: ${passed} passed, ${outcomes.length - passed} failed`);
+  return passed;
+}
+
+/** A suite's run: its plans, the stores and stacks, the judgements, the run's files and pages, the report; the exit code. */
+export async function runSuite(root, request, { say = console.log } = {}) {
+  const { plans, topology } = preparePlans(root, request);
+  const env = labEnv(root);
+  requireTools(['k6'], env);
+  const run = await openRun(root, `${request.name}${request.factor > 1 ? `-quick${request.factor}` : ''}`, {
+    kind: 'test',
+    say,
+  });
+  keepPoliciesAsRead(plans, run.dir);
+  const guard = interruptGuard(say);
+  const startedMs = Date.now();
+  const ran = await runWithStores(root, request, plans, { topology, run, env, guard, startedMs, say });
+  const joined = joinJudged(ran.judged);
+  const problems = [...ran.problems, ...joined.problems];
+  const interrupted = Boolean(guard.interrupted());
+  writeRunFiles(
+    run.dir,
+    joined,
+    runInfoOf(root, request, plans, {
+      run,
+      startedMs,
+      metrics: ran.metrics,
+      outcomes: joined.outcomes,
+      problems,
+      interrupted,
+    }),
+  );
+  // Its pages in the results site (results/site/), with the runs list and the histories it is in.
+  try {
+    buildSite(root, { only: run.id });
+  } catch (e) {
+    problems.push(`the results pages could not be built: ${e.message}`);
+  }
+  const passed = report(root, run, { ...joined, problems }, say);
   if (interrupted) return 130;
-  return problems.length === 0 && passed === outcomes.length && outcomes.length > 0 ? 0 : 1;
+  return problems.length === 0 && passed === joined.outcomes.length && joined.outcomes.length > 0 ? 0 : 1;
 }
 
 // The commands that only need a run's folders import them from here too.
