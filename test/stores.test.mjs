@@ -33,6 +33,7 @@ import {
   withinSeriesBudget,
   seriesBudget,
   oldestTestid,
+  untilScrapedSince,
 } from '../lab/stores/stores.mjs';
 import { needs, absent } from './lib/needs.mjs';
 
@@ -337,3 +338,33 @@ test(
     );
   },
 );
+
+test("before the stores stop, Prometheus has scraped every target once more (a stopped stack's series marked stale), within a bound", async () => {
+  const since = Date.now();
+  let asked = 0;
+  // Each target's last scrape: the proxy's a second before `since`, until the third question.
+  const server = http.createServer((req, res) => {
+    asked += 1;
+    const proxyAt = asked < 3 ? since - 1000 : since + 100;
+    const activeTargets = [
+      { lastScrape: new Date(since + 50).toISOString() },
+      { lastScrape: new Date(proxyAt).toISOString() },
+    ];
+    res.end(JSON.stringify({ data: { activeTargets } }));
+  });
+  const port = await freePort();
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  try {
+    const urls = { prometheus: `http://127.0.0.1:${port}` };
+    assert.equal(await untilScrapedSince(urls, since), true);
+    assert.equal(asked, 3);
+    // A target never scraped again: the wait ends at its bound, saying so.
+    const t = Date.now();
+    assert.equal(await untilScrapedSince(urls, Date.now() + 60_000, { timeoutMs: 600 }), false);
+    assert.ok(Date.now() - t < 2000);
+  } finally {
+    server.close();
+  }
+  // No Prometheus answering: nothing to wait for.
+  assert.equal(await untilScrapedSince({ prometheus: `http://127.0.0.1:${port}` }, since), false);
+});

@@ -151,7 +151,11 @@ export async function storesForRun({ root, env, topology, tmp, dir, state, say, 
     await stopStack(stack);
     throw e;
   }
-  return { urls, stack, close: () => stopStack(stack) };
+  const close = async () => {
+    await untilScrapedSince(urls, Date.now());
+    await stopStack(stack);
+  };
+  return { urls, stack, close };
 }
 
 /**
@@ -175,6 +179,28 @@ export async function untilScraping(urls, { timeoutMs = 20_000 } = {}) {
   throw new Error(
     `Prometheus at ${urls.prometheus} scraped nothing within ${timeoutMs / 1000} s of starting, so no load was sent`,
   );
+}
+
+/**
+ * Waits (at most `timeoutMs`) until Prometheus has scraped every target once since `sinceMs`. A
+ * target whose stack has stopped then fails a scrape, and Prometheus marks its series stale; a
+ * Prometheus stopped first writes no such marker, and for five minutes the next run's queries
+ * still see the stopped proxy's last counts under the same labels (a proxy's counters carry no
+ * testid), as if its new process had counted them.
+ */
+export async function untilScrapedSince(urls, sinceMs, { timeoutMs = 5000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${urls.prometheus}/api/v1/targets?state=active`, { signal: AbortSignal.timeout(1000) });
+      const targets = (await res.json()).data?.activeTargets || [];
+      if (targets.every((t) => Date.parse(t.lastScrape) >= sinceMs)) return true;
+    } catch {
+      return false; // not answering: nothing to wait for
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
 }
 
 /**
