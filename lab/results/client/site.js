@@ -18,6 +18,13 @@ const xRange = (u, lo, hi) => (lo == null ? [0, 1] : hi > lo ? [lo, hi] : [lo - 
 // Axis steps for bytes: powers of two of B, KiB, MiB, GiB.
 const BYTE_INCRS = [0, 1, 2, 3].flatMap((k) => [1, 2, 4, 8, 16, 32, 64, 128, 256, 512].map((n) => n * 1024 ** k));
 
+// A run's label (MM-DD HH:MM at 11 px) takes about 70 px: where n of them would overlap, every k-th run is labelled.
+const RUN_LABEL_PX = 80;
+const runSplits = (n, widthPx) => {
+  const every = Math.max(1, Math.ceil((n * RUN_LABEL_PX) / Math.max(widthPx, 1)));
+  return Array.from({ length: n }, (_, i) => i).filter((i) => i % every === 0);
+};
+
 /** The x axis and the legend's x value for a chart's kind of x. */
 function xOptions(spec) {
   if (spec.x === 'time') return { scale: { time: true, range: xRange }, axis: {}, value: (u, v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(11, 19)) };
@@ -25,7 +32,7 @@ function xOptions(spec) {
     const n = spec.xLabels.length;
     return {
       scale: { time: false, range: () => [-0.5, n - 0.5] },
-      axis: { splits: () => spec.xLabels.map((_, i) => i), values: (u, splits) => splits.map((i) => runLabel(spec.xLabels[i])) },
+      axis: { splits: (u) => runSplits(n, u.bbox.width / uPlot.pxRatio), values: (u, splits) => splits.map((i) => runLabel(spec.xLabels[i])) },
       value: (u, v) => (v == null ? '' : spec.xLabels[v] || ''),
     };
   }
