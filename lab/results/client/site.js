@@ -25,9 +25,12 @@ const runSplits = (n, widthPx) => {
   return Array.from({ length: n }, (_, i) => i).filter((i) => i % every === 0);
 };
 
+// Time as HH:MM:SS UTC, one row: uPlot's own second row (date, then hour) ran into itself where the minute turned.
+const utcTime = (v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(11, 19));
+
 /** The x axis and the legend's x value for a chart's kind of x. */
 function xOptions(spec) {
-  if (spec.x === 'time') return { scale: { time: true, range: xRange }, axis: {}, value: (u, v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(11, 19)) };
+  if (spec.x === 'time') return { scale: { time: true, range: xRange }, axis: { space: 64, values: (u, splits) => splits.map(utcTime) }, value: (u, v) => utcTime(v) };
   if (spec.x === 'runs') {
     const n = spec.xLabels.length;
     return {
