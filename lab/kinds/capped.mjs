@@ -30,126 +30,154 @@ export function costsFrom(plan, outcome) {
   return costs;
 }
 
-export function judge(plan, { summary, caps, cgroupSamples }) {
-  const c = plan.cases[0];
-  const e = c.expected;
-  const v = (name, stat, dflt = null) => summaryValue(summary, name, stat, dflt);
-  const w = windowOf(c, summary);
-  // Without a loaded window (k6 never ran: a service died as the level started), the resources
-  // over all the phase sampled: an OOM kill then is still counted, and shown.
+/**
+ * The resources of the level's services over its loaded window; without one (k6 never ran: a
+ * service died as the level started), over all the phase sampled, so an OOM kill then is still
+ * counted, and shown.
+ */
+function levelResources(c, { summary, caps, cgroupSamples }) {
   const sampled = Object.values(cgroupSamples || {}).filter((s) => s.length);
   const span =
-    w ??
+    windowOf(c, summary) ??
     (sampled.length
       ? { fromMs: Math.min(...sampled.map((s) => s[0][0])), toMs: Math.max(...sampled.map((s) => s.at(-1)[0])) }
       : null);
-  const resources = span ? resourcesOver(cgroupSamples, caps, span.fromMs, span.toMs) : [];
-  const byService = Object.fromEntries(resources.map((r) => [r.service, r]));
+  return span ? resourcesOver(cgroupSamples, caps, span.fromMs, span.toMs) : [];
+}
+
+/** What the level measured: requests and their rate, errors, refills, OOM kills, the edges' CPU and shares. */
+function measuredLevel(plan, c, summary, resources, byService) {
+  const v = (name, stat, dflt = null) => summaryValue(summary, name, stat, dflt);
   const requests = v(`http_reqs{case:${c.id}}`, 'count', 0);
   const sumCpu = (list) => list.reduce((a, s) => a + (byService[s]?.cpuS ?? 0), 0);
-  const measured = {
+  const lbCpu = byService[plan.roles.lb[0]]?.cpuS;
+  return {
     requests,
     rps: requests / (c.durationMs / 1000),
     errorRate: v(`http_req_failed{case:${c.id}}`, 'rate'),
     originFills: v(`lab_origin_fills{case:${c.id}}`, 'count'),
     // Counted by each cgroup since the phase made it, whatever the window; none read, none known.
     oomKills: resources.length ? resources.reduce((a, r) => a + r.oomKills, 0) : null,
-    edgesOverLb: byService[plan.roles.lb[0]]?.cpuS ? sumCpu(plan.roles.edge) / byService[plan.roles.lb[0]].cpuS : null,
+    edgesOverLb: lbCpu ? sumCpu(plan.roles.edge) / lbCpu : null,
     edgeShares: shares(plan.roles.edge.map((edge) => v(`lab_edge_requests{case:${c.id},edge:${edge}}`, 'count', 0))),
     resources,
   };
-  const checks = {
+}
+
+/** The checks every level has: errors, refills, OOM kills, resources read, round robin. */
+function levelChecks(plan, c, measured) {
+  const e = c.expected;
+  return {
     errors: measured.errorRate !== null && measured.errorRate < e.errorRate.hi,
     originFills: within(measured.originFills, e.originFills),
     oom: measured.oomKills !== null && measured.oomKills <= e.oomKills.hi,
-    resources: resources.length > 0,
+    resources: measured.resources.length > 0,
     // One edge in use takes every request: its share of 1 is shown, not judged.
     roundRobin: shownRanges(e, possibleValues(c, plan)).edgeShare
       ? null
       : measured.edgeShares.length > 0 && measured.edgeShares.every((x) => within(x, e.edgeShare)),
   };
-  const rows = [];
-  const row = (...r) => rows.push(r);
-  const seed = c.seed;
-  const lb = byService[plan.roles.lb[0]];
+}
+
+/**
+ * The throughput rows: a capped level's against cap / cost and its bottleneck's use of its quota
+ * (judged, into `measured` and `checks`), or the uncapped level's, which gives the costs (shown).
+ */
+function throughputRows(plan, c, { measured, checks, byService }) {
+  const e = c.expected;
+  const { seed } = c;
   const seedRps = seed ? `${seed.rps} r/s${seed.modelRps ? ` (cap/cost: ${fixed(seed.modelRps)})` : ''}` : '-';
-  if (e.rps) {
-    const b = byService[e.bottleneck.service];
-    measured.busy = b && b.capPct ? b.cpuPct / b.capPct : null;
-    checks.rps = within(measured.rps, e.rps);
-    checks.busy =
-      measured.busy !== null && measured.busy >= e.bottleneck.busyLo && measured.busy <= e.bottleneck.busyHi;
-    row(
+  if (!e.rps) {
+    const lb = byService[plan.roles.lb[0]];
+    const planned = c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)';
+    return [
+      [
+        'throughput',
+        seedRps,
+        planned,
+        `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`,
+        null,
+      ],
+    ];
+  }
+  const b = byService[e.bottleneck.service];
+  measured.busy = b && b.capPct ? b.cpuPct / b.capPct : null;
+  checks.rps = within(measured.rps, e.rps);
+  checks.busy = measured.busy !== null && measured.busy >= e.bottleneck.busyLo && measured.busy <= e.bottleneck.busyHi;
+  return [
+    [
       'throughput',
       seedRps,
       `${fixed(e.rps.model)} r/s x ${fixed(e.rps.lo / e.rps.model, 2)}..${fixed(e.rps.hi / e.rps.model, 2)} = ${fixed(e.rps.lo)}..${fixed(e.rps.hi)}`,
       `${fixed(measured.rps)} r/s (x${fixed(measured.rps / e.rps.model, 2)})`,
       checks.rps,
-    );
-    row(
+    ],
+    [
       `bottleneck: ${e.bottleneck.service}`,
       seed ? `load balancer, ${seed.lbCpuPct} %` : '-',
       `${pct(e.bottleneck.busyLo)}..${pct(e.bottleneck.busyHi)} of its quota`,
       `${pct(measured.busy)} (${fixed(b?.cpuPct, 2)} % of a core)`,
       checks.busy,
-    );
-  } else {
-    row(
-      'throughput',
-      seedRps,
-      c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)',
-      `${fixed(measured.rps)} r/s, ${plan.roles.lb[0]} at ${fixed(lb?.cpuPct, 2)} %`,
-      null,
-    );
-  }
+    ],
+  ];
+}
+
+/** The rows after the throughput: against the uncapped, errors, refills, OOM kills, edge shares, CPU and memory by role. */
+function otherRows(plan, c, { measured, checks, byService }) {
+  const e = c.expected;
+  const { seed } = c;
   const { uncapped } = plan;
+  const rows = [];
   if (uncapped)
-    row(
+    rows.push([
       '  / the uncapped',
       seed && uncapped.seed ? fixed(seed.rps / uncapped.seed, 3) : '-',
       '-',
       uncapped.measured ? fixed(measured.rps / uncapped.measured, 3) : '-',
       null,
-    );
-  row(
-    'errors',
-    '-',
-    `< ${pct(e.errorRate.hi)}`,
-    measured.errorRate === null ? '-' : pct(measured.errorRate),
-    checks.errors,
-  );
-  row(
+    ]);
+  const errorRate = measured.errorRate === null ? '-' : pct(measured.errorRate);
+  rows.push(['errors', '-', `< ${pct(e.errorRate.hi)}`, errorRate, checks.errors]);
+  rows.push([
     'origin fills',
     '-',
     `${e.originFills.lo}..${e.originFills.hi}`,
     String(measured.originFills ?? '-'),
     checks.originFills,
-  );
-  row('OOM kills', '-', '0', String(measured.oomKills), checks.oom);
-  row(
+  ]);
+  rows.push(['OOM kills', '-', '0', String(measured.oomKills), checks.oom]);
+  const edgeShares = measured.edgeShares.map((x) => fixed(x, 3)).join(' ');
+  rows.push([
     'share of each edge',
     '-',
     `${fixed(e.edgeShare.lo, 3)}..${fixed(e.edgeShare.hi, 3)}`,
-    measured.edgeShares.map((x) => fixed(x, 3)).join(' '),
+    edgeShares,
     checks.roundRobin,
-  );
-  row(
-    "edges' CPU / balancer's",
-    seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-',
-    '(shown)',
-    fixed(measured.edgesOverLb, 2),
-    null,
-  );
+  ]);
+  const seedRatio = seed ? fixed(seed.edgesCpuPct / seed.lbCpuPct, 2) : '-';
+  rows.push(["edges' CPU / balancer's", seedRatio, '(shown)', fixed(measured.edgesOverLb, 2), null]);
   // Memory in use by role (the largest of the role), beside the seed's docker stats.
   const byRole = (role) => Math.max(...plan.roles[role].map((sv) => byService[sv]?.memBytes ?? 0)) / 1024 ** 2;
   const roles = ['lb', 'edge', 'origin'];
-  row(
+  rows.push([
     'memory, lb/edge/origin',
     seed ? `${roles.map((r) => fixed(seed.memMiB[r])).join('/')} MiB` : '-',
     c.level.mem ? `< ${c.level.mem} MiB` : '-',
     `${roles.map((r) => fixed(byRole(r))).join('/')} MiB`,
     null,
-  );
+  ]);
+  return rows;
+}
+
+/** One level judged: its outcome and its table rows. */
+export function judge(plan, { summary, caps, cgroupSamples }) {
+  const c = plan.cases[0];
+  const resources = levelResources(c, { summary, caps, cgroupSamples });
+  const byService = Object.fromEntries(resources.map((r) => [r.service, r]));
+  const measured = measuredLevel(plan, c, summary, resources, byService);
+  const checks = levelChecks(plan, c, measured);
+  const judged = { measured, checks, byService };
+  const rows = [...throughputRows(plan, c, judged), ...otherRows(plan, c, judged)];
   const params = { level: c.level, factor: plan.factor, policy: plan.policy };
   return {
     outcomes: [outcome({ plan, c, params, measured, checks, summary, thresholds: cappedThresholds(c, plan) })],

@@ -43,6 +43,88 @@ const lineOf = (at) => at.split(':').pop();
  */
 const knobAt = (base, at, unique, param) => knobName(base, ...(unique ? [] : [`l${lineOf(at)}`]), param);
 
+/** A limit_req's numbers as knobs: its zone's rate, its burst, nodelay or delay, and the delay without nodelay. */
+function limitNumbers(l, zone, knob) {
+  const numbers = [
+    {
+      knob: knobName(zone.name, 'rate'),
+      kind: 'rate',
+      value: zone.perUnit,
+      at: zone.at,
+      param: 'rate',
+      unit: zone.unit,
+      doc: `${zone.name}: limit_req_zone rate (r/${zone.unit}, ${zone.at})`,
+    },
+    {
+      knob: knob(l, 'burst'),
+      kind: 'count',
+      value: l.burst,
+      at: l.at,
+      param: 'burst',
+      doc: `limit_req zone=${l.zone} burst (${l.at})`,
+    },
+    // nodelay or not, a switch: the sensitivity tries the other way too.
+    {
+      knob: knob(l, 'mode'),
+      kind: 'choice',
+      values: ['nodelay', 'delay'],
+      value: l.nodelay ? 'nodelay' : 'delay',
+      at: l.at,
+      param: 'mode',
+      doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})`,
+    },
+  ];
+  if (!l.nodelay)
+    numbers.push({
+      knob: knob(l, 'delay'),
+      kind: 'count',
+      value: l.delay,
+      at: l.at,
+      param: 'delay',
+      doc: `limit_req zone=${l.zone} delay (${l.at})`,
+    });
+  return numbers;
+}
+
+/** limit_req_dry_run as a switch knob, where the file sets it (`dry`), else none. */
+const dryRunNumbers = (r, dry) =>
+  dry
+    ? [
+        {
+          knob: dry.knob,
+          kind: 'choice',
+          values: ['on', 'off'],
+          value: r.dryRun.on ? 'on' : 'off',
+          at: dry.at,
+          param: 'dry_run',
+          doc: `limit_req_dry_run (${dry.at})`,
+        },
+      ]
+    : [];
+
+/** The model's policy from the knobs' values: the route's limits as a limit_req chain. */
+const chainFrom = (r, zones, knob, dry) => (k) => ({
+  kind: 'limit_req_chain',
+  dryRun: dry ? k[dry.knob] === 'on' : r.dryRun.on,
+  limits: r.limits.map((l, i) => ({
+    rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
+    burst: k[knob(l, 'burst')],
+    // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
+    delay: k[knob(l, 'mode')] === 'nodelay' ? Infinity : (k[knob(l, 'delay')] ?? 0),
+  })),
+});
+
+/** Where a request reaches the route: its path (and whether a regex), its Host, whether one can be sent. */
+function routePlace(r) {
+  const last = r.location.split(' > ').pop();
+  return {
+    path: last.replace(/^[=^~]+\s*/, ''),
+    regex: /^~/.test(last),
+    host: plainName(r.server.names),
+    addressable: r.server.isDefault || plainName(r.server.names) !== null,
+  };
+}
+
 /** A route's limits as the model's policy, and what it takes for a bucket to be fresh again. */
 function nginxTarget(policy, r, uniqueZone, dryPlaces) {
   const zones = r.limits.map((l) => policy.zones[l.zone]);
@@ -61,72 +143,8 @@ function nginxTarget(policy, r, uniqueZone, dryPlaces) {
   return {
     // The numbers the file gives, as knobs: what the sensitivity moves, a what-if sets, and the
     // rendered config takes (at: where in the file, param: which of the directive's).
-    numbers: [
-      ...r.limits.flatMap((l, i) => [
-        {
-          knob: knobName(zones[i].name, 'rate'),
-          kind: 'rate',
-          value: zones[i].perUnit,
-          at: zones[i].at,
-          param: 'rate',
-          unit: zones[i].unit,
-          doc: `${zones[i].name}: limit_req_zone rate (r/${zones[i].unit}, ${zones[i].at})`,
-        },
-        {
-          knob: knob(l, 'burst'),
-          kind: 'count',
-          value: l.burst,
-          at: l.at,
-          param: 'burst',
-          doc: `limit_req zone=${l.zone} burst (${l.at})`,
-        },
-        // nodelay or not, a switch: the sensitivity tries the other way too.
-        {
-          knob: knob(l, 'mode'),
-          kind: 'choice',
-          values: ['nodelay', 'delay'],
-          value: l.nodelay ? 'nodelay' : 'delay',
-          at: l.at,
-          param: 'mode',
-          doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})`,
-        },
-        ...(l.nodelay
-          ? []
-          : [
-              {
-                knob: knob(l, 'delay'),
-                kind: 'count',
-                value: l.delay,
-                at: l.at,
-                param: 'delay',
-                doc: `limit_req zone=${l.zone} delay (${l.at})`,
-              },
-            ]),
-      ]),
-      ...(dry
-        ? [
-            {
-              knob: dry.knob,
-              kind: 'choice',
-              values: ['on', 'off'],
-              value: r.dryRun.on ? 'on' : 'off',
-              at: dry.at,
-              param: 'dry_run',
-              doc: `limit_req_dry_run (${dry.at})`,
-            },
-          ]
-        : []),
-    ],
-    build: (k) => ({
-      kind: 'limit_req_chain',
-      dryRun: dry ? k[dry.knob] === 'on' : r.dryRun.on,
-      limits: r.limits.map((l, i) => ({
-        rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
-        burst: k[knob(l, 'burst')],
-        // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
-        delay: k[knob(l, 'mode')] === 'nodelay' ? Infinity : (k[knob(l, 'delay')] ?? 0),
-      })),
-    }),
+    numbers: [...r.limits.flatMap((l, i) => limitNumbers(l, zones[i], knob)), ...dryRunNumbers(r, dry)],
+    build: chainFrom(r, zones, knob, dry),
     status: r.status.code,
     rate,
     burst: binding.burst,
@@ -142,13 +160,7 @@ function nginxTarget(policy, r, uniqueZone, dryPlaces) {
     })),
     shared: shared.length > 0,
     drainS,
-    path: r.location
-      .split(' > ')
-      .pop()
-      .replace(/^[=^~]+\s*/, ''),
-    regex: /^~/.test(r.location.split(' > ').pop()),
-    host: plainName(r.server.names),
-    addressable: r.server.isDefault || plainName(r.server.names) !== null,
+    ...routePlace(r),
     // The case's own key, where a zone keys by a header or an argument: the case id in it.
     keyHeaders: zones.filter((z) => z.who.kind === 'header').map((z) => z.who.name),
     keyArguments: zones.filter((z) => z.who.kind === 'argument').map((z) => z.who.name),
@@ -161,43 +173,30 @@ const plainName = (names) => names.find((n) => /^[a-z0-9.-]+$/i.test(n) && n !==
 /** A Host for an Envoy virtual host's domains: '*' needs none; a wildcard gets a name it matches. */
 const hostFor = (domains) => (domains.includes('*') ? null : domains[0].replace(/^\*/, 'lab').replace(/\*$/, 'lab'));
 
+/** A token bucket's numbers as knobs: max_tokens, tokens_per_fill and fill_interval (in s). */
+const bucketNumbers = (b, knob) =>
+  [
+    ['max_tokens', 'count', b.maxTokens, 'token_bucket.max_tokens'],
+    ['tokens_per_fill', 'count', b.tokensPerFill, 'token_bucket.tokens_per_fill'],
+    ['fill_interval', 'seconds', b.fillIntervalMs / 1000, 'token_bucket.fill_interval in s'],
+  ].map(([param, kind, value, what]) => ({
+    knob: knob(param),
+    kind,
+    value,
+    ...(kind === 'count' ? { min: 1 } : {}),
+    at: b.at,
+    path: b.path,
+    param,
+    doc: `${b.stat}: ${what} (${b.at})`,
+  }));
+
 /** An Envoy route's bucket as the model's policy; every case on it shares it. */
 function envoyTarget(r, uniqueBucket) {
   const b = r.bucket;
   const rate = b.tokensPerFill / (b.fillIntervalMs / 1000);
   const knob = (param) => knobAt(b.stat, b.at, uniqueBucket(b), param);
   return {
-    numbers: [
-      {
-        knob: knob('max_tokens'),
-        kind: 'count',
-        value: b.maxTokens,
-        min: 1,
-        at: b.at,
-        path: b.path,
-        param: 'max_tokens',
-        doc: `${b.stat}: token_bucket.max_tokens (${b.at})`,
-      },
-      {
-        knob: knob('tokens_per_fill'),
-        kind: 'count',
-        value: b.tokensPerFill,
-        min: 1,
-        at: b.at,
-        path: b.path,
-        param: 'tokens_per_fill',
-        doc: `${b.stat}: token_bucket.tokens_per_fill (${b.at})`,
-      },
-      {
-        knob: knob('fill_interval'),
-        kind: 'seconds',
-        value: b.fillIntervalMs / 1000,
-        at: b.at,
-        path: b.path,
-        param: 'fill_interval',
-        doc: `${b.stat}: token_bucket.fill_interval in s (${b.at})`,
-      },
-    ],
+    numbers: bucketNumbers(b, knob),
     build: (k) => ({
       kind: 'local_rate_limit',
       enabled: b.enabled,
@@ -315,41 +314,45 @@ const LOAD_KNOBS = {
 };
 
 /**
- * The experiment of a policy read from `file` ({proxy, routes, ...}): {experiment, routes} where
- * routes says, for every route, its target id and how its cases meet their buckets, or why it
- * has no cases. `name`: the experiment's (default: the file's name).
+ * Where each zone's limit_req, each Envoy bucket and each limit_req_dry_run stand in the file:
+ * a knob per place ({uniqueZone, uniqueBucket, dryPlaces}).
  */
-export function policyExperiment(policy, { name = slug(basename(policy.file).replace(/\.[^.]+$/, '')) } = {}) {
-  const routes = [];
-  const targets = [];
-  const used = new Set();
-  // Where each zone's limit_req and each Envoy bucket stand: a knob per place in the file.
+function placesIn(policy) {
   const places = (list) =>
     list.reduce((m, [name, at]) => m.set(name, new Set([...(m.get(name) ?? []), at])), new Map());
   const zonePlaces = places(policy.routes.flatMap((r) => (r.limits ?? []).map((l) => [l.zone, l.at])));
-  const uniqueZone = (zone) => zonePlaces.get(zone).size === 1;
   const bucketPlaces = places(policy.routes.filter((r) => r.bucket).map((r) => [r.bucket.stat, r.bucket.at]));
-  const uniqueBucket = (b) => bucketPlaces.get(b.stat).size === 1;
-  const dryPlaces = new Set(
-    policy.routes.filter((r) => r.dryRun && !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at),
-  );
+  return {
+    uniqueZone: (zone) => zonePlaces.get(zone).size === 1,
+    uniqueBucket: (b) => bucketPlaces.get(b.stat).size === 1,
+    dryPlaces: new Set(policy.routes.filter((r) => r.dryRun && !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at)),
+  };
+}
+
+/** Why a route gets no target before it is read (answered first, no limit), or null. */
+function unlimited(policy, r) {
+  if (policy.proxy === 'nginx' && (r.answeredBefore || !r.limits?.length))
+    return r.answeredBefore
+      ? `answered ${r.answeredBefore.code} before limit_req (${r.answeredBefore.at})`
+      : 'no limit_req';
+  if (policy.proxy === 'envoy' && !(r.bucket?.enabled > 0)) return 'no local rate limit enabled';
+  return null;
+}
+
+/** Every route of the file, as the Policy tab lists it, and the targets the lab plans cases for (ids unique). */
+function routeTargets(policy) {
+  const { uniqueZone, uniqueBucket, dryPlaces } = placesIn(policy);
+  const routes = [];
+  const targets = [];
+  const used = new Set();
   for (const r of policy.routes) {
     const label =
       policy.proxy === 'nginx'
         ? `${r.server.names[0] ?? r.server.listen[0] ?? ''} ${r.location}`.trim()
         : `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
-    if (policy.proxy === 'nginx' && (r.answeredBefore || !r.limits?.length)) {
-      routes.push({
-        route: label,
-        at: r.at,
-        none: r.answeredBefore
-          ? `answered ${r.answeredBefore.code} before limit_req (${r.answeredBefore.at})`
-          : 'no limit_req',
-      });
-      continue;
-    }
-    if (policy.proxy === 'envoy' && !(r.bucket?.enabled > 0)) {
-      routes.push({ route: label, at: r.at, none: 'no local rate limit enabled' });
+    const none = unlimited(policy, r);
+    if (none) {
+      routes.push({ route: label, at: r.at, none });
       continue;
     }
     const t = policy.proxy === 'nginx' ? nginxTarget(policy, r, uniqueZone, dryPlaces) : envoyTarget(r, uniqueBucket);
@@ -368,8 +371,14 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
     throw new Error(
       `${policy.file}: no route the lab can plan cases for:\n  ${routes.map((r) => `${r.route} (${r.at}): ${r.none}`).join('\n  ')}`,
     );
-  // One shared bucket puts every case one after another, each after the longest a bucket takes
-  // to be fresh again (and a second).
+  return { routes, targets };
+}
+
+/**
+ * One shared bucket puts every case one after another, each after the longest a bucket takes to
+ * be fresh again (and a second): {sequential, pauseS}, said on each planned route.
+ */
+function casePacing(routes, targets) {
   const sequential = targets.some((t) => t.shared);
   const pauseS = sequential ? Math.ceil(Math.max(...targets.map((t) => t.drainS))) + 1 : 0;
   for (const r of routes.filter((x) => x.target)) {
@@ -377,11 +386,11 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
       ? `one after another, ${pauseS} s apart (${r.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`
       : 'together, each with a fresh bucket';
   }
-  const suites = {};
-  for (const suite of ['smoke', 'spike', 'soak']) {
-    suites[suite] = (k) =>
-      targets.flatMap((t) => steps(t.id, t, k)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
-  }
+  return { sequential, pauseS };
+}
+
+/** The experiment's knobs (the load's and every number of the file) and where each number stands. */
+function knobsOf(targets) {
   const knobs = { ...LOAD_KNOBS };
   const numbers = new Map(); // knob -> where it stands in the file
   for (const n of targets.flatMap((t) => t.numbers)) {
@@ -394,6 +403,23 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
     };
     numbers.set(n.knob, { at: n.at, path: n.path, param: n.param, unit: n.unit });
   }
+  return { knobs, numbers };
+}
+
+/**
+ * The experiment of a policy read from `file` ({proxy, routes, ...}): {experiment, routes} where
+ * routes says, for every route, its target id and how its cases meet their buckets, or why it
+ * has no cases. `name`: the experiment's (default: the file's name).
+ */
+export function policyExperiment(policy, { name = slug(basename(policy.file).replace(/\.[^.]+$/, '')) } = {}) {
+  const { routes, targets } = routeTargets(policy);
+  const { sequential, pauseS } = casePacing(routes, targets);
+  const suites = {};
+  for (const suite of ['smoke', 'spike', 'soak']) {
+    suites[suite] = (k) =>
+      targets.flatMap((t) => steps(t.id, t, k)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
+  }
+  const { knobs, numbers } = knobsOf(targets);
   const experiment = {
     name,
     kind: 'limiter',
