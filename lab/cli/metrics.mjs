@@ -74,73 +74,59 @@ function upRetention(words) {
   }
 }
 
-export default async function metrics([sub, ...rest], ctx) {
+/** `metrics up`: the stores kept up (by a keeper) with the retention asked, applied to InfluxDB too. */
+async function metricsUp(rest, ctx) {
   const { root, stateDir, say, topology } = ctx;
-  // The words each takes after it (up: its own, read below).
-  const takes = { up: null, down: [], status: [], series: ['--write'] };
-  if (!Object.hasOwn(takes, sub ?? '') || (takes[sub] && rest.some((w) => !takes[sub].includes(w))))
-    throw new Error(
-      `usage: ./labw metrics up [--retention=30d]|down|status|series [--write]; got '${[sub, ...rest].join(' ')}'`,
-    );
-  if (sub === 'up') {
-    refuseWhileLive(root, './labw metrics up');
-    const retention = upRetention(rest);
-    if (await storesUp(topology()))
-      throw new Error(`the metrics stores are already up (${storesOwner(stateDir, topology()).says})`);
-    // The keeper inherits it: the stores' commands see it as {{retention}}.
-    process.env.LAB_METRICS_RETENTION = retention;
-    const code = await keepUp(ctx, METRICS_PROFILE, [METRICS_PROFILE], './labw metrics down');
-    await applyRetention(storeUrls(topology()), retention);
-    say(
-      `# retention: ${retention} (InfluxDB's databases; Prometheus's where the topology passes it, see ./labw metrics status)`,
-    );
-    return code;
-  }
-  if (sub === 'down') {
-    refuseWhileLive(root, './labw metrics down');
-    // Only a keeper that is still the process its state file names is signalled (procs.mjs ownerAlive).
-    const stopped = await stopKept(ctx, (st) => st.kind === METRICS_PROFILE && ownerAlive(st));
-    say(
-      stopped
-        ? "metrics stores stopped; their data stays in .lab/data/ ('./labw clean --yes' deletes it)"
-        : 'the metrics stores were not up',
-    );
-    return 0;
-  }
-  if (sub === 'series') {
-    // --write: into the doc that states them (test/stores.test.mjs checks it is current).
-    const { seriesPerRun, seriesRows, seriesMarkdown, withSeriesBlock, SERIES_DOC } =
-      await import('../stores/cardinality.mjs');
-    const per = await seriesPerRun();
-    const { head, rows } = seriesRows(per);
-    say(
-      `series one run adds to each store (computed from the k6 code's tag sets; a run that went as planned):\n\n${formatTable(rows, head)}`,
-    );
-    if (rest.includes('--write')) {
-      const file = join(root, SERIES_DOC);
-      writeFileSync(file, withSeriesBlock(readFileSync(file, 'utf8'), seriesMarkdown(per)));
-      say(`wrote the table into ${SERIES_DOC}`);
-    }
-    return 0;
-  }
-  const urls = storeUrls(topology());
-  const up = await storesUp(topology());
-  const data = join(root, '.lab', 'data');
+  refuseWhileLive(root, './labw metrics up');
+  const retention = upRetention(rest);
+  if (await storesUp(topology()))
+    throw new Error(`the metrics stores are already up (${storesOwner(stateDir, topology()).says})`);
+  // The keeper inherits it: the stores' commands see it as {{retention}}.
+  process.env.LAB_METRICS_RETENTION = retention;
+  const code = await keepUp(ctx, METRICS_PROFILE, [METRICS_PROFILE], './labw metrics down');
+  await applyRetention(storeUrls(topology()), retention);
   say(
-    `metrics stores: ${up ? `up, ${storesOwner(stateDir, topology()).says}` : 'down'}; InfluxDB ${urls.influx} (databases ${urls.database}, ${urls.forwarded}), Prometheus ${urls.prometheus}`,
+    `# retention: ${retention} (InfluxDB's databases; Prometheus's where the topology passes it, see ./labw metrics status)`,
   );
-  say(`data: ${data} (${duSize(data)})`);
-  if (!up) return 0;
-  let h;
-  try {
-    h = await storeHoldings(urls);
-  } catch (e) {
-    say(`could not read what the stores hold: ${e.message}`);
-    return 0;
+  return code;
+}
+
+/** `metrics down`: the kept stores stopped, their data kept. */
+async function metricsDown(rest, ctx) {
+  refuseWhileLive(ctx.root, './labw metrics down');
+  // Only a keeper that is still the process its state file names is signalled (procs.mjs ownerAlive).
+  const stopped = await stopKept(ctx, (st) => st.kind === METRICS_PROFILE && ownerAlive(st));
+  ctx.say(
+    stopped
+      ? "metrics stores stopped; their data stays in .lab/data/ ('./labw clean --yes' deletes it)"
+      : 'the metrics stores were not up',
+  );
+  return 0;
+}
+
+/** `metrics series [--write]`: the series one run adds to each store, computed; --write puts them in their doc. */
+async function metricsSeries(rest, { root, say }) {
+  // --write: into the doc that states them (test/stores.test.mjs checks it is current).
+  const { seriesPerRun, seriesRows, seriesMarkdown, withSeriesBlock, SERIES_DOC } =
+    await import('../stores/cardinality.mjs');
+  const per = await seriesPerRun();
+  const { head, rows } = seriesRows(per);
+  say(
+    `series one run adds to each store (computed from the k6 code's tag sets; a run that went as planned):\n\n${formatTable(rows, head)}`,
+  );
+  if (rest.includes('--write')) {
+    const file = join(root, SERIES_DOC);
+    writeFileSync(file, withSeriesBlock(readFileSync(file, 'utf8'), seriesMarkdown(per)));
+    say(`wrote the table into ${SERIES_DOC}`);
   }
+  return 0;
+}
+
+/** The status table: each store's series, disk, memory, retention and oldest run kept. */
+function holdingsRows(urls, h, { data, stateDir }) {
   const influxDisk = (db) =>
     `${duSize(join(data, 'influxdb', 'data', db))} + wal ${duSize(join(data, 'influxdb', 'wal', db))}`;
-  const rows = [
+  return [
     ...[urls.database, urls.forwarded].map((db) => [
       `InfluxDB ${db}`,
       n(h.influx.series[db]),
@@ -166,9 +152,55 @@ export default async function metrics([sub, ...rest], ctx) {
       h.prometheus.oldest ?? '-',
     ],
   ];
-  say(formatTable(rows, ['store', 'series', 'disk', 'memory (RSS)', 'retention', 'oldest run kept']));
+}
+
+/** `metrics status`: whether the stores are up and whose, where their data is, and what they hold. */
+async function metricsStatus(rest, { root, stateDir, say, topology }) {
+  const urls = storeUrls(topology());
+  const up = await storesUp(topology());
+  const data = join(root, '.lab', 'data');
+  say(
+    `metrics stores: ${up ? `up, ${storesOwner(stateDir, topology()).says}` : 'down'}; InfluxDB ${urls.influx} (databases ${urls.database}, ${urls.forwarded}), Prometheus ${urls.prometheus}`,
+  );
+  say(`data: ${data} (${duSize(data)})`);
+  if (!up) return 0;
+  let h;
+  try {
+    h = await storeHoldings(urls);
+  } catch (e) {
+    say(`could not read what the stores hold: ${e.message}`);
+    return 0;
+  }
+  say(
+    formatTable(holdingsRows(urls, h, { data, stateDir }), [
+      'store',
+      'series',
+      'disk',
+      'memory (RSS)',
+      'retention',
+      'oldest run kept',
+    ]),
+  );
   say(
     `series limit: max-series-per-database = ${n(seriesBudget(root))} per InfluxDB database (stacks/metrics/influxdb.conf); retention wanted: ${metricsRetention()} (LAB_METRICS_RETENTION, or metrics up --retention)`,
   );
   return 0;
+}
+
+// Each subcommand, and the words it takes after it (up: its own, read by upRetention).
+const SUBCOMMANDS = {
+  up: { run: metricsUp, takes: null },
+  down: { run: metricsDown, takes: [] },
+  status: { run: metricsStatus, takes: [] },
+  series: { run: metricsSeries, takes: ['--write'] },
+};
+
+/** `metrics up [--retention=30d]|down|status|series [--write]`. */
+export default async function metrics([sub, ...rest], ctx) {
+  const command = Object.hasOwn(SUBCOMMANDS, sub ?? '') ? SUBCOMMANDS[sub] : null;
+  if (!command || (command.takes && rest.some((w) => !command.takes.includes(w))))
+    throw new Error(
+      `usage: ./labw metrics up [--retention=30d]|down|status|series [--write]; got '${[sub, ...rest].join(' ')}'`,
+    );
+  return command.run(rest, ctx);
 }

@@ -19,6 +19,89 @@ export const topologyView = (topology) => ({
   groups: Object.keys(topology.services).map((service) => ({ service })),
 });
 
+/**
+ * A service's folder, data and rendered configs, ready to start: {prefix, view, launch}. Its
+ * `prepare` step runs (as the runner) and its `validate` step (as the service) checks the configs.
+ */
+function prepareService(s, { root, env, topology, policy, targets, ports, tmpDir, logDir, user }) {
+  const prefix = join(tmpDir, s.name);
+  // The service's own folder, handed to it below: made fresh, so that root never writes
+  // (renders) into a folder where a service of an earlier start could have left a link.
+  if (user) rmSync(prefix, { recursive: true, force: true });
+  mkdirSync(prefix, { recursive: true });
+  const data = s.data ? join(root, '.lab', 'data', s.name) : undefined;
+  if (data) mkdirSync(data, { recursive: true });
+  if (data && user) giveTree(user, data);
+  const base = serviceView({
+    policy,
+    targets,
+    ports,
+    service: s,
+    prefix,
+    root,
+    native: true,
+    extra: { ...topologyView(topology), data },
+  });
+  const view = { ...base, config: renderConfigs(root, s, base, prefix) };
+  if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
+  // Its configs stay root's (read-only to it); the folder is its own: pid, temp and cache files.
+  if (user) giveDir(user, prefix);
+  // A build the service would otherwise make in the checkout, by the runner (privilege.mjs).
+  if (s.prepare) run(s, 'prepare', renderArgs(s.prepare, view), root, env);
+  const launch = (argv, procsFiles) => serviceLaunch({ argv, env, user, procsFiles, home: prefix });
+  if (s.validate) {
+    const shown = renderArgs(s.validate, view);
+    const checked = launch(shown);
+    validate(s, checked.argv, root, checked.env, shown);
+  }
+  return { prefix, view, launch };
+}
+
+/**
+ * A service's cgroup caps, or null for none. A service that declares caps gets a cgroup even
+ * when the level caps nothing: its CPU and memory are then accounted the same way, which is what
+ * the model's costs need. A slowed service (`--stack-cpu`) gets a cgroup capped at its share of a
+ * core, its CPU cap replacing any its level gave.
+ */
+function capsOf(s, view, slowed) {
+  const declared = s.caps ? renderText(s.caps, view).trim() : null;
+  if (!slowed[s.name]) return declared;
+  const others = (declared || '').split(/\s+/).filter((c) => c && !c.startsWith('cpu='));
+  return [`cpu=${slowed[s.name]}%`, ...others].join(' ');
+}
+
+/** Starts a prepared service in its cgroup, waits until it is ready and POSTs its init URLs; returns its process. */
+function startService(s, { prefix, view, launch }, { root, logDir, state, user, slowed }) {
+  const caps = capsOf(s, view, slowed);
+  let cgroup = null;
+  if (caps !== null) {
+    cgroup = createCgroup(`lab-${process.pid}-${s.name}`, parseCaps(caps));
+    state.addCgroups(cgroup.paths);
+  }
+  // Joined to its cgroup (as root), then dropped to the service user, then exec'd: one pid.
+  const { argv, env: serviceEnv } = launch(renderArgs(s.command, view), cgroup?.procsFiles);
+  const proc = spawnLogged(s.name, argv, { cwd: root, env: serviceEnv, logFile: join(logDir, `${s.name}.log`) });
+  Object.assign(proc, { user, root, cgroup, caps, prefix });
+  state.add(proc);
+  return proc;
+}
+
+/** Waits until a started service answers its readiness URL, then POSTs its init URLs; returns the readiness URL. */
+async function readyService(s, proc, view) {
+  const ready = renderText(s.ready, view);
+  await waitReady(proc, ready);
+  for (const url of s.init.map((u) => renderText(u, view))) {
+    const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) throw new Error(`${s.name}: POST ${url} after start-up answered ${res.status} ${await res.text()}`);
+  }
+  return ready;
+}
+
+/**
+ * Starts a profile's services in dependency order, each ready before the next: {profile, procs,
+ * baseUrls, readyUrls, died (the first process that exits unasked)}. On any failure, what started
+ * is stopped and the error thrown.
+ */
 export async function startStack({
   root,
   env,
@@ -40,72 +123,14 @@ export async function startStack({
   await assertPortsFree(services.flatMap((s) => Object.values(s.ports).map((port) => ({ port, service: s.name }))));
   mkdirSync(logDir, { recursive: true });
   const stack = { profile, procs: [], baseUrls: {}, readyUrls: {} };
+  const where = { root, env, topology, policy, targets, ports, tmpDir, logDir, user, state, slowed };
   try {
     for (const s of services) {
-      const prefix = join(tmpDir, s.name);
-      // The service's own folder, handed to it below: made fresh, so that root never writes
-      // (renders) into a folder where a service of an earlier start could have left a link.
-      if (user) rmSync(prefix, { recursive: true, force: true });
-      mkdirSync(prefix, { recursive: true });
-      const data = s.data ? join(root, '.lab', 'data', s.name) : undefined;
-      if (data) mkdirSync(data, { recursive: true });
-      if (data && user) giveTree(user, data);
-      const base = serviceView({
-        policy,
-        targets,
-        ports,
-        service: s,
-        prefix,
-        root,
-        native: true,
-        extra: { ...topologyView(topology), data },
-      });
-      const view = { ...base, config: renderConfigs(root, s, base, prefix) };
-      if (Object.keys(s.configs).length) cpSync(prefix, join(logDir, '..', 'config', s.name), { recursive: true });
-      // Its configs stay root's (read-only to it); the folder is its own: pid, temp and cache files.
-      if (user) giveDir(user, prefix);
-      // A build the service would otherwise make in the checkout, by the runner (privilege.mjs).
-      if (s.prepare) run(s, 'prepare', renderArgs(s.prepare, view), root, env);
-      const launch = (argv, procsFiles) => serviceLaunch({ argv, env, user, procsFiles, home: prefix });
-      if (s.validate) {
-        const shown = renderArgs(s.validate, view);
-        const checked = launch(shown);
-        validate(s, checked.argv, root, checked.env, shown);
-      }
-      // A service that declares caps gets a cgroup even when the level caps nothing: its CPU
-      // and memory are then accounted the same way, which is what the model's costs need.
-      // A slowed service (`--stack-cpu`) gets a cgroup capped at its share of a core, its CPU
-      // cap replacing any its level gave.
-      const declared = s.caps ? renderText(s.caps, view).trim() : null;
-      const caps = slowed[s.name]
-        ? [`cpu=${slowed[s.name]}%`, ...(declared || '').split(/\s+/).filter((c) => c && !c.startsWith('cpu='))].join(
-            ' ',
-          )
-        : declared;
-      let cgroup = null;
-      if (caps !== null) {
-        cgroup = createCgroup(`lab-${process.pid}-${s.name}`, parseCaps(caps));
-        state.addCgroups(cgroup.paths);
-      }
-      // Joined to its cgroup (as root), then dropped to the service user, then exec'd: one pid.
-      const { argv, env: serviceEnv } = launch(renderArgs(s.command, view), cgroup?.procsFiles);
-      const proc = spawnLogged(s.name, argv, { cwd: root, env: serviceEnv, logFile: join(logDir, `${s.name}.log`) });
-      proc.user = user;
-      proc.root = root;
-      proc.cgroup = cgroup;
-      proc.caps = caps;
-      proc.prefix = prefix;
+      const prepared = prepareService(s, where);
+      const proc = startService(s, prepared, where);
       stack.procs.push(proc);
-      state.add(proc);
-      const ready = renderText(s.ready, view);
-      await waitReady(proc, ready);
-      for (const url of s.init.map((u) => renderText(u, view))) {
-        const res = await fetch(url, { method: 'POST', signal: AbortSignal.timeout(10_000) });
-        if (!res.ok)
-          throw new Error(`${s.name}: POST ${url} after start-up answered ${res.status} ${await res.text()}`);
-      }
+      stack.readyUrls[s.name] = await readyService(s, proc, prepared.view);
       stack.baseUrls[s.name] = `http://127.0.0.1:${s.ports.http}`;
-      stack.readyUrls[s.name] = ready;
       log(`${s.name} ready at ${stack.baseUrls[s.name]}`);
     }
   } catch (e) {

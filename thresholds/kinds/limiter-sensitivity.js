@@ -42,20 +42,10 @@ function withValue(knobs, k, v) {
   return { ...knobs, [k.name]: list };
 }
 
-/**
- * sensitivity({experiment, suite, factor, overrides}) -> {cases: [{id, knobs: {label: {down, up, by}}}],
- * knobs: {label: {down, up, cases}}, unseen: [labels]}; `down`/`up` are the smallest changes
- * (knob units, seed timing) that some threshold catches for sure, or null within the search.
- */
-export function limiterSensitivity(exp, base, predict) {
-  const experiment = exp.name;
-  const { suite } = base;
+/** The cases that fail for sure when knob k is moved to v, [{i (case index), by (measure)}]; null for no valid policy. */
+const failuresUnder = (exp, base, predict) => {
   const baseTargets = exp.targets(base.policy);
-  const perCase = base.cases.map((c) => ({ id: c.id, knobs: {} }));
-  const summary = {};
-
-  // The cases that fail for sure when knob k is moved to v: [{case index, measure}].
-  const failures = (k, v) => {
+  return (k, v) => {
     let knobs;
     try {
       knobs = withValue(base.knobs, k, v);
@@ -71,44 +61,74 @@ export function limiterSensitivity(exp, base, predict) {
     // Same targets, same schedule: only the policies the stack runs differ.
     const targets = exp.targets(policy).map((t, i) => ({ ...t, id: baseTargets[i].id }));
     const changed = targets.filter((t, i) => JSON.stringify(t.policy) !== JSON.stringify(baseTargets[i].policy));
-    const predictions = predict(changed, base.cases, experiment);
+    const predictions = predict(changed, base.cases, exp.name);
     return base.cases.flatMap((c, i) => {
       const s = predictions.get(c);
       const by = s && caughtBy(c, s);
       return by ? [{ i, by }] : [];
     });
   };
+};
 
-  for (const k of movable(exp, base.knobs)) {
-    const found = { down: new Map(), up: new Map() }; // case index -> {delta, by}
-    for (const dir of ['down', 'up']) {
-      const limit = Math.round((dir === 'up' ? SEARCH_UP(k) : k.value - k.min) / k.step); // in steps
-      const memo = new Map();
-      const at = (n) => {
-        if (!memo.has(n)) memo.set(n, failures(k, k.value + (dir === 'up' ? n : -n) * k.step));
-        return memo.get(n);
-      };
-      const catches = (n, i) => at(n)?.find((f) => f.i === i);
-      // Walk outwards in growing steps; a case first caught at n (not at prev) is narrowed down
-      // by bisection, assuming a bigger change of the same sign is caught too.
-      let prev = 0;
-      for (let n = 1; n <= limit; n = n < 8 ? n + 1 : Math.min(limit, Math.max(n + 1, Math.round(n * 1.25)))) {
-        const fails = at(n);
-        if (fails === null) break;
-        for (const { i } of fails) {
-          if (found[dir].has(i)) continue;
-          let [lo, hi] = [prev, n];
-          while (hi - lo > 1) {
-            const mid = Math.floor((lo + hi) / 2);
-            if (catches(mid, i)) hi = mid;
-            else lo = mid;
-          }
-          found[dir].set(i, { delta: Number((hi * k.step).toPrecision(6)), by: catches(hi, i).by });
-        }
-        if (found[dir].size === base.cases.length || n >= limit) break;
-        prev = n;
+/**
+ * One knob moved one way (`dir`): per case index, the smallest change caught, {delta, by}. It
+ * walks outwards in growing steps; a case first caught at n (not at the step before) is
+ * narrowed down by bisection, assuming a bigger change of the same sign is caught too.
+ */
+function searchOneWay(k, dir, failures, caseCount) {
+  const found = new Map();
+  const limit = Math.round((dir === 'up' ? SEARCH_UP(k) : k.value - k.min) / k.step); // in steps
+  const memo = new Map();
+  const at = (n) => {
+    if (!memo.has(n)) memo.set(n, failures(k, k.value + (dir === 'up' ? n : -n) * k.step));
+    return memo.get(n);
+  };
+  const catches = (n, i) => at(n)?.find((f) => f.i === i);
+  let prev = 0;
+  for (let n = 1; n <= limit; n = n < 8 ? n + 1 : Math.min(limit, Math.max(n + 1, Math.round(n * 1.25)))) {
+    const fails = at(n);
+    if (fails === null) break;
+    for (const { i } of fails) {
+      if (found.has(i)) continue;
+      let [lo, hi] = [prev, n];
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (catches(mid, i)) hi = mid;
+        else lo = mid;
       }
+      found.set(i, { delta: Number((hi * k.step).toPrecision(6)), by: catches(hi, i).by });
     }
+    if (found.size === caseCount || n >= limit) break;
+    prev = n;
+  }
+  return found;
+}
+
+/** A switch (nodelay or delay): is each other way caught by some case? */
+function switchCaught(name, spec, base, failures) {
+  const tried = spec.values
+    .filter((v) => v !== base.knobs[name])
+    .map((v) => ({ value: v, fails: failures({ name, label: name }, v) ?? [] }));
+  return {
+    switch: tried.map((x) => ({ value: x.value, by: x.fails[0]?.by ?? null, cases: x.fails.length })),
+    cases: new Set(tried.flatMap((x) => x.fails.map((f) => f.i))).size,
+  };
+}
+
+/**
+ * sensitivity({experiment, suite, factor, overrides}) -> {cases: [{id, knobs: {label: {down, up, by}}}],
+ * knobs: {label: {down, up, cases}}, unseen: [labels]}; `down`/`up` are the smallest changes
+ * (knob units, seed timing) that some threshold catches for sure, or null within the search.
+ */
+export function limiterSensitivity(exp, base, predict) {
+  const perCase = base.cases.map((c) => ({ id: c.id, knobs: {} }));
+  const summary = {};
+  const failures = failuresUnder(exp, base, predict);
+  for (const k of movable(exp, base.knobs)) {
+    const found = {
+      down: searchOneWay(k, 'down', failures, base.cases.length),
+      up: searchOneWay(k, 'up', failures, base.cases.length),
+    };
     base.cases.forEach((c, i) => {
       perCase[i].knobs[k.label] = { down: found.down.get(i) ?? null, up: found.up.get(i) ?? null };
     });
@@ -120,23 +140,14 @@ export function limiterSensitivity(exp, base, predict) {
       atMin: k.value === k.min,
     };
   }
-  // A switch (nodelay or delay): is each other way caught by some case?
   for (const [name, spec] of Object.entries(exp.knobs)) {
-    if (spec.kind !== 'choice') continue;
-    const tried = spec.values
-      .filter((v) => v !== base.knobs[name])
-      .map((v) => ({ value: v, fails: failures({ name, label: name }, v) ?? [] }));
-    summary[name] = {
-      switch: tried.map((x) => ({ value: x.value, by: x.fails[0]?.by ?? null, cases: x.fails.length })),
-      cases: new Set(tried.flatMap((x) => x.fails.map((f) => f.i))).size,
-    };
-  }
-  // A status the proxy answers with instead of the limited one shows as an unexpected status
-  // in every case that expects a limited answer for sure.
-  for (const [name, spec] of Object.entries(exp.knobs)) {
-    if (spec.kind !== 'status') continue;
-    const seeing = base.cases.filter((c) => c.expected.limited.lo > 0 || c.expected.limited.min > 0);
-    summary[name] = { any: seeing.length > 0, cases: seeing.length };
+    if (spec.kind === 'choice') summary[name] = switchCaught(name, spec, base, failures);
+    // A status the proxy answers with instead of the limited one shows as an unexpected status
+    // in every case that expects a limited answer for sure.
+    if (spec.kind === 'status') {
+      const seeing = base.cases.filter((c) => c.expected.limited.lo > 0 || c.expected.limited.min > 0);
+      summary[name] = { any: seeing.length > 0, cases: seeing.length };
+    }
   }
   const unseen = Object.entries(summary)
     .filter(([, s]) => s.cases === 0)
@@ -145,8 +156,8 @@ export function limiterSensitivity(exp, base, predict) {
     .filter(([, s]) => s.cases > 0 && ((s.down === null && !s.atMin) || s.up === null) && s.any === undefined)
     .map(([k]) => k);
   return {
-    experiment,
-    suite,
+    experiment: exp.name,
+    suite: base.suite,
     factor: base.factor,
     kind: 'limiter',
     cases: perCase,
