@@ -122,23 +122,19 @@ export function predict(targets, cases, seed, segments = 1) {
 }
 
 /**
- * The plan: the experiment's load steps, per suite, become cases (a target and a step each).
- * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and
- * refill intervals divided by it, so the expected counts stay those of the seed timing.
+ * The experiment's load steps for a suite as cases (a target and a step each), on one timeline.
+ * Every case meets a fresh limiter (see predict), so no step waits for a queue to drain: the
+ * steps of an experiment start together, or, where their load would share the CPU with each
+ * other (400 r/s bursts), one right after another.
  */
-function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable, segments }) {
-  const name = exp.name;
-  const targets = exp.targets(policy);
+function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   const cases = [];
   // Real time (not scaled by --quick) for k6's warm-up before the first case; the limiters idle
   // meanwhile, which changes nothing (a token bucket is full, a leaky bucket empty).
   let t = leadInMs;
-  // Every case meets a fresh limiter (see predict), so no step waits for a queue to drain: the
-  // steps of an experiment start together, or, where their load would share the CPU with each
-  // other (400 r/s bursts), one right after another.
   exp.suites[suite](knobs).forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
-    for (const id of step.targets) {
+    for (const id of step.targets)
       cases.push({
         id: `${id}-${step.name}`,
         target: id,
@@ -147,55 +143,72 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
         durationMs,
         step: step.name,
       });
-    }
     // A step may ask for a pause after it (afterS): a bucket its cases share empties or refills.
     if (!exp.stepsTogether) t += durationMs + ((step.afterS ?? 0) * 1000) / factor;
   });
+  return cases;
+}
 
+/** A case's thresholds from the model's prediction `s`: sent, 200s and limited with their tolerances, the wait, k6's timing. */
+function expectedOf(c, s) {
+  const latency = latencyExpectation(s.maxDelayMs);
+  const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
+  const possible = possibleCounts({ requests: requestCount(c) });
+  const limited = withTeeth(countRange(s.limited, TOLERANCE), possible.limited);
+  return {
+    sent: { lo: requestCount(c) - unsent, hi: requestCount(c) },
+    ok: withTeeth(countRange(s.ok, TOLERANCE), possible.ok),
+    limited: { ...limited, lo: Math.max(0, limited.lo - unsent) },
+    ...latency,
+    timingSensitive: s.ok.min !== s.ok.max,
+    // The model's timing noise is an assumption about k6: each run measures it (how much
+    // later than the schedule k6 started its latest arrival than its earliest), and a run
+    // where k6 kept time worse than the model allows fails on that, not on a count.
+    lateSpreadMs: { hi: JITTER_MS },
+  };
+}
+
+/** What a case is given beside its schedule: its request, its seed figures, its thresholds, its VUs and timeouts. */
+function caseDetails(c, { target, s, seed, name, factor, segments }) {
+  const expected = expectedOf(c, s);
+  return {
+    name: `${name}/${c.id}`,
+    service: target.service,
+    ...caseRequest(target, c.id),
+    limitedStatus: target.limitedStatus,
+    requests: requestCount(c),
+    // A queue wait shrinks with --quick; the seed's millisecond response times do not.
+    seed: seed ? { ...seed, maxS: expected.maxMs ? seed.maxS / factor : seed.maxS } : null,
+    expected,
+    // The model's own range of the longest queue wait (ms), before any tolerance.
+    model: { maxDelayMs: s.maxDelayMs },
+    // Split over k6 processes, each gets its share of these (k6 divides them by segment),
+    // while the requests a queue holds are not split evenly at every moment: each process
+    // gets the whole count (dropped iterations in a spike split in two with the share).
+    vus: (Math.ceil(s.inFlight.max * 1.25) + 10) * segments,
+    timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
+    // How long k6 lets the last queued requests finish: the model's longest wait and a
+    // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
+    graceS: Math.ceil(((s.maxDelayMs.max + SERVICE_MS) * 1.1) / 100) / 10 + 0.5,
+  };
+}
+
+/**
+ * The plan: the experiment's load steps, per suite, become cases (a target and a step each).
+ * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and
+ * refill intervals divided by it, so the expected counts stay those of the seed timing.
+ */
+function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable, segments }) {
+  const name = exp.name;
+  const targets = exp.targets(policy);
+  const cases = scheduledCases(exp, suite, knobs, factor, leadInMs);
   // Split over k6 processes (--segments), a schedule is as exact as their clocks agree.
   const predictions = predict(targets, cases, name, segments);
-  for (const target of targets) {
-    cases
-      .filter((c) => c.target === target.id)
-      .forEach((c) => {
-        const s = predictions.get(c);
-        const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
-        const latency = latencyExpectation(s.maxDelayMs);
-        const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
-        const possible = possibleCounts({ requests: requestCount(c) });
-        const limited = withTeeth(countRange(s.limited, TOLERANCE), possible.limited);
-        Object.assign(c, {
-          name: `${name}/${c.id}`,
-          service: target.service,
-          ...caseRequest(target, c.id),
-          limitedStatus: target.limitedStatus,
-          requests: requestCount(c),
-          // A queue wait shrinks with --quick; the seed's millisecond response times do not.
-          seed: seed ? { ...seed, maxS: latency.maxMs ? seed.maxS / factor : seed.maxS } : null,
-          expected: {
-            sent: { lo: requestCount(c) - unsent, hi: requestCount(c) },
-            ok: withTeeth(countRange(s.ok, TOLERANCE), possible.ok),
-            limited: { ...limited, lo: Math.max(0, limited.lo - unsent) },
-            ...latency,
-            timingSensitive: s.ok.min !== s.ok.max,
-            // The model's timing noise is an assumption about k6: each run measures it (how much
-            // later than the schedule k6 started its latest arrival than its earliest), and a run
-            // where k6 kept time worse than the model allows fails on that, not on a count.
-            lateSpreadMs: { hi: JITTER_MS },
-          },
-          // The model's own range of the longest queue wait (ms), before any tolerance.
-          model: { maxDelayMs: s.maxDelayMs },
-          // Split over k6 processes, each gets its share of these (k6 divides them by segment),
-          // while the requests a queue holds are not split evenly at every moment: each process
-          // gets the whole count (dropped iterations in a spike split in two with the share).
-          vus: (Math.ceil(s.inFlight.max * 1.25) + 10) * segments,
-          timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
-          // How long k6 lets the last queued requests finish: the model's longest wait and a
-          // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
-          graceS: Math.ceil(((s.maxDelayMs.max + SERVICE_MS) * 1.1) / 100) / 10 + 0.5,
-        });
-      });
-  }
+  for (const target of targets)
+    for (const c of cases.filter((x) => x.target === target.id)) {
+      const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
+      Object.assign(c, caseDetails(c, { target, s: predictions.get(c), seed, name, factor, segments }));
+    }
   return {
     experiment: name,
     suite,

@@ -13,6 +13,40 @@ import CachePolicy from '../vendor/http-cache-semantics.js';
 
 const lowerCased = (headers) => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 
+/**
+ * One request of a user, through its client cache: {status, source}. The cache is a private
+ * RFC 9111 cache, built on http-cache-semantics (its freshness rules, not ours); a response it
+ * serves sends no request but counts as a response. A retrying client tries again on a 503
+ * after a growing backoff.
+ */
+function fetchThroughCache(c, name, { cache, base, tags, allowed, checks }) {
+  const request = { url: `/${name}`, method: 'GET', headers: {} };
+  const stored = c.clientCache && cache.get(name);
+  if (stored && stored.satisfiesWithoutRevalidation(request)) return { status: 200, source: 'client-cache' };
+  let res;
+  for (let attempt = 0; ; attempt += 1) {
+    res = http.get(base + name, {
+      headers: { 'x-lab-case': c.id },
+      timeout: `${c.timeoutS}s`,
+      tags,
+      responseCallback: allowed,
+    });
+    if (res.status !== 503 || !c.retry || attempt >= c.retry.attempts) break;
+    sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
+  }
+  check(res, checks, tags);
+  const source = res.headers['X-Lab-Cache'] === 'HIT' ? 'server-cache' : c.target === 'app' ? 'app' : 'upstream';
+  if (c.clientCache && res.status === 200) {
+    const policy = new CachePolicy(
+      request,
+      { status: res.status, headers: lowerCased(res.headers) },
+      { shared: false },
+    );
+    if (policy.storable()) cache.set(name, policy);
+  }
+  return { status: res.status, source };
+}
+
 export default function closedLoop(plan, baseUrls) {
   // Answers as JMeter counted them, one per request a user made, whoever answered it:
   // `lab_responses` counts answers by case, status and source (client-cache, server-cache,
@@ -44,38 +78,17 @@ export default function closedLoop(plan, baseUrls) {
       // Each VU runs one iteration, so this numbers the users 0..n-1.
       const u = exec.scenario.iterationInTest;
       sleep((u * c.rampMs) / c.users.length / 1000);
-      // The user's client cache: a private RFC 9111 cache, built on http-cache-semantics (its
-      // freshness rules, not ours). A response it serves sends no request but counts as a
-      // response.
-      const cache = new Map();
-      const base = `${baseUrls[c.service]}${c.path}/`;
       const tags = { case: c.id };
+      const user = {
+        cache: new Map(),
+        base: `${baseUrls[c.service]}${c.path}/`,
+        tags,
+        allowed: allowed[c.id],
+        checks: checks[c.id],
+      };
       for (const name of c.users[u]) {
         const started = Date.now();
-        const request = { url: `/${name}`, method: 'GET', headers: {} };
-        const stored = c.clientCache && cache.get(name);
-        let status = 200;
-        let source = 'client-cache';
-        if (!stored || !stored.satisfiesWithoutRevalidation(request)) {
-          let res;
-          for (let attempt = 0; ; attempt += 1) {
-            res = http.get(base + name, {
-              headers: { 'x-lab-case': c.id },
-              timeout: `${c.timeoutS}s`,
-              tags,
-              responseCallback: allowed[c.id],
-            });
-            if (res.status !== 503 || !c.retry || attempt >= c.retry.attempts) break;
-            sleep((c.retry.backoffMs * 2 ** attempt) / 1000);
-          }
-          status = res.status;
-          check(res, checks[c.id], tags);
-          source = res.headers['X-Lab-Cache'] === 'HIT' ? 'server-cache' : c.target === 'app' ? 'app' : 'upstream';
-          if (c.clientCache && status === 200) {
-            const policy = new CachePolicy(request, { status, headers: lowerCased(res.headers) }, { shared: false });
-            if (policy.storable()) cache.set(name, policy);
-          }
-        }
+        const { status, source } = fetchThroughCache(c, name, user);
         const ended = Date.now();
         if (status !== 200 && status !== c.limitedStatus) unexpected.add(1, { ...tags, status: String(status) });
         responses.add(1, { ...tags, status: String(status), source });
