@@ -142,6 +142,50 @@ async function besideNginx(env, stack, body, factor, say) {
   };
 }
 
+/** Each server under wrk, then under k6, at `connections` for `seconds`: [{name, wrk, k6}]. */
+async function throughputs(env, stack, { body, connections, seconds, tmp, say }) {
+  const results = [];
+  for (const [name, service] of SERVERS) {
+    const url = `${stack.baseUrls[service]}/filter`;
+    say(`${name}: wrk -c ${connections} for ${seconds} s, then k6 with ${connections} VUs`);
+    const w = wrk(env, url, connections, seconds, { script: 'stacks/json-filter/wrk-post.lua', body });
+    await new Promise((r) => setTimeout(r, 2000));
+    const k = k6(env, 'k6/json-filter-bench.js', url, connections, seconds, join(tmp, `k6-${name}.json`));
+    results.push({ name, wrk: w, k6: k });
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+  return results;
+}
+
+/** The throughput table: wrk's and k6's rates and errors per server, against nginx and against direct. */
+function throughputTable(results) {
+  const by = Object.fromEntries(results.map((r) => [r.name, r.wrk.rps]));
+  const ratio = (a, b) => (b ? (a / b).toFixed(2) : '-');
+  const rows = results.map((r) => [
+    r.name,
+    (r.wrk.rps / 1000).toFixed(2),
+    `${r.wrk.non2xx + r.wrk.socketErrors}`,
+    (r.k6.rps / 1000).toFixed(2),
+    `${(r.k6.failed * 100).toFixed(2)} %`,
+    ['direct', 'nginx'].includes(r.name) ? '-' : ratio(r.wrk.rps, by.nginx),
+    r.name === 'direct' ? '-' : ratio(r.wrk.rps, by.direct),
+  ]);
+  return formatTable(rows, ['server', 'wrk k r/s', 'wrk errors', 'k6 k r/s', 'k6 failed', '/ nginx', '/ direct']);
+}
+
+/** The three tables and the goals, said. */
+function sayBench({ efficiency, together, table, connections, seconds }, say) {
+  say(
+    `\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`,
+  );
+  say(
+    `Each filter and nginx loaded at the same time, wrk -t1 -c ${together.opts.connections} on each, ${together.opts.seconds} s after ${together.opts.warmS} s, the order swapped every round\n\n${together.table}\n`,
+  );
+  say(`\n${connections} connections, ${seconds} s each, every document relayed\n\n${table}\n`);
+  for (const [g, met, r] of efficiency.goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);
+}
+
+/** `bench json-filter`: the stack up, relayed requests per CPU-second, each filter beside nginx, the throughputs; the tables and goals. */
 export default async function benchJsonFilter(root, request, { say = console.log } = {}) {
   const p = makePlan({ experiment: 'json-filter', suite: 'smoke', overrides: request.overrides['json-filter'] });
   const env = labEnv(root);
@@ -152,7 +196,7 @@ export default async function benchJsonFilter(root, request, { say = console.log
   const { dir, tmp, state } = run;
   const body = relayDocument(root, tmp);
   let stack;
-  const results = [];
+  let results;
   let efficiency;
   let together;
   try {
@@ -170,64 +214,30 @@ export default async function benchJsonFilter(root, request, { say = console.log
     });
     efficiency = await perCpu(env, stack, body, say);
     together = await besideNginx(env, stack, body, request.factor, say);
-    for (const [name, service] of SERVERS) {
-      const url = `${stack.baseUrls[service]}/filter`;
-      say(`${name}: wrk -c ${connections} for ${seconds} s, then k6 with ${connections} VUs`);
-      const w = wrk(env, url, connections, seconds, { script: 'stacks/json-filter/wrk-post.lua', body });
-      await new Promise((r) => setTimeout(r, 2000));
-      const k = k6(env, 'k6/json-filter-bench.js', url, connections, seconds, join(tmp, `k6-${name}.json`));
-      results.push({ name, wrk: w, k6: k });
-      await new Promise((r) => setTimeout(r, 2000));
-    }
+    results = await throughputs(env, stack, { body, connections, seconds, tmp, say });
   } finally {
     if (stack) await stopStack(stack);
     run.close();
   }
-  const by = Object.fromEntries(results.map((r) => [r.name, r.wrk.rps]));
-  const ratio = (a, b) => (b ? (a / b).toFixed(2) : '-');
-  const rows = results.map((r) => [
-    r.name,
-    (r.wrk.rps / 1000).toFixed(2),
-    `${r.wrk.non2xx + r.wrk.socketErrors}`,
-    (r.k6.rps / 1000).toFixed(2),
-    `${(r.k6.failed * 100).toFixed(2)} %`,
-    ['direct', 'nginx'].includes(r.name) ? '-' : ratio(r.wrk.rps, by.nginx),
-    r.name === 'direct' ? '-' : ratio(r.wrk.rps, by.direct),
-  ]);
-  const head = ['server', 'wrk k r/s', 'wrk errors', 'k6 k r/s', 'k6 failed', '/ nginx', '/ direct'];
-  const table = formatTable(rows, head);
-  const { goals } = efficiency;
-  writeFileSync(
-    join(dir, 'bench.json'),
-    JSON.stringify(
-      {
-        experiment: 'json-filter',
-        source: gitState(root),
-        connections,
-        seconds,
-        machine: machine(),
-        perCpu: efficiency.points,
-        twoAtOnce: {
-          connections: together.opts.connections,
-          seconds: together.opts.seconds,
-          warmS: together.opts.warmS,
-          rounds: together.rounds,
-        },
-        results: withoutRaw(results),
-        goals,
-      },
-      null,
-      1,
-    ),
-  );
-  say(
-    `\nRelayed requests per CPU-second of each server's own process group (/proc), wrk -t1, ${POINT_S} s per point, ${REPEATS} repeats; every document relayed; ${machine()}\n\n${efficiency.table}\n`,
-  );
-  say(
-    `Each filter and nginx loaded at the same time, wrk -t1 -c ${together.opts.connections} on each, ${together.opts.seconds} s after ${together.opts.warmS} s, the order swapped every round\n\n${together.table}\n`,
-  );
-  say(`\n${connections} connections, ${seconds} s each, every document relayed\n\n${table}\n`);
-  for (const [g, met, r] of goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);
+  const twoAtOnce = {
+    connections: together.opts.connections,
+    seconds: together.opts.seconds,
+    warmS: together.opts.warmS,
+    rounds: together.rounds,
+  };
+  const figures = {
+    experiment: 'json-filter',
+    source: gitState(root),
+    connections,
+    seconds,
+    machine: machine(),
+    perCpu: efficiency.points,
+    twoAtOnce,
+    results: withoutRaw(results),
+    goals: efficiency.goals,
+  };
+  writeFileSync(join(dir, 'bench.json'), JSON.stringify(figures, null, 1));
+  sayBench({ efficiency, together, table: throughputTable(results), connections, seconds }, say);
   say(`\nresults: ${dir}`);
   return 0;
 }

@@ -20,43 +20,36 @@ const phases = (p) => [
   withCosts(levels(p, true), costs, "the seed's", { seed: seed.rps, measured: null }),
 ];
 
-/**
- * The recorded load runs with a 4 % calibration level: per level the throughput and the
- * balancer's CPU per request, and measured / model with the cost measured uncapped (as judged)
- * and with the cost measured at 4 % (the calibration).
- */
-function throttling() {
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const command = 'just test load/cdn --quick cpu_levels=0,4,2,1 mem_levels=0,0,25,15';
-  const runs = recordedRuns(
-    root,
-    (i) => i.suite === 'load' && i.experiments.join() === 'cdn' && i.knobs?.cdn?.cpu_levels === '0,4,2,1',
+/** Per cap level of a recorded run: its throughput, the model's, and the balancer's CPU per request. */
+const levelsOf = (r) =>
+  Object.fromEntries(
+    r.outcomes.map((o) => {
+      const lb = o.measured.resources.find((x) => x.service === 'cdn-lb');
+      return [
+        o.case.split('/')[1].split('-')[0],
+        { rps: o.measured.rps, model: o.expected.rps?.model, cost: lb.cpuS / o.measured.requests },
+      ];
+    }),
   );
-  const levelOf = (r) =>
-    Object.fromEntries(
-      r.outcomes.map((o) => {
-        const lb = o.measured.resources.find((x) => x.service === 'cdn-lb');
-        return [
-          o.case.split('/')[1].split('-')[0],
-          { rps: o.measured.rps, model: o.expected.rps?.model, cost: lb.cpuS / o.measured.requests },
-        ];
-      }),
-    );
-  const levels = runs.map(levelOf);
-  const rows = runs.map((r, i) => {
-    const l = levels[i];
-    const cell = (id, cap) =>
-      `${l[id].rps.toFixed(0)}, ${(l[id].cost * 1e6).toFixed(0)}, x${(l[id].rps / l[id].model).toFixed(2)}, x${(l[id].rps / (cap / l.cpu4.cost)).toFixed(2)}`;
-    return [
-      r.testid,
-      (l.uncapped.cost * 1e6).toFixed(1),
-      `${l.cpu4.rps.toFixed(0)}, ${(l.cpu4.cost * 1e6).toFixed(0)}`,
-      cell('cpu2', 0.02),
-      cell('cpu1', 0.01),
-    ];
-  });
-  // The spreads the text reads off the table, and a fixed wake-up cost per CFS period fitted on
-  // each run's 4 % and 2 % levels (rps = (cap - w) / c) asked for its 1 % level.
+
+/** A run's row: the uncapped cost, the 4 % level, and at 2 % and 1 % measured / model before and after the calibration. */
+function throttlingRow(r, l) {
+  const cell = (id, cap) =>
+    `${l[id].rps.toFixed(0)}, ${(l[id].cost * 1e6).toFixed(0)}, x${(l[id].rps / l[id].model).toFixed(2)}, x${(l[id].rps / (cap / l.cpu4.cost)).toFixed(2)}`;
+  return [
+    r.testid,
+    (l.uncapped.cost * 1e6).toFixed(1),
+    `${l.cpu4.rps.toFixed(0)}, ${(l.cpu4.cost * 1e6).toFixed(0)}`,
+    cell('cpu2', 0.02),
+    cell('cpu1', 0.01),
+  ];
+}
+
+/**
+ * The spreads the text reads off the table, and a fixed wake-up cost per CFS period fitted on
+ * each run's 4 % and 2 % levels (rps = (cap - w) / c) asked for its 1 % level.
+ */
+function throttlingText(levels) {
   const range = (xs, d = 2) => `${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)}`;
   const of = (id, f) => levels.map((l) => f(l[id]));
   const before = (id) => of(id, (x) => x.rps / x.model);
@@ -70,14 +63,13 @@ function throttling() {
       of(id, (x) => x.cost * 1e6),
       0,
     );
-  const text = [
-    `- Measured throughput: ${range(
-      of('cpu2', (x) => x.rps),
+  const rps = (id) =>
+    range(
+      of(id, (x) => x.rps),
       0,
-    )} r/s at 2 %, ${range(
-      of('cpu1', (x) => x.rps),
-      0,
-    )} r/s at 1 %.`,
+    );
+  return [
+    `- Measured throughput: ${rps('cpu2')} r/s at 2 %, ${rps('cpu1')} r/s at 1 %.`,
     `- The uncapped cost moved between ${range(
       of('uncapped', (x) => x.cost * 1e6),
       1,
@@ -85,7 +77,30 @@ function throttling() {
     `- Calibrated at 4 %, the spread is ${range(after('cpu2', 0.02))} at 2 % and ${range(after('cpu1', 0.01))} at 1 %: the balancer's cost per request rises as its cap falls (${us('cpu4')} us at 4 %, ${us('cpu2')} at 2 %, ${us('cpu1')} at 1 %), by a factor that changed between runs (1 % over 4 %: ${range(levels.map((l) => l.cpu1.cost / l.cpu4.cost))}).`,
     `- A fixed wake-up cost per 100 ms period, fitted on the 4 % and 2 % levels of each run, predicts the 1 % level at ${range(wakeUp)} of what was measured.`,
   ].join('\n');
-  return `${recordedLine(runs, command)}:\n\n${table(['run (testid)', 'uncapped: balancer us/req', '4 %: r/s, us/req', '2 %: r/s, us/req, before, after', '1 %: r/s, us/req, before, after'], rows)}\n\n${text}`;
+}
+
+/**
+ * The recorded load runs with a 4 % calibration level: per level the throughput and the
+ * balancer's CPU per request, and measured / model with the cost measured uncapped (as judged)
+ * and with the cost measured at 4 % (the calibration).
+ */
+function throttling() {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const command = 'just test load/cdn --quick cpu_levels=0,4,2,1 mem_levels=0,0,25,15';
+  const runs = recordedRuns(
+    root,
+    (i) => i.suite === 'load' && i.experiments.join() === 'cdn' && i.knobs?.cdn?.cpu_levels === '0,4,2,1',
+  );
+  const levels = runs.map(levelsOf);
+  const rows = runs.map((r, i) => throttlingRow(r, levels[i]));
+  const head = [
+    'run (testid)',
+    'uncapped: balancer us/req',
+    '4 %: r/s, us/req',
+    '2 %: r/s, us/req, before, after',
+    '1 %: r/s, us/req, before, after',
+  ];
+  return `${recordedLine(runs, command)}:\n\n${table(head, rows)}\n\n${throttlingText(levels)}`;
 }
 
 export default { 'cdn-judged': () => judgedRowsTable('cdn', phases), 'cdn-throttling': throttling };

@@ -44,6 +44,10 @@ function judgeCase(plan, c, summary) {
   return outcome({ plan, c, params, measured: m, checks, summary, thresholds: closedThresholds(c) });
 }
 
+/** The model's own range of a figure, as `f` writes each end. */
+const modelRange = (r, f = String) => `${f(r.min)}..${f(r.max)}`;
+
+/** A case's rows: per measure the seed's, the model's range, the judged range, what was measured and the verdict. */
 function tableRows(o, c) {
   const { expected: e, measured: m, checks } = o;
   const seed = c.seed || {};
@@ -63,28 +67,14 @@ function tableRows(o, c) {
     [
       '503 share',
       share(seed.limitedShare),
-      `${share(p.limitedShare.min)}..${share(p.limitedShare.max)}`,
+      modelRange(p.limitedShare, share),
       `${range(e.limited)} of ${c.responses}`,
       `${share(m.limitedShare)} (${m.limited})`,
       allOf(checks.limited, checks.ok),
     ],
-    [
-      'mean latency',
-      ms(seed.meanMs),
-      `${ms(p.meanMs.min)}..${ms(p.meanMs.max)}`,
-      range(e.meanMs, ms),
-      ms(m.meanMs),
-      checks.mean,
-    ],
-    ['min latency', ms(seed.minMs), `${ms(p.minMs.min)}..${ms(p.minMs.max)}`, '(shown)', ms(m.minMs), null],
-    [
-      'max latency',
-      ms(seed.maxMs),
-      `${ms(p.maxMs.min)}..${ms(p.maxMs.max)}`,
-      range(e.maxMs, ms),
-      ms(m.maxMs),
-      checks.max,
-    ],
+    ['mean latency', ms(seed.meanMs), modelRange(p.meanMs, ms), range(e.meanMs, ms), ms(m.meanMs), checks.mean],
+    ['min latency', ms(seed.minMs), modelRange(p.minMs, ms), '(shown)', ms(m.minMs), null],
+    ['max latency', ms(seed.maxMs), modelRange(p.maxMs, ms), range(e.maxMs, ms), ms(m.maxMs), checks.max],
     [
       'app served',
       '-',

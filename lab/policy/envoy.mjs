@@ -69,75 +69,73 @@ function validate(envoy, file) {
   }
 }
 
+/** A YAML document's file:line finder for a path of keys and indices. */
+function locator(doc, lineCounter, name) {
+  return (path) => {
+    const node = doc.getIn(path, true);
+    const offset = node?.range?.[0] ?? (isMap(node) || isSeq(node) ? node.range?.[0] : undefined);
+    return offset === undefined ? name : `${name}:${lineCounter.linePos(offset).line}`;
+  };
+}
+
+/**
+ * The routes of one HTTP connection manager (at `base` in the file), each with the bucket it
+ * meets: its own typed_per_filter_config, which replaces the listener's whole, or the listener's.
+ * A global rate limit service and routes from RDS are refused, naming where they stand.
+ */
+function managerRoutes(l, hcm, base, at) {
+  const filters = hcm.http_filters || [];
+  const global = filters.findIndex((h) => h.name === GLOBAL);
+  if (global >= 0)
+    throw new Error(`${at([...base, 'http_filters', global])}: ${GLOBAL}, a global rate limit service: not modelled`);
+  if (hcm.rds)
+    throw new Error(`${at([...base, 'rds'])}: routes from RDS: the lab reads only the file it was pointed at`);
+  const local = filters.findIndex((h) => h.name === LOCAL);
+  const localPath = [...base, 'http_filters', local];
+  const listenerBucket =
+    local >= 0 ? bucketOf(filters[local].typed_config || {}, at(localPath), [...localPath, 'typed_config']) : null;
+  return (hcm.route_config?.virtual_hosts || []).flatMap((vh, vi) =>
+    (vh.routes || []).map((r, ri) => {
+      const rpath = [...base, 'route_config', 'virtual_hosts', vi, 'routes', ri];
+      const own = r.typed_per_filter_config?.[LOCAL];
+      const ownPath = [...rpath, 'typed_per_filter_config', LOCAL];
+      const bucket = local < 0 ? null : own ? bucketOf(own, at(ownPath), ownPath) : listenerBucket;
+      // A direct_response route is answered by the router, after the rate limit: limited too.
+      return {
+        listener: l.name,
+        host: vh.name,
+        domains: vh.domains ?? ['*'],
+        match: r.match,
+        at: at(rpath),
+        bucket,
+        bucketFrom: own ? 'route' : 'listener',
+      };
+    }),
+  );
+}
+
 /** The policy of an Envoy bootstrap, as the model reads it: {proxy, routes}; throws on what it cannot read. */
 export function envoyPolicy(file, { envoy }) {
   validate(envoy, file);
   const lineCounter = new LineCounter();
   const doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter });
   if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0].message}`);
-  const name = basename(file);
-  // The file:line of the node at a path of keys and indices.
-  const at = (path) => {
-    const node = doc.getIn(path, true);
-    const offset = node?.range?.[0] ?? (isMap(node) || isSeq(node) ? node.range?.[0] : undefined);
-    return offset === undefined ? name : `${name}:${lineCounter.linePos(offset).line}`;
-  };
+  const at = locator(doc, lineCounter, basename(file));
   const root = doc.toJS();
-  const routes = [];
-  (root.static_resources?.listeners || []).forEach((l, li) => {
-    (l.filter_chains || []).forEach((fc, fi) =>
-      (fc.filters || []).forEach((f, ni) => {
-        if (f.name !== HCM) return;
-        const base = ['static_resources', 'listeners', li, 'filter_chains', fi, 'filters', ni, 'typed_config'];
-        const hcm = f.typed_config || {};
-        const filters = hcm.http_filters || [];
-        const global = filters.findIndex((h) => h.name === GLOBAL);
-        if (global >= 0)
-          throw new Error(
-            `${at([...base, 'http_filters', global])}: ${GLOBAL}, a global rate limit service: not modelled`,
-          );
-        if (hcm.rds)
-          throw new Error(`${at([...base, 'rds'])}: routes from RDS: the lab reads only the file it was pointed at`);
-        const li2 = filters.findIndex((h) => h.name === LOCAL);
-        const listenerBucket =
-          li2 >= 0
-            ? bucketOf(filters[li2].typed_config || {}, at([...base, 'http_filters', li2]), [
-                ...base,
-                'http_filters',
-                li2,
-                'typed_config',
-              ])
-            : null;
-        (hcm.route_config?.virtual_hosts || []).forEach((vh, vi) =>
-          (vh.routes || []).forEach((r, ri) => {
-            const rpath = [...base, 'route_config', 'virtual_hosts', vi, 'routes', ri];
-            const own = r.typed_per_filter_config?.[LOCAL];
-            // A route's own config replaces the listener's whole (its bucket, and its shares).
-            const bucket =
-              li2 < 0
-                ? null
-                : own
-                  ? bucketOf(own, at([...rpath, 'typed_per_filter_config', LOCAL]), [
-                      ...rpath,
-                      'typed_per_filter_config',
-                      LOCAL,
-                    ])
-                  : listenerBucket;
-            // A direct_response route is answered by the router, after the rate limit: limited too.
-            routes.push({
-              listener: l.name,
-              host: vh.name,
-              domains: vh.domains ?? ['*'],
-              match: r.match,
-              at: at(rpath),
-              bucket,
-              bucketFrom: own ? 'route' : 'listener',
-            });
-          }),
-        );
-      }),
-    );
-  });
+  const routes = (root.static_resources?.listeners || []).flatMap((l, li) =>
+    (l.filter_chains || []).flatMap((fc, fi) =>
+      (fc.filters || []).flatMap((f, ni) =>
+        f.name === HCM
+          ? managerRoutes(
+              l,
+              f.typed_config || {},
+              ['static_resources', 'listeners', li, 'filter_chains', fi, 'filters', ni, 'typed_config'],
+              at,
+            )
+          : [],
+      ),
+    ),
+  );
   if (!routes.some((r) => r.bucket && r.bucket.enabled > 0))
     throw new Error(`${file}: no route meets an enabled local rate limit: nothing for the lab to model`);
   return { proxy: 'envoy', file, routes, config: root };

@@ -17,6 +17,43 @@ import { clockOffsetMs, saveSends, addSeenLags } from './sends.mjs';
 /** What a phase yields: outcomes, table rows (more tables in `more`), counts, problems. */
 export const nothingJudged = () => ({ outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] });
 
+/**
+ * The load stage: k6 on the plan (streaming to the stores), then wrk for the cases it sends.
+ * Sampling stops whatever happened, and `keep` gets what it measured even when a stage throws.
+ */
+async function loadPhase(plan, kind, started, ctx, { replays, keep }) {
+  try {
+    const outputs = ctx.stores && k6Outputs(ctx.stores.urls, { testid: ctx.run.id, plan, streams: kind.streams });
+    const stage = {
+      ...ctx,
+      dir: ctx.run.dir,
+      logDir: join(ctx.run.dir, 'logs'),
+      tmp: ctx.run.tmp,
+      plan,
+      stack: started.stack,
+      setChild: started.setChild,
+    };
+    if (ctx.isInterrupted()) return { problem: 'interrupted before k6 started' };
+    const result = await runK6({ ...stage, planFile: started.planFile, outputs, segments: ctx.segments, replays });
+    if (result.problem || !wrkCases(plan).length) return result;
+    const wrk = await runWrk(stage);
+    return wrk.problem ? { ...result, problem: wrk.problem } : result;
+  } finally {
+    keep(stopSampling(plan, started, ctx));
+  }
+}
+
+/** After the load: the sends k6 made (where the kind replays them) and the proxy's own counts (where the stores are). */
+async function afterLoad(plan, kind, started, ctx, { result, measured, replays, clockBefore }) {
+  if (replays && !result.problem) {
+    const sends = await saveSends(plan, clockBefore, ctx);
+    if (sends.problem) ctx.say(sends.problem);
+    measured.sends = sends.record ?? null;
+  }
+  return !result.problem && ctx.stores ? readProxy(plan, kind, ctx, started.stack) : null;
+}
+
+/** One phase: started, loaded, collected, stopped (always) and judged; never throws. */
 export async function runPhase(plan, kind, ctx) {
   const out = nothingJudged();
   if (ctx.isInterrupted()) return out;
@@ -27,47 +64,14 @@ export async function runPhase(plan, kind, ctx) {
   let broken = false;
   try {
     started = await startPhase(plan, ctx);
-    const replays = kind.replaysSends && ctx.stores;
+    const replays = Boolean(kind.replaysSends && ctx.stores);
     const clockBefore = replays ? clockOffsetMs() : null;
-    let result;
-    try {
-      const outputs = ctx.stores && k6Outputs(ctx.stores.urls, { testid: ctx.run.id, plan, streams: kind.streams });
-      const stage = {
-        ...ctx,
-        dir: ctx.run.dir,
-        logDir: join(ctx.run.dir, 'logs'),
-        tmp: ctx.run.tmp,
-        plan,
-        stack: started.stack,
-        setChild: started.setChild,
-      };
-      result = ctx.isInterrupted()
-        ? { problem: 'interrupted before k6 started' }
-        : await runK6({
-            ...stage,
-            planFile: started.planFile,
-            outputs,
-            segments: ctx.segments,
-            replays: Boolean(replays),
-          });
-      if (!result.problem && wrkCases(plan).length) {
-        const wrk = await runWrk(stage);
-        if (wrk.problem) result = { ...result, problem: wrk.problem };
-      }
-    } finally {
-      measured = stopSampling(plan, started, ctx);
-    }
+    const result = await loadPhase(plan, kind, started, ctx, { replays, keep: (m) => (measured = m) });
     out.problems.push(...(result.problems || []));
-    if (replays && !result.problem) {
-      const sends = await saveSends(plan, clockBefore, ctx);
-      if (sends.problem) ctx.say(sends.problem);
-      measured.sends = sends.record ?? null;
-    }
+    proxy = await afterLoad(plan, kind, started, ctx, { result, measured, replays, clockBefore });
     if (result.problem) {
       out.problems.push(result.problem);
       broken = true; // k6 or the stack failed: whatever the summary says, the cases fail
-    } else if (ctx.stores) {
-      proxy = await readProxy(plan, kind, ctx, started.stack);
     }
   } catch (e) {
     out.problems.push(`${plan.experiment}: ${e.message}`);

@@ -89,6 +89,75 @@ export function mergeSlices(slices) {
 }
 
 /**
+ * One slice of a case: wrk against its server for `sliceS`, and, where the case has a steady part,
+ * the backend's count for it read twice while wrk runs (once its connections are open and before
+ * wrk stops). Returns wrk's report with the slice's window and its steady part.
+ */
+async function wrkSlice(c, { root, env, plan, stack, logDir, setChild, body, accounting, sliceS, steady }) {
+  const args = wrkArgs(stack.baseUrls[c.service] + c.path, c.vus, sliceS, {
+    threads: c.threads,
+    timeoutS: c.timeoutS,
+    script: join(root, plan.wrk.script),
+    latency: true,
+  });
+  const fromMs = Date.now();
+  const count = async (atS) => {
+    await sleep(Math.max(0, fromMs + atS * 1000 - Date.now()));
+    const t0 = Date.now();
+    const paths = await backendPaths(accounting);
+    return { atMs: (t0 + Date.now()) / 2, n: paths[c.path] || 0 };
+  };
+  const marks = steady ? Promise.all([count(steady.fromS), count(steady.toS)]).catch((e) => e) : null;
+  const out = await runOne(args, {
+    env: { ...env, LAB_BODY: body },
+    logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`),
+    setChild,
+  });
+  const toMs = Date.now();
+  const seen = marks ? await marks : null;
+  if (seen instanceof Error) throw seen;
+  const [a, b] = seen || [];
+  return {
+    ...parseWrk(out),
+    fromMs,
+    toMs,
+    ...(marks ? { steady: { fromMs: a.atMs, toMs: b.atMs, received: b.n - a.n } } : {}),
+  };
+}
+
+/**
+ * A group of cases that take turns on one machine: after its pause, each case's slices in turn
+ * (the order swapped every slice), then the backend's count once what was in flight has settled.
+ * Adds each case's figures to `figures`; returns false when interrupted.
+ */
+async function wrkGroup(group, figures, ctx) {
+  const { plan, say, isInterrupted, accounting } = ctx;
+  const [lead] = group;
+  await sleep(lead.pauseMs);
+  const { slices = 1, sliceS = lead.seconds, steady = null } = lead;
+  say(
+    `${plan.experiment}: ${group.map((c) => `${c.id} (${c.service})`).join(', ')}: wrk -t ${lead.threads} -c ${lead.vus}, ${slices} slice(s) of ${sliceS} s each, taking turns`,
+  );
+  const before = await backendPaths(accounting);
+  const reports = new Map(group.map((c) => [c.id, []]));
+  for (let i = 0; i < slices; i += 1) {
+    for (const c of i % 2 ? [...group].reverse() : group) {
+      if (isInterrupted()) return false;
+      reports.get(c.id).push(await wrkSlice(c, { ...ctx, sliceS, steady }));
+    }
+  }
+  // Whatever was still in flight when wrk stopped reaches the backend within its timeout.
+  await sleep(Math.max(...group.map((c) => c.settleMs)));
+  const after = await backendPaths(accounting);
+  for (const c of group)
+    figures[c.id] = {
+      ...mergeSlices(reports.get(c.id)),
+      backendReceived: (after[c.path] || 0) - (before[c.path] || 0),
+    };
+  return true;
+}
+
+/**
  * Runs the plan's wrk cases; resolves to {figures} (by case id) or {problem}. `plan.wrk`: the
  * Lua script (relative to the root), the document it posts and the fields set in it.
  */
@@ -100,61 +169,10 @@ export async function runWrk({ root, env, plan, dir, logDir, tmp, stack, setChil
     JSON.stringify({ ...JSON.parse(readFileSync(join(root, plan.wrk.body), 'utf8')), ...plan.wrk.set }),
   );
   const accounting = `${stack.baseUrls[plan.accounting.service]}${plan.accounting.path}`;
+  const ctx = { root, env, plan, stack, logDir, setChild, say, isInterrupted, body, accounting };
   try {
-    for (const group of wrkGroups(plan)) {
-      const [lead] = group;
-      await sleep(lead.pauseMs);
-      const { slices = 1, sliceS = lead.seconds, steady = null } = lead;
-      say(
-        `${plan.experiment}: ${group.map((c) => `${c.id} (${c.service})`).join(', ')}: wrk -t ${lead.threads} -c ${lead.vus}, ${slices} slice(s) of ${sliceS} s each, taking turns`,
-      );
-      const before = await backendPaths(accounting);
-      const reports = new Map(group.map((c) => [c.id, []]));
-      for (let i = 0; i < slices; i += 1) {
-        for (const c of i % 2 ? [...group].reverse() : group) {
-          if (isInterrupted()) return { problem: 'interrupted during wrk', figures };
-          const args = wrkArgs(stack.baseUrls[c.service] + c.path, c.vus, sliceS, {
-            threads: c.threads,
-            timeoutS: c.timeoutS,
-            script: join(root, plan.wrk.script),
-            latency: true,
-          });
-          const fromMs = Date.now();
-          // The backend's count for the case, read twice while wrk runs: the steady part of the
-          // slice, once its connections are open and before wrk stops.
-          const count = async (atS) => {
-            await sleep(Math.max(0, fromMs + atS * 1000 - Date.now()));
-            const t0 = Date.now();
-            const paths = await backendPaths(accounting);
-            return { atMs: (t0 + Date.now()) / 2, n: paths[c.path] || 0 };
-          };
-          const marks = steady ? Promise.all([count(steady.fromS), count(steady.toS)]).catch((e) => e) : null;
-          const out = await runOne(args, {
-            env: { ...env, LAB_BODY: body },
-            logFile: join(logDir, `wrk.${runName(plan)}.${c.id}.log`),
-            setChild,
-          });
-          const toMs = Date.now();
-          const seen = marks ? await marks : null;
-          if (seen instanceof Error) throw seen;
-          const [a, b] = seen || [];
-          reports.get(c.id).push({
-            ...parseWrk(out),
-            fromMs,
-            toMs,
-            ...(marks ? { steady: { fromMs: a.atMs, toMs: b.atMs, received: b.n - a.n } } : {}),
-          });
-        }
-      }
-      // Whatever was still in flight when wrk stopped reaches the backend within its timeout.
-      await sleep(Math.max(...group.map((c) => c.settleMs)));
-      const after = await backendPaths(accounting);
-      for (const c of group)
-        figures[c.id] = {
-          ...mergeSlices(reports.get(c.id)),
-          backendReceived: (after[c.path] || 0) - (before[c.path] || 0),
-        };
-    }
+    for (const group of wrkGroups(plan))
+      if (!(await wrkGroup(group, figures, ctx))) return { problem: 'interrupted during wrk', figures };
     return { figures };
   } catch (e) {
     return { problem: `${plan.experiment}: ${e.message}`, figures };

@@ -65,54 +65,53 @@ const fieldOf = (path, key) => {
   }
 };
 
-/**
- * Makes the cgroup(s) of one capped service: {version, paths, procsFiles, stats(), remove()}.
- * `name` must be unique on the machine (the run's id and the service).
- */
-export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = cgroupVersion(fsRoot) } = {}) {
-  if (!version)
-    throw new Error(`no cgroup hierarchy at ${fsRoot}: caps need cgroup v1 (cpu, cpuacct, memory, pids) or v2`);
-  const quotaUs = caps.cpu ? Math.round(caps.cpu * PERIOD_US) : null;
-  if (version === 'v1') {
-    const paths = Object.fromEntries(V1_CONTROLLERS.map((c) => [c, join(fsRoot, c, name)]));
-    // Where cpu and cpuacct are mounted together (cpu,cpuacct with two links to it), both names
-    // are one directory: made once, removed once.
-    const unique = [
-      ...new Set(
-        Object.values(paths).map((p) => {
-          mkdirSync(p, { recursive: true });
-          return realpathSync(p);
-        }),
-      ),
-    ];
-    if (quotaUs) {
-      writeFileSync(join(paths.cpu, 'cpu.cfs_period_us'), String(PERIOD_US));
-      writeFileSync(join(paths.cpu, 'cpu.cfs_quota_us'), String(quotaUs));
-    }
-    if (caps.memBytes) writeFileSync(join(paths.memory, 'memory.limit_in_bytes'), String(caps.memBytes));
-    return {
-      version,
-      paths: unique,
-      procsFiles: unique.map((p) => join(p, 'cgroup.procs')),
-      stats: () => ({ ...statsOf('v1', paths), memLimitBytes: caps.memBytes ?? null }),
-      remove: () => removeAll(unique),
-    };
+/** The v1 cgroups of a service, one per controller, capped. */
+function createV1(name, caps, fsRoot, quotaUs) {
+  const paths = Object.fromEntries(V1_CONTROLLERS.map((c) => [c, join(fsRoot, c, name)]));
+  // Where cpu and cpuacct are mounted together (cpu,cpuacct with two links to it), both names
+  // are one directory: made once, removed once.
+  const unique = [
+    ...new Set(
+      Object.values(paths).map((p) => {
+        mkdirSync(p, { recursive: true });
+        return realpathSync(p);
+      }),
+    ),
+  ];
+  if (quotaUs) {
+    writeFileSync(join(paths.cpu, 'cpu.cfs_period_us'), String(PERIOD_US));
+    writeFileSync(join(paths.cpu, 'cpu.cfs_quota_us'), String(quotaUs));
   }
-  // v2: the parent hands cpu, memory and pids down to its children.
+  if (caps.memBytes) writeFileSync(join(paths.memory, 'memory.limit_in_bytes'), String(caps.memBytes));
+  return {
+    version: 'v1',
+    paths: unique,
+    procsFiles: unique.map((p) => join(p, 'cgroup.procs')),
+    stats: () => ({ ...statsOf('v1', paths), memLimitBytes: caps.memBytes ?? null }),
+    remove: () => removeAll(unique),
+  };
+}
+
+/** v2: the parent hands cpu, memory and pids down to its children; an error says when it cannot. */
+function delegateV2(fsRoot) {
   const wanted = ['cpu', 'memory', 'pids'];
   const control = join(fsRoot, 'cgroup.subtree_control');
   const enabled = existsSync(control) ? read(control).split(/\s+/) : [];
   const missing = wanted.filter((c) => !enabled.includes(c));
-  if (missing.length) {
-    try {
-      writeFileSync(control, missing.map((c) => `+${c}`).join(' '));
-    } catch (e) {
-      throw new Error(
-        `cgroup v2 at ${fsRoot} does not delegate ${missing.join(', ')} (${e.code || e.message}): run as root or under a delegated slice`,
-        { cause: e },
-      );
-    }
+  if (!missing.length) return;
+  try {
+    writeFileSync(control, missing.map((c) => `+${c}`).join(' '));
+  } catch (e) {
+    throw new Error(
+      `cgroup v2 at ${fsRoot} does not delegate ${missing.join(', ')} (${e.code || e.message}): run as root or under a delegated slice`,
+      { cause: e },
+    );
   }
+}
+
+/** The v2 cgroup of a service, capped. */
+function createV2(name, caps, fsRoot, quotaUs) {
+  delegateV2(fsRoot);
   const path = join(fsRoot, name);
   mkdirSync(path);
   if (quotaUs) writeFileSync(join(path, 'cpu.max'), `${quotaUs} ${PERIOD_US}`);
@@ -123,12 +122,23 @@ export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = 
     if (existsSync(join(path, 'memory.swap.max'))) writeFileSync(join(path, 'memory.swap.max'), '0');
   }
   return {
-    version,
+    version: 'v2',
     paths: [path],
     procsFiles: [join(path, 'cgroup.procs')],
     stats: () => ({ ...statsOf('v2', path), memLimitBytes: caps.memBytes ?? null }),
     remove: () => removeAll([path]),
   };
+}
+
+/**
+ * Makes the cgroup(s) of one capped service: {version, paths, procsFiles, stats(), remove()}.
+ * `name` must be unique on the machine (the run's id and the service).
+ */
+export function createCgroup(name, caps, { fsRoot = '/sys/fs/cgroup', version = cgroupVersion(fsRoot) } = {}) {
+  if (!version)
+    throw new Error(`no cgroup hierarchy at ${fsRoot}: caps need cgroup v1 (cpu, cpuacct, memory, pids) or v2`);
+  const quotaUs = caps.cpu ? Math.round(caps.cpu * PERIOD_US) : null;
+  return version === 'v1' ? createV1(name, caps, fsRoot, quotaUs) : createV2(name, caps, fsRoot, quotaUs);
 }
 
 /**

@@ -173,6 +173,57 @@ async function freshRun(experiment) {
   return (await import(`${RUN_JS}?series=${instance}`)).experimentRun(experiment);
 }
 
+/** The simulated k6 context as a fresh stage of the run (setup, a scenario, teardown) sees it, with `over` set. */
+const stageAt = (over) =>
+  Object.assign(
+    sim.ctx,
+    {
+      scenario: null,
+      scenarioTags: {},
+      group: '',
+      vu: 0,
+      vuTags: {},
+      iteration: 0,
+      startTime: Date.now(),
+      executor: null,
+      answered: 0,
+    },
+    over,
+  );
+
+/** The samples k6 itself adds to every iteration, and to setup and teardown (their data). */
+const recordData = () => {
+  record('data_sent', 'counter');
+  record('data_received', 'counter');
+};
+
+/**
+ * One scenario's iterations (at most `cap`), spread over its VUs (numbered from `firstVu` + 1)
+ * and over its length; returns how many VUs it used.
+ */
+async function runScenario(p, name, sc, { env, data, vus, cap, firstVu, vuTags }) {
+  installGlobals({ ...env, ...(sc.env || {}) });
+  const run = await freshRun(p.experiment);
+  const n = Math.min(cap, plannedIterations(sc));
+  const many = vus === 1 ? 1 : scenarioVus(sc);
+  const length = scenarioMs(sc);
+  stageAt({ scenario: name, scenarioTags: sc.tags || {}, executor: sc.executor });
+  for (let i = 0; i < n; i += 1) {
+    const vu = firstVu + (i % many) + 1;
+    Object.assign(sim.ctx, {
+      vu,
+      vuTags: (vuTags[vu] ||= {}),
+      iteration: i,
+      startTime: Date.now() - moment(i) * length,
+    });
+    run[sc.exec || 'default'](data);
+    record('iterations', 'counter');
+    record('iteration_duration', 'trend');
+    recordData();
+  }
+  return many;
+}
+
 /** One k6 process on plan `p`: setup, every scenario's iterations, teardown. */
 async function runProcess(p, { vus, cap, segment }) {
   sim.runTags = {
@@ -185,60 +236,21 @@ async function runProcess(p, { vus, cap, segment }) {
   sim.answer = answerFor(p);
   const env = { LAB_PLAN: PLAN_FILE };
   installGlobals(env);
-  const vuTags = {};
-  const at = (over) =>
-    Object.assign(
-      sim.ctx,
-      {
-        scenario: null,
-        scenarioTags: {},
-        group: '',
-        vu: 0,
-        vuTags: {},
-        iteration: 0,
-        startTime: Date.now(),
-        executor: null,
-        answered: 0,
-      },
-      over,
-    );
-  at({});
+  stageAt({});
   const main = await freshRun(p.experiment);
   // The engine's own gauges, with the run's tags alone.
   record('vus', 'gauge');
   record('vus_max', 'gauge');
-  at({ group: '::setup' });
+  stageAt({ group: '::setup' });
   const data = main.setup();
-  record('data_sent', 'counter');
-  record('data_received', 'counter');
+  recordData();
+  const vuTags = {};
   let firstVu = 0;
-  for (const [name, sc] of Object.entries(main.options.scenarios)) {
-    installGlobals({ ...env, ...(sc.env || {}) });
-    const run = await freshRun(p.experiment);
-    const n = Math.min(cap, plannedIterations(sc));
-    const many = vus === 1 ? 1 : scenarioVus(sc);
-    const length = scenarioMs(sc);
-    at({ scenario: name, scenarioTags: sc.tags || {}, executor: sc.executor });
-    for (let i = 0; i < n; i += 1) {
-      const vu = firstVu + (i % many) + 1;
-      Object.assign(sim.ctx, {
-        vu,
-        vuTags: (vuTags[vu] ||= {}),
-        iteration: i,
-        startTime: Date.now() - moment(i) * length,
-      });
-      run[sc.exec || 'default'](data);
-      record('iterations', 'counter');
-      record('iteration_duration', 'trend');
-      record('data_sent', 'counter');
-      record('data_received', 'counter');
-    }
-    firstVu += many;
-  }
-  at({ group: '::teardown' });
+  for (const [name, sc] of Object.entries(main.options.scenarios))
+    firstVu += await runScenario(p, name, sc, { env, data, vus, cap, firstVu, vuTags });
+  stageAt({ group: '::teardown' });
   main.teardown(data);
-  record('data_sent', 'counter');
-  record('data_received', 'counter');
+  recordData();
 }
 
 /**

@@ -100,6 +100,33 @@ async function runTarget(target, urls, m, { fromMs, toMs }, optional) {
  * Boards of an experiment the run did not include, and panels that need another suite, are
  * listed as skipped, with the reason.
  */
+/** Why a panel is not queried for this run (another experiment's board, a store or suite it needs), or null. */
+function skippedBecause(run, experiment, panel, needs) {
+  if (experiment && !run.experiments.includes(experiment)) return `the run has no ${experiment} cases`;
+  if (panel.datasource?.uid === 'lab-influxdb' && run.influx === false)
+    return "this run's experiments stream to Prometheus only";
+  if (needs.suite && needs.suite !== run.suite) return `only ${needs.suite} runs fill it`;
+  if (needs.cgroups && !run.cgroups) return 'the run put no service in a cgroup (only capped experiments do)';
+  return null;
+}
+
+/** One query of a panel run: its series and points (ok with both), or the store's error. */
+async function queryResult(base, target, { urls, m, run, needs, truths }) {
+  try {
+    const r = await runTarget(target, urls, m, run, needs.optional);
+    return {
+      ...base,
+      refId: target.refId,
+      legend: target.legendFormat ?? target.alias,
+      truth: truths[base.panel]?.[target.refId],
+      ...r,
+      ok: r.series > 0 && r.points > 0,
+    };
+  } catch (e) {
+    return { ...base, refId: target.refId, query: expand(target.expr || target.query, m), error: e.message, ok: false };
+  }
+}
+
 export async function checkPanels(root, urls, run) {
   const m = macros(run);
   const requires = panelRequirements();
@@ -123,44 +150,14 @@ export async function checkPanels(root, urls, run) {
         type: panel.type,
         ...(panel.description ? { description: panel.description } : {}),
       };
-      if (experiment && !run.experiments.includes(experiment)) {
-        results.push({ ...base, skipped: `the run has no ${experiment} cases` });
-        continue;
-      }
-      if (panel.datasource?.uid === 'lab-influxdb' && run.influx === false) {
-        results.push({ ...base, skipped: "this run's experiments stream to Prometheus only" });
-        continue;
-      }
       const needs = requires[panel.title] || {};
-      if (needs.suite && needs.suite !== run.suite) {
-        results.push({ ...base, skipped: `only ${needs.suite} runs fill it` });
+      const skipped = skippedBecause(run, experiment, panel, needs);
+      if (skipped) {
+        results.push({ ...base, skipped });
         continue;
       }
-      if (needs.cgroups && !run.cgroups) {
-        results.push({ ...base, skipped: 'the run put no service in a cgroup (only capped experiments do)' });
-        continue;
-      }
-      for (const target of panel.targets) {
-        try {
-          const r = await runTarget(target, urls, m, run, needs.optional);
-          results.push({
-            ...base,
-            refId: target.refId,
-            legend: target.legendFormat ?? target.alias,
-            truth: truths[panel.title]?.[target.refId],
-            ...r,
-            ok: r.series > 0 && r.points > 0,
-          });
-        } catch (e) {
-          results.push({
-            ...base,
-            refId: target.refId,
-            query: expand(target.expr || target.query, m),
-            error: e.message,
-            ok: false,
-          });
-        }
-      }
+      for (const target of panel.targets)
+        results.push(await queryResult(base, target, { urls, m, run, needs, truths }));
     }
   }
   return results;

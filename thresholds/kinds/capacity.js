@@ -209,11 +209,13 @@ function checkReferences(exp, cases) {
   }
 }
 
-function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
-  const targets = exp.targets(policy);
-  const bounds = boundsOf(exp);
-  const { floors, ceilings, throughputFloors, closedFloors } = bounds;
-  const specs = caseSpecs(exp, suite, knobs, factor, targets, bounds);
+/**
+ * The cases on their timelines, one per phase (server): k6's first, each after its connect
+ * window and followed by its grace period (and a pause where the next must not meet its
+ * stragglers), then wrk's. Returns {cases, phaseMs (each phase's length)}.
+ */
+function timedCases({ exp, specs, targets, bounds, policy, leadInMs }) {
+  const { throughputFloors, closedFloors } = bounds;
   let t = leadInMs;
   const phaseMs = {};
   // The cases wrk sends (the seed's closed load, by the seed's load generator) run after k6's,
@@ -256,6 +258,15 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
     return out;
   });
   for (const c of cases.filter(sentBy('wrk'))) phaseMs[c.phase] += c.pauseMs + c.durationMs + c.settleMs;
+  return { cases, phaseMs };
+}
+
+function plan({ exp, suite, factor, requested, knobs, policy, leadInMs }) {
+  const targets = exp.targets(policy);
+  const bounds = boundsOf(exp);
+  const { floors, ceilings, closedFloors } = bounds;
+  const specs = caseSpecs(exp, suite, knobs, factor, targets, bounds);
+  const { cases, phaseMs } = timedCases({ exp, specs, targets, bounds, policy, leadInMs });
   checkReferences(exp, cases);
   return {
     experiment: exp.name,

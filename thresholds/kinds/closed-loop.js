@@ -83,59 +83,69 @@ export function possibleCounts(c) {
   };
 }
 
+/** A case's thresholds from the model's prediction `p`: every count with its tolerance, the run's span and latencies. */
+function expectedOf(p, responses, config) {
+  const possible = possibleCounts({ responses, retry: config.retry });
+  const counts = (key) => withTeeth(countRange(p[key], T), possible[key]);
+  return {
+    responses: { lo: responses, hi: responses },
+    ok: counts('ok'),
+    limited: counts('limited'),
+    appServed: counts('appServed'),
+    sentOk: counts('sentOk'),
+    sentLimited: counts('sentLimited'),
+    sent: counts('sent'),
+    spanMs: widen(p.durationMs, T.spanRel, T.spanAbsMs),
+    meanMs: widen(p.meanMs, T.meanRel, T.meanAbsMs),
+    maxMs: widen(p.maxMs, T.maxRel, T.maxBelowMs, T.maxAboveMs),
+  };
+}
+
+/** One case of the suite, starting at `startMs`: its users, its target, the model's run of it and its thresholds. */
+function loopCase(exp, spec, { knobs, policy, targets, startMs, seedComparable }) {
+  const mode = exp.modes[spec.mode];
+  const config = {
+    ...exp.loopConfig(knobs, spec.mode),
+    ...(spec.rampS !== undefined ? { rampMs: spec.rampS * 1000 } : {}),
+    resources: policy.resources,
+  };
+  const p = predictLoop({ ...config, users: spec.users }, { seed: `${exp.name}:${spec.id}` });
+  const target = targets[mode.target];
+  const responses = spec.users.reduce((n, u) => n + u.length, 0);
+  return {
+    id: spec.id,
+    name: `${exp.name}/${spec.id}`,
+    kind: 'closed-loop',
+    mode: spec.mode,
+    target: target.id,
+    service: target.service,
+    path: target.path,
+    limitedStatus: 503,
+    clientCache: config.clientCache,
+    retry: config.retry,
+    rampMs: config.rampMs,
+    users: spec.users,
+    startMs,
+    vus: spec.users.length,
+    responses,
+    seed: seedComparable ? (exp.seedFigures?.[spec.id] ?? null) : null,
+    model: p,
+    expected: expectedOf(p, responses, config),
+    // Long enough for a run the model says is 50 % slower, so that a failing case still ends.
+    maxDurationS: Math.ceil((p.durationMs.max * 1.5) / 1000 + 10),
+    timeoutS: Math.ceil((p.maxMs.max * 1.5) / 1000 + 10),
+  };
+}
+
 function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComparable }) {
   const targets = Object.fromEntries(exp.targets(policy).map((t) => [t.id, t]));
   let t = leadInMs;
   const cases = exp.cases[suite](knobs).map((spec) => {
-    const mode = exp.modes[spec.mode];
-    const config = {
-      ...exp.loopConfig(knobs, spec.mode),
-      ...(spec.rampS !== undefined ? { rampMs: spec.rampS * 1000 } : {}),
-      resources: policy.resources,
-    };
-    const p = predictLoop({ ...config, users: spec.users }, { seed: `${exp.name}:${spec.id}` });
-    const target = targets[mode.target];
-    const responses = spec.users.reduce((n, u) => n + u.length, 0);
-    const possible = possibleCounts({ responses, retry: config.retry });
-    const counts = (key) => withTeeth(countRange(p[key], T), possible[key]);
-    const c = {
-      id: spec.id,
-      name: `${exp.name}/${spec.id}`,
-      kind: 'closed-loop',
-      mode: spec.mode,
-      target: target.id,
-      service: target.service,
-      path: target.path,
-      limitedStatus: 503,
-      clientCache: config.clientCache,
-      retry: config.retry,
-      rampMs: config.rampMs,
-      users: spec.users,
-      startMs: t,
-      vus: spec.users.length,
-      responses,
-      seed: seedComparable ? (exp.seedFigures?.[spec.id] ?? null) : null,
-      model: p,
-      expected: {
-        responses: { lo: responses, hi: responses },
-        ok: counts('ok'),
-        limited: counts('limited'),
-        appServed: counts('appServed'),
-        sentOk: counts('sentOk'),
-        sentLimited: counts('sentLimited'),
-        sent: counts('sent'),
-        spanMs: widen(p.durationMs, T.spanRel, T.spanAbsMs),
-        meanMs: widen(p.meanMs, T.meanRel, T.meanAbsMs),
-        maxMs: widen(p.maxMs, T.maxRel, T.maxBelowMs, T.maxAboveMs),
-      },
-      // Long enough for a run the model says is 50 % slower, so that a failing case still ends.
-      maxDurationS: Math.ceil((p.durationMs.max * 1.5) / 1000 + 10),
-      timeoutS: Math.ceil((p.maxMs.max * 1.5) / 1000 + 10),
-    };
+    const c = loopCase(exp, spec, { knobs, policy, targets, startMs: t, seedComparable });
     // Cases run one after another, as they share the application's workers; each meets fresh
     // limiter keys and a fresh server cache (both keyed by the case), and its users fresh client
     // caches.
-    t += p.durationMs.max * (1 + T.spanRel) + T.gapMs;
+    t += c.model.durationMs.max * (1 + T.spanRel) + T.gapMs;
     return c;
   });
   return {

@@ -7,6 +7,70 @@
  * longest of the delays they give. A limit whose key is empty for the request is skipped.
  */
 
+/** What the bucket of `node` holds at `nowMs` if this request were added: nginx's excess, and the ms since its last. */
+function drained(z, node, nowMs) {
+  // A node only looked at while new has nginx's last = 0, ages ago on its epoch clock: empty.
+  if (node.last === null) return { excess: 0, ms: 1 };
+  let ms = nowMs - node.last;
+  if (ms < -60000) ms = 1;
+  else if (ms < 0) ms = 0;
+  return { excess: Math.max(0, node.excess - Math.floor((z.rateMilli * ms) / 1000) + 1000), ms };
+}
+
+/** The ms a request waits at an excess over the limit's delay. */
+const wait = (z, excess) => (excess <= z.delayMilli ? 0 : Math.floor(((excess - z.delayMilli) * 1000) / z.rateMilli));
+
+/**
+ * Every live limit looked up in order: {by} of the first whose bucket is over its burst, else
+ * {held}: each limit looked at, the last already charged (its excess), the others only held.
+ */
+function lookUp(live, nowMs) {
+  const held = [];
+  for (const [n, { z, i, key }] of live.entries()) {
+    const last = n === live.length - 1;
+    const node = z.nodes.get(key);
+    if (!node) {
+      // A new key: its node starts empty; only the last limit's starts its clock now, the
+      // others' at nginx's 0 (null here), so that charging them later drains them to 0.
+      z.nodes.set(key, { excess: 0, last: last ? nowMs : null });
+      if (!last) held.push({ z, key, i });
+      continue;
+    }
+    const { excess, ms } = drained(z, node, nowMs);
+    if (excess > z.burstMilli) return { by: i };
+    if (last) {
+      node.excess = excess;
+      if (ms) node.last = nowMs;
+      held.push({ z, key, charged: excess, i });
+    } else {
+      held.push({ z, key, i });
+    }
+  }
+  return { held };
+}
+
+/** The held limits charged (the ones only looked at, now); the request waits the longest of their delays: {delayMs, by}. */
+function charge(held, nowMs) {
+  let delayMs = 0;
+  let by = null;
+  for (const h of held) {
+    let excess = h.charged;
+    if (excess === undefined) {
+      const node = h.z.nodes.get(h.key);
+      const d = drained(h.z, node, nowMs);
+      excess = d.excess;
+      if (d.ms) node.last = nowMs;
+      node.excess = excess;
+    }
+    const w = wait(h.z, excess);
+    if (w > delayMs) {
+      delayMs = w;
+      by = h.i ?? null;
+    }
+  }
+  return { delayMs, by };
+}
+
 /**
  * `limits`: [{rateMilli (nginx's ctx->rate: r/s * 1000, or r/m * 1000 / 60 by integer division),
  * burst (requests), delay (requests; Infinity for nodelay)}], in the location's order. With
@@ -14,18 +78,6 @@
  */
 export function limitReqChain(limits, { dryRun = false } = {}) {
   const zones = limits.map((l) => ({ ...l, burstMilli: l.burst * 1000, delayMilli: l.delay * 1000, nodes: new Map() }));
-
-  // What the bucket of `key` holds at `nowMs` if this request were added: nginx's excess.
-  const drained = (z, node, nowMs) => {
-    // A node only looked at while new has nginx's last = 0, ages ago on its epoch clock: empty.
-    if (node.last === null) return { excess: 0, ms: 1 };
-    let ms = nowMs - node.last;
-    if (ms < -60000) ms = 1;
-    else if (ms < 0) ms = 0;
-    return { excess: Math.max(0, node.excess - Math.floor((z.rateMilli * ms) / 1000) + 1000), ms };
-  };
-  const wait = (z, excess) => (excess <= z.delayMilli ? 0 : Math.floor(((excess - z.delayMilli) * 1000) / z.rateMilli));
-
   return {
     /**
      * Offers one request at nginx's clock `nowMs` with its key per limit (`keys[i]`, '' where the
@@ -42,46 +94,9 @@ export function limitReqChain(limits, { dryRun = false } = {}) {
       const keyOf = (i) => (typeof keys === 'string' ? keys : keys[i]);
       const live = zones.map((z, i) => ({ z, i, key: keyOf(i) })).filter((x) => x.key !== '');
       if (!live.length) return { ok: true, delayMs: 0, by: null };
-      const held = [];
-      for (const [n, { z, i, key }] of live.entries()) {
-        const last = n === live.length - 1;
-        const node = z.nodes.get(key);
-        if (!node) {
-          // A new key: its node starts empty; only the last limit's starts its clock now, the
-          // others' at nginx's 0 (null here), so that charging them later drains them to 0.
-          z.nodes.set(key, { excess: 0, last: last ? nowMs : null });
-          if (!last) held.push({ z, key, i });
-          continue;
-        }
-        const { excess, ms } = drained(z, node, nowMs);
-        if (excess > z.burstMilli) return { ok: false, delayMs: 0, by: i };
-        if (last) {
-          node.excess = excess;
-          if (ms) node.last = nowMs;
-          held.push({ z, key, charged: excess, i });
-        } else {
-          held.push({ z, key, i });
-        }
-      }
-      // Charge the ones only looked at; the request waits the longest of their delays.
-      let delayMs = 0;
-      let by = null;
-      for (const h of held) {
-        let excess = h.charged;
-        if (excess === undefined) {
-          const node = h.z.nodes.get(h.key);
-          const d = drained(h.z, node, nowMs);
-          excess = d.excess;
-          if (d.ms) node.last = nowMs;
-          node.excess = excess;
-        }
-        const w = wait(h.z, excess);
-        if (w > delayMs) {
-          delayMs = w;
-          by = h.i ?? null;
-        }
-      }
-      return { ok: true, delayMs, by };
+      const looked = lookUp(live, nowMs);
+      if (looked.by !== undefined) return { ok: false, delayMs: 0, by: looked.by };
+      return { ok: true, ...charge(looked.held, nowMs) };
     },
   };
 }
