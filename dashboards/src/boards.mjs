@@ -40,6 +40,76 @@ const counted = (figure, read = 'integral') => ({ figure, by: ['case'], read });
 const failedTitle =
   'Failed requests (share of all, since the case started), by case: statuses the policy does not allow';
 
+/** k6Run's row 'Load'. */
+const k6RunLoadRow = ({ all }) => ({
+  title: 'Load',
+  panels: [
+    prom('Virtual users and max VUs, by experiment', 'none', [
+      // By experiment: an experiment's k6 is gone when the next starts, but its last values
+      // stay in Prometheus's lookback (5 min) and a sum over the run would add them up.
+      {
+        expr: `sum by (experiment) (k6_vus{${run}})`,
+        legend: '{{experiment}} VUs',
+        truth: { figure: 'vus', by: ['experiment'], read: 'max', relation: '<=' },
+      },
+      {
+        expr: `sum by (experiment) (k6_vus_max{${run}})`,
+        legend: '{{experiment}} max VUs',
+        truth: { figure: 'vusMax', by: ['experiment'], read: 'max' },
+      },
+    ]),
+    prom(
+      'Requests per second, by case',
+      'reqps',
+      [{ expr: perSecond(all), legend: '{{case}}', truth: counted('requests') }],
+      { description: STEP_NOTE },
+    ),
+  ],
+});
+
+/** k6Run's row 'Latency and failures'. */
+const k6RunLatencyAndFailuresRow = ({ all }) => ({
+  title: 'Latency and failures',
+  panels: [
+    // k6 keeps a trend per series (status, url): per case, the slowest series's percentile.
+    prom(
+      'p95 and p99 of the slowest status (since the case started), by case',
+      's',
+      [
+        { expr: `max by (case) (k6_http_req_duration_p95{${runCase}})`, legend: '{{case}} p95' },
+        { expr: `max by (case) (k6_http_req_duration_p99{${runCase}})`, legend: '{{case}} p99' },
+      ],
+      { noTruth: SLOWEST_SERIES_NO_TRUTH },
+    ),
+    prom(failedTitle, 'percentunit', [
+      {
+        expr: shareOf(`k6_http_reqs_total{${runCase}, expected_response="false"}`, all),
+        legend: '{{case}}',
+        truth: { figure: 'failedShare', by: ['case'], read: 'last' },
+      },
+    ]),
+    prom(
+      'Dropped iterations per second, by case',
+      'none',
+      [
+        {
+          expr: orZero(
+            perSecond(`k6_dropped_iterations_total{${runCase}}`),
+            perSecond(`k6_iterations_total{${runCase}}`),
+          ),
+          legend: '{{case}}',
+          truth: counted('dropped'),
+        },
+      ],
+      { optional: ['k6_dropped_iterations_total'], description: STEP_NOTE },
+    ),
+    prom('Requests per second, by status', 'reqps', [{ expr: perSecond(all, 'status'), legend: '{{status}}' }], {
+      noTruth: BY_STATUS_NO_TRUTH,
+      description: STEP_NOTE,
+    }),
+  ],
+});
+
 // k6-run: a run as k6 saw it (the lineage of the official k6 Prometheus dashboard).
 function k6Run() {
   const all = `k6_http_reqs_total{${runCase}}`;
@@ -49,76 +119,59 @@ function k6Run() {
     tags: ['k6'],
     description: "A run as k6 saw it, per case: the testid is the run's folder name under results/.",
     variables: runVariables(PROM),
-    rows: [
-      {
-        title: 'Load',
-        panels: [
-          prom('Virtual users and max VUs, by experiment', 'none', [
-            // By experiment: an experiment's k6 is gone when the next starts, but its last values
-            // stay in Prometheus's lookback (5 min) and a sum over the run would add them up.
-            {
-              expr: `sum by (experiment) (k6_vus{${run}})`,
-              legend: '{{experiment}} VUs',
-              truth: { figure: 'vus', by: ['experiment'], read: 'max', relation: '<=' },
-            },
-            {
-              expr: `sum by (experiment) (k6_vus_max{${run}})`,
-              legend: '{{experiment}} max VUs',
-              truth: { figure: 'vusMax', by: ['experiment'], read: 'max' },
-            },
-          ]),
-          prom(
-            'Requests per second, by case',
-            'reqps',
-            [{ expr: perSecond(all), legend: '{{case}}', truth: counted('requests') }],
-            { description: STEP_NOTE },
-          ),
-        ],
-      },
-      {
-        title: 'Latency and failures',
-        panels: [
-          // k6 keeps a trend per series (status, url): per case, the slowest series's percentile.
-          prom(
-            'p95 and p99 of the slowest status (since the case started), by case',
-            's',
-            [
-              { expr: `max by (case) (k6_http_req_duration_p95{${runCase}})`, legend: '{{case}} p95' },
-              { expr: `max by (case) (k6_http_req_duration_p99{${runCase}})`, legend: '{{case}} p99' },
-            ],
-            { noTruth: SLOWEST_SERIES_NO_TRUTH },
-          ),
-          prom(failedTitle, 'percentunit', [
-            {
-              expr: shareOf(`k6_http_reqs_total{${runCase}, expected_response="false"}`, all),
-              legend: '{{case}}',
-              truth: { figure: 'failedShare', by: ['case'], read: 'last' },
-            },
-          ]),
-          prom(
-            'Dropped iterations per second, by case',
-            'none',
-            [
-              {
-                expr: orZero(
-                  perSecond(`k6_dropped_iterations_total{${runCase}}`),
-                  perSecond(`k6_iterations_total{${runCase}}`),
-                ),
-                legend: '{{case}}',
-                truth: counted('dropped'),
-              },
-            ],
-            { optional: ['k6_dropped_iterations_total'], description: STEP_NOTE },
-          ),
-          prom('Requests per second, by status', 'reqps', [{ expr: perSecond(all, 'status'), legend: '{{status}}' }], {
-            noTruth: BY_STATUS_NO_TRUTH,
-            description: STEP_NOTE,
-          }),
-        ],
-      },
-    ],
+    rows: [k6RunLoadRow({ all }), k6RunLatencyAndFailuresRow({ all })],
   });
 }
+
+/** k6RunInflux's row 'Load'. */
+const k6RunInfluxLoadRow = ({ where, influx }) => ({
+  title: 'Load',
+  panels: [
+    influx(
+      'Virtual users, by experiment',
+      'none',
+      `SELECT max("value") FROM "vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval), "experiment" fill(none)`,
+      '$tag_experiment',
+      { truth: { figure: 'vus', by: ['experiment'], read: 'max' } },
+    ),
+    influx(
+      'Requests per interval, by case',
+      'none',
+      `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`,
+      '$tag_case',
+      { truth: counted('requests', 'sum') },
+    ),
+  ],
+});
+
+/** k6RunInflux's row 'Latency and failures'. */
+const k6RunInfluxLatencyAndFailuresRow = ({ where, influx }) => ({
+  title: 'Latency and failures',
+  panels: [
+    influx(
+      'p95 per interval, by case',
+      'ms',
+      `SELECT percentile("value", 95) FROM "http_req_duration" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`,
+      '$tag_case',
+      { noTruth: PER_INTERVAL_NO_TRUTH },
+    ),
+    // Failed over all since the case started: sums of k6's 0/1 samples, not a mean of means.
+    influx(
+      failedTitle,
+      'percentunit',
+      `SELECT cumulative_sum(sum("value")) / cumulative_sum(count("value")) FROM "http_req_failed" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`,
+      '$tag_case',
+      { truth: { figure: 'failedShare', by: ['case'], read: 'last' } },
+    ),
+    influx(
+      'Requests per interval, by status',
+      'none',
+      `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "status" fill(none)`,
+      '$tag_status',
+      { noTruth: BY_STATUS_NO_TRUTH },
+    ),
+  ],
+});
 
 // k6-run-influxdb: the same overview in InfluxQL.
 function k6RunInflux() {
@@ -138,54 +191,7 @@ function k6RunInflux() {
     tags: ['k6', 'influxdb'],
     description: 'The k6 run overview in InfluxQL, for teams on InfluxDB: k6 writes every sample to database k6.',
     variables: runVariables(INFLUX),
-    rows: [
-      {
-        title: 'Load',
-        panels: [
-          influx(
-            'Virtual users, by experiment',
-            'none',
-            `SELECT max("value") FROM "vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval), "experiment" fill(none)`,
-            '$tag_experiment',
-            { truth: { figure: 'vus', by: ['experiment'], read: 'max' } },
-          ),
-          influx(
-            'Requests per interval, by case',
-            'none',
-            `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`,
-            '$tag_case',
-            { truth: counted('requests', 'sum') },
-          ),
-        ],
-      },
-      {
-        title: 'Latency and failures',
-        panels: [
-          influx(
-            'p95 per interval, by case',
-            'ms',
-            `SELECT percentile("value", 95) FROM "http_req_duration" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`,
-            '$tag_case',
-            { noTruth: PER_INTERVAL_NO_TRUTH },
-          ),
-          // Failed over all since the case started: sums of k6's 0/1 samples, not a mean of means.
-          influx(
-            failedTitle,
-            'percentunit',
-            `SELECT cumulative_sum(sum("value")) / cumulative_sum(count("value")) FROM "http_req_failed" WHERE ${where} GROUP BY time($__interval), "case" fill(none)`,
-            '$tag_case',
-            { truth: { figure: 'failedShare', by: ['case'], read: 'last' } },
-          ),
-          influx(
-            'Requests per interval, by status',
-            'none',
-            `SELECT count("value") FROM "http_reqs" WHERE ${where} GROUP BY time($__interval), "status" fill(none)`,
-            '$tag_status',
-            { noTruth: BY_STATUS_NO_TRUTH },
-          ),
-        ],
-      },
-    ],
+    rows: [k6RunInfluxLoadRow({ where, influx }), k6RunInfluxLatencyAndFailuresRow({ where, influx })],
   });
 }
 
@@ -193,6 +199,31 @@ function k6RunInflux() {
 // service's processes on its own clock, so the two are two samplings of one thing, not a figure.
 const PROCESS_NO_TRUTH =
   "process-exporter's own samples of /proc: the runner's CPU samples (cpu.json) are another sampling, checked on the run pages";
+
+/** resources's row 'Over time'. */
+const resourcesOverTimeRow = ({ cpu, mem }) => ({
+  title: 'Over time',
+  panels: [
+    prom('CPU % (of one core), by service', 'percent', [{ expr: cpu, legend: '{{groupname}}' }], {
+      noTruth: PROCESS_NO_TRUTH,
+    }),
+    prom('Resident memory, by service', 'bytes', [{ expr: mem, legend: '{{groupname}}' }], {
+      noTruth: PROCESS_NO_TRUTH,
+    }),
+    prom(
+      'Threads, by service',
+      'none',
+      [{ expr: 'sum by (groupname) (namedprocess_namegroup_num_threads)', legend: '{{groupname}}' }],
+      { noTruth: PROCESS_NO_TRUTH },
+    ),
+    prom(
+      'Open files, by service',
+      'none',
+      [{ expr: 'sum by (groupname) (namedprocess_namegroup_open_filedesc)', legend: '{{groupname}}' }],
+      { noTruth: PROCESS_NO_TRUTH },
+    ),
+  ],
+});
 
 // resources: CPU, memory, threads and open files per stack service, over time and as a table,
 // and the cgroups of capped services (CPU against the cap, memory against the limit, OOM).
@@ -207,30 +238,7 @@ function resources() {
       'CPU, memory, threads and open files of every stack process, grouped by service (process-exporter), over time and as a table like `docker stats`.',
     variables: [],
     rows: [
-      {
-        title: 'Over time',
-        panels: [
-          prom('CPU % (of one core), by service', 'percent', [{ expr: cpu, legend: '{{groupname}}' }], {
-            noTruth: PROCESS_NO_TRUTH,
-          }),
-          prom('Resident memory, by service', 'bytes', [{ expr: mem, legend: '{{groupname}}' }], {
-            noTruth: PROCESS_NO_TRUTH,
-          }),
-          prom(
-            'Threads, by service',
-            'none',
-            [{ expr: 'sum by (groupname) (namedprocess_namegroup_num_threads)', legend: '{{groupname}}' }],
-            { noTruth: PROCESS_NO_TRUTH },
-          ),
-          prom(
-            'Open files, by service',
-            'none',
-            [{ expr: 'sum by (groupname) (namedprocess_namegroup_open_filedesc)', legend: '{{groupname}}' }],
-            { noTruth: PROCESS_NO_TRUTH },
-          ),
-        ],
-      },
-      // Over the dashboard's range, not at its end: the stack's processes are gone when a run
+      resourcesOverTimeRow({ cpu, mem }), // Over the dashboard's range, not at its end: the stack's processes are gone when a run
       // ends, and an instant gauge then has no series (a CI run's panel check found it empty).
       {
         title: 'Over the range, like docker stats',
@@ -269,6 +277,51 @@ function resources() {
   });
 }
 
+/** k6RunInfluxForwarded's row 'Load'. */
+const k6RunInfluxForwardedLoadRow = ({ where, influx, perSeries }) => ({
+  title: 'Load',
+  panels: [
+    influx(
+      'Virtual users (as pushed each second), by experiment',
+      'none',
+      `SELECT max("value") FROM "k6_vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval), "experiment" fill(none)`,
+      '$tag_experiment',
+      { truth: { figure: 'vus', by: ['experiment'], read: 'max', relation: '<=' } },
+    ),
+    influx(
+      'Requests so far, by case and status',
+      'none',
+      `SELECT last("value") FROM "k6_http_reqs_total" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`,
+      '$tag_case $tag_status',
+      { truth: { figure: 'requests', by: ['case', 'status'], read: 'last' }, description: perSeries },
+    ),
+  ],
+});
+
+/** k6RunInfluxForwarded's row 'Latency'. */
+const k6RunInfluxForwardedLatencyRow = ({ where, influx, perSeries }) => ({
+  title: 'Latency',
+  panels: [
+    influx(
+      'p99 (since the case started), by case and status',
+      's',
+      `SELECT last("value") FROM "k6_http_req_duration_p99" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`,
+      '$tag_case $tag_status',
+      {
+        noTruth: "per status: k6's summary has each case's percentiles over all its statuses",
+        description: perSeries,
+      },
+    ),
+    influx(
+      'Longest answer so far, by case and status',
+      's',
+      `SELECT last("value") FROM "k6_http_req_duration_max" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`,
+      '$tag_case $tag_status',
+      { truth: { figure: 'maxMs', by: ['case'], read: 'last', relation: '<=' }, description: perSeries },
+    ),
+  ],
+});
+
 // k6-run-influxdb-forwarded: the overview in InfluxQL over what Prometheus forwards, so every
 // experiment shows, also those k6 streams to Prometheus only.
 function k6RunInfluxForwarded() {
@@ -296,47 +349,8 @@ function k6RunInfluxForwarded() {
       'The k6 run overview in InfluxQL over the series Prometheus forwards to InfluxDB (database prometheus): every experiment, also those k6 streams to Prometheus only. Failed shares: the k6 run boards.',
     variables: runVariables(INFLUX_FORWARDED),
     rows: [
-      {
-        title: 'Load',
-        panels: [
-          influx(
-            'Virtual users (as pushed each second), by experiment',
-            'none',
-            `SELECT max("value") FROM "k6_vus" WHERE "testid" =~ /^$testid$/ AND $timeFilter GROUP BY time($__interval), "experiment" fill(none)`,
-            '$tag_experiment',
-            { truth: { figure: 'vus', by: ['experiment'], read: 'max', relation: '<=' } },
-          ),
-          influx(
-            'Requests so far, by case and status',
-            'none',
-            `SELECT last("value") FROM "k6_http_reqs_total" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`,
-            '$tag_case $tag_status',
-            { truth: { figure: 'requests', by: ['case', 'status'], read: 'last' }, description: perSeries },
-          ),
-        ],
-      },
-      {
-        title: 'Latency',
-        panels: [
-          influx(
-            'p99 (since the case started), by case and status',
-            's',
-            `SELECT last("value") FROM "k6_http_req_duration_p99" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`,
-            '$tag_case $tag_status',
-            {
-              noTruth: "per status: k6's summary has each case's percentiles over all its statuses",
-              description: perSeries,
-            },
-          ),
-          influx(
-            'Longest answer so far, by case and status',
-            's',
-            `SELECT last("value") FROM "k6_http_req_duration_max" WHERE ${where} GROUP BY time($__interval), "case", "status" fill(none)`,
-            '$tag_case $tag_status',
-            { truth: { figure: 'maxMs', by: ['case'], read: 'last', relation: '<=' }, description: perSeries },
-          ),
-        ],
-      },
+      k6RunInfluxForwardedLoadRow({ where, influx, perSeries }),
+      k6RunInfluxForwardedLatencyRow({ where, influx, perSeries }),
     ],
   });
 }

@@ -210,6 +210,9 @@ export const SLOWEST_SERIES_NO_TRUTH =
 export const STEP_NOTE =
   'per step of the chart (1 s at the finest): a burst shorter than a step is drawn averaged over it';
 
+/** A series' truth: a stat of a metric in the run's k6 summary, per the labels `by`, read at its last point. */
+export const fromSummary = (metric, stat, by) => ({ figure: 'summary', metric, stat, by, read: 'last' });
+
 /** A share of a case's answers, from counts (what the counters add up to), not from means of rates. */
 export const shareOf = (part, all, by = 'case') =>
   `(sum by (${by}) (${part}) or (0 * sum by (${by}) (${all}))) / sum by (${by}) (${all})`;
@@ -294,118 +297,137 @@ export const cgroupPanels = (match) => [
   ),
 ];
 
+/** A limiter experiment's k6 queries: every answer of its cases, and those with the limited status. */
+function limiterQueries(experiment) {
+  const mine = `${runCase}, experiment="${experiment}"`;
+  return {
+    mine,
+    all: `k6_http_reqs_total{${mine}}`,
+    // The limited status is declared expected in the k6 scripts: limited is expected and not 200.
+    limited: `k6_http_reqs_total{${mine}, status!="200", expected_response="true"}`,
+  };
+}
+
+const counted = (figure) => ({ figure, by: ['case'], read: 'integral' });
+
+/** What k6 saw: accepted and limited per second, answered so far, the limited share, k6's lateness. */
+function k6SawRow({ mine, all, limited }) {
+  return {
+    title: 'What k6 saw',
+    panels: [
+      prom(
+        'Accepted (200) per second, by case',
+        'reqps',
+        [
+          {
+            expr: perSecond(`k6_http_reqs_total{${mine}, status="200"}`),
+            legend: '{{case}}',
+            truth: counted('accepted'),
+          },
+        ],
+        { description: STEP_NOTE },
+      ),
+      prom(
+        "Limited (the policy's status) per second, by case",
+        'reqps',
+        [{ expr: orZero(perSecond(limited), perSecond(all)), legend: '{{case}}', truth: counted('limited') }],
+        { description: STEP_NOTE },
+      ),
+      // What the results pages draw against the model's band over time (thresholds/plan.js caseCourse).
+      prom('Answered so far, by case and status', 'none', [
+        {
+          expr: `sum by (case, status) (${all})`,
+          legend: '{{case}} {{status}}',
+          truth: { figure: 'requests', by: ['case', 'status'], read: 'last' },
+        },
+      ]),
+      prom('Limited share of the answers (since the case started), by case', 'percentunit', [
+        {
+          expr: shareOf(limited, all),
+          legend: '{{case}}',
+          truth: { figure: 'limitedShare', by: ['case'], read: 'last' },
+        },
+      ]),
+      // The timing noise the model allows is judged per case as max less min (thresholds/models/limiter-replay.js JITTER_MS).
+      prom("k6 late against the model's schedule (max so far), by case", 's', [
+        {
+          expr: `max by (case) (k6_lab_arrival_late_ms_max{${mine}})`,
+          legend: '{{case}}',
+          truth: { figure: 'lateMaxMs', by: ['case'], read: 'last' },
+        },
+      ]),
+    ],
+  };
+}
+
+/** What a proxy counted itself (its own counters, per case): accepted and limited per second. */
+function proxyRow(p) {
+  return {
+    title: `What ${p.title} counted`,
+    panels: [
+      prom(
+        `${p.title}: accepted per second, by case`,
+        'reqps',
+        [{ expr: p.accepted, legend: '{{case}}', truth: counted('proxyAccepted') }],
+        { description: STEP_NOTE },
+      ),
+      prom(
+        `${p.title}: limited per second, by case`,
+        'reqps',
+        [{ expr: p.limited, legend: '{{case}}', truth: counted('proxyLimited') }],
+        { description: STEP_NOTE },
+      ),
+    ],
+  };
+}
+
+/** The queue wait: the longest so far, and the model's expected longest beside the measured. */
+function queueRow({ mine }) {
+  return {
+    title: 'Queue wait against the model',
+    panels: [
+      prom('Longest wait so far (k6), by case', 's', [
+        {
+          expr: `max by (case) (k6_http_req_duration_max{${mine}})`,
+          legend: '{{case}}',
+          truth: { figure: 'maxMs', by: ['case'], read: 'last' },
+        },
+      ]),
+      prom(
+        'Longest wait: model (expected) and measured, per case',
+        's',
+        [
+          {
+            expr: `max by (case) (max_over_time(k6_lab_expected_max_wait_ms{${mine}}[$__range])) / 1000`,
+            legend: 'expected',
+            truth: { figure: 'expectedMaxWaitMs', by: ['case'], read: 'last' },
+          },
+          {
+            expr: `max by (case) (max_over_time(k6_http_req_duration_max{${mine}}[$__range]))`,
+            legend: 'measured',
+            truth: { figure: 'maxMs', by: ['case'], read: 'last' },
+          },
+        ],
+        { table: true },
+      ),
+    ],
+  };
+}
+
 /**
  * A limiter experiment's board: what k6 saw accepted and limited, what the proxies themselves
  * counted (`proxies`: {title, accepted, limited} PromQL, per case), and the longest wait
  * against the model's expected maximum (k6 writes the plan's figure as lab_expected_max_wait_ms).
  */
 export function limiterBoard(experiment, description, proxies) {
-  const mine = `${runCase}, experiment="${experiment}"`;
-  const all = `k6_http_reqs_total{${mine}}`;
-  // The limited status is declared expected in the k6 scripts: limited is expected and not 200.
-  const limited = `k6_http_reqs_total{${mine}, status!="200", expected_response="true"}`;
-  const counted = (figure) => ({ figure, by: ['case'], read: 'integral' });
+  const queries = limiterQueries(experiment);
   return board({
     uid: `lab-${experiment}`,
     title: `lab / ${experiment}`,
     tags: ['limiter', experiment],
     description,
     variables: runVariables(PROM),
-    rows: [
-      {
-        title: 'What k6 saw',
-        panels: [
-          prom(
-            'Accepted (200) per second, by case',
-            'reqps',
-            [
-              {
-                expr: perSecond(`k6_http_reqs_total{${mine}, status="200"}`),
-                legend: '{{case}}',
-                truth: counted('accepted'),
-              },
-            ],
-            { description: STEP_NOTE },
-          ),
-          prom(
-            "Limited (the policy's status) per second, by case",
-            'reqps',
-            [{ expr: orZero(perSecond(limited), perSecond(all)), legend: '{{case}}', truth: counted('limited') }],
-            { description: STEP_NOTE },
-          ),
-          // What the results pages draw against the model's band over time (thresholds/plan.js caseCourse).
-          prom('Answered so far, by case and status', 'none', [
-            {
-              expr: `sum by (case, status) (${all})`,
-              legend: '{{case}} {{status}}',
-              truth: { figure: 'requests', by: ['case', 'status'], read: 'last' },
-            },
-          ]),
-          prom('Limited share of the answers (since the case started), by case', 'percentunit', [
-            {
-              expr: shareOf(limited, all),
-              legend: '{{case}}',
-              truth: { figure: 'limitedShare', by: ['case'], read: 'last' },
-            },
-          ]),
-          // The timing noise the model allows is judged per case as max less min (thresholds/models/limiter-replay.js JITTER_MS).
-          prom("k6 late against the model's schedule (max so far), by case", 's', [
-            {
-              expr: `max by (case) (k6_lab_arrival_late_ms_max{${mine}})`,
-              legend: '{{case}}',
-              truth: { figure: 'lateMaxMs', by: ['case'], read: 'last' },
-            },
-          ]),
-        ],
-      },
-      ...proxies.map((p) => ({
-        title: `What ${p.title} counted`,
-        panels: [
-          prom(
-            `${p.title}: accepted per second, by case`,
-            'reqps',
-            [{ expr: p.accepted, legend: '{{case}}', truth: counted('proxyAccepted') }],
-            { description: STEP_NOTE },
-          ),
-          prom(
-            `${p.title}: limited per second, by case`,
-            'reqps',
-            [{ expr: p.limited, legend: '{{case}}', truth: counted('proxyLimited') }],
-            { description: STEP_NOTE },
-          ),
-        ],
-      })),
-      {
-        title: 'Queue wait against the model',
-        panels: [
-          prom('Longest wait so far (k6), by case', 's', [
-            {
-              expr: `max by (case) (k6_http_req_duration_max{${mine}})`,
-              legend: '{{case}}',
-              truth: { figure: 'maxMs', by: ['case'], read: 'last' },
-            },
-          ]),
-          prom(
-            'Longest wait: model (expected) and measured, per case',
-            's',
-            [
-              {
-                expr: `max by (case) (max_over_time(k6_lab_expected_max_wait_ms{${mine}}[$__range])) / 1000`,
-                legend: 'expected',
-                truth: { figure: 'expectedMaxWaitMs', by: ['case'], read: 'last' },
-              },
-              {
-                expr: `max by (case) (max_over_time(k6_http_req_duration_max{${mine}}[$__range]))`,
-                legend: 'measured',
-                truth: { figure: 'maxMs', by: ['case'], read: 'last' },
-              },
-            ],
-            { table: true },
-          ),
-        ],
-      },
-      judgedRow(experiment),
-    ],
+    rows: [k6SawRow(queries), ...proxies.map(proxyRow), queueRow(queries), judgedRow(experiment)],
   });
 }
 
