@@ -32,7 +32,16 @@ export function writePage(site, p) {
 
 /** The pages' script and styles: client/site.js with uPlot, bundled into site/assets/. */
 export function buildAssets(site) {
-  buildSync({ entryPoints: [join(here, 'client', 'site.js')], bundle: true, minify: true, format: 'iife', target: 'es2020', outdir: join(site, 'assets'), entryNames: 'site', logLevel: 'warning' });
+  buildSync({
+    entryPoints: [join(here, 'client', 'site.js')],
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    target: 'es2020',
+    outdir: join(site, 'assets'),
+    entryNames: 'site',
+    logLevel: 'warning',
+  });
 }
 
 /** results/baselines.json: {suite: testid}. */
@@ -59,9 +68,14 @@ export function defaultBaseline(results, id, infos = null) {
   const marked = readBaselines(results)[me.info.suite];
   if (marked && marked !== id && all.some((r) => r.id === marked)) return marked;
   const shared = (r) => me.info.experiments.filter((e) => r.info.experiments.includes(e));
-  const alike = (r) => shared(r).every((e) => factorOf(r.info, e) === factorOf(me.info, e)) && (r.info.segments || 1) === (me.info.segments || 1);
-  const before = all.filter((r) => r.id < id && r.info.suite === me.info.suite && isPlain(r.info) && alike(r)).sort((a, b) => (a.id < b.id ? 1 : -1));
-  const same = (r) => r.info.experiments.length === me.info.experiments.length && shared(r).length === me.info.experiments.length;
+  const alike = (r) =>
+    shared(r).every((e) => factorOf(r.info, e) === factorOf(me.info, e)) &&
+    (r.info.segments || 1) === (me.info.segments || 1);
+  const before = all
+    .filter((r) => r.id < id && r.info.suite === me.info.suite && isPlain(r.info) && alike(r))
+    .sort((a, b) => (a.id < b.id ? 1 : -1));
+  const same = (r) =>
+    r.info.experiments.length === me.info.experiments.length && shared(r).length === me.info.experiments.length;
   return (before.find(same) ?? before.find((r) => shared(r).length > 0))?.id ?? null;
 }
 
@@ -110,8 +124,12 @@ export function buildSite(root, { only = null, results: given = null } = {}) {
     if (!runs.includes(id)) continue; // a run under way: no run.json yet
     const run = readRun(results, id);
     const baseline = defaultBaseline(results, id, infos);
-    const compare = baseline ? put(comparePage(run, readRun(results, baseline))) && `../../${comparePath(id, baseline)}` : null;
-    const historyOf = Object.fromEntries(run.experiments.map((e) => [e.name, `../../${historyPath(run.info.suite, e.name)}`]));
+    const compare = baseline
+      ? put(comparePage(run, readRun(results, baseline))) && `../../${comparePath(id, baseline)}`
+      : null;
+    const historyOf = Object.fromEntries(
+      run.experiments.map((e) => [e.name, `../../${historyPath(run.info.suite, e.name)}`]),
+    );
     put(runIndexPage(run, { compare, baseline, history: historyOf }));
     for (const exp of run.experiments) put(experimentPage(run, exp, { history: historyOf[exp.name], compare }));
   }
@@ -120,7 +138,17 @@ export function buildSite(root, { only = null, results: given = null } = {}) {
     if (only !== null && !(h.suite === suite && h.runs.some((r) => r.id === only))) continue;
     put(historyPage(h.suite, h.experiment, h.runs));
   }
-  put(runsPage(infos, hist.map((h) => ({ suite: h.suite, experiment: h.experiment, path: historyPath(h.suite, h.experiment), runs: h.runs.length }))));
+  put(
+    runsPage(
+      infos,
+      hist.map((h) => ({
+        suite: h.suite,
+        experiment: h.experiment,
+        path: historyPath(h.suite, h.experiment),
+        runs: h.runs.length,
+      })),
+    ),
+  );
   return { site, pages, skipped };
 }
 

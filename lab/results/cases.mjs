@@ -20,11 +20,21 @@ export function measuredFromFolder(phase) {
   if (phase.resources && c?.durationMs) {
     for (const r of phase.resources) {
       const common = { memBytes: r.memBytes, memMaxBytes: r.memMaxBytes, pids: r.pids };
-      cgroupSamples[r.service] = [[t0, { ...common, cpuS: 0, throttledS: 0, oomKills: 0 }], [t0 + c.durationMs, { ...common, cpuS: r.cpuS ?? 0, throttledS: r.throttledS ?? 0, oomKills: r.oomKills }]];
+      cgroupSamples[r.service] = [
+        [t0, { ...common, cpuS: 0, throttledS: 0, oomKills: 0 }],
+        [t0 + c.durationMs, { ...common, cpuS: r.cpuS ?? 0, throttledS: r.throttledS ?? 0, oomKills: r.oomKills }],
+      ];
       caps[r.service] = { cpu: r.capPct ? r.capPct / 100 : 0, memBytes: r.memLimitBytes };
     }
   }
-  return { summary: phase.summary, cpu: phase.cpu || {}, cgroupSamples, caps, wrk: phase.wrk ?? null, sends: phase.sends ?? null };
+  return {
+    summary: phase.summary,
+    cpu: phase.cpu || {},
+    cgroupSamples,
+    caps,
+    wrk: phase.wrk ?? null,
+    sends: phase.sends ?? null,
+  };
 }
 
 /** Table rows (from caseRows: the case's name on its first row) grouped by case name. */
@@ -41,12 +51,20 @@ function byCase(rows) {
 
 /** A case's rows from its outcome alone: every expected figure beside its measured one. */
 function outcomeRows(o) {
-  return Object.entries(o.expected || {}).filter(([, r]) => r && typeof r === 'object').map(([k, r]) => {
-    const m = o.measured?.[k];
-    const exp = r.lo !== undefined || r.hi !== undefined ? `${r.lo ?? ''}..${r.hi ?? ''}` : JSON.stringify(r);
-    const pass = o.checks?.[k];
-    return [k, o.seed?.[k] ?? '-', exp, typeof m === 'object' ? JSON.stringify(m) : m ?? '-', pass === undefined ? '-' : pass ? 'ok' : 'FAIL'];
-  });
+  return Object.entries(o.expected || {})
+    .filter(([, r]) => r && typeof r === 'object')
+    .map(([k, r]) => {
+      const m = o.measured?.[k];
+      const exp = r.lo !== undefined || r.hi !== undefined ? `${r.lo ?? ''}..${r.hi ?? ''}` : JSON.stringify(r);
+      const pass = o.checks?.[k];
+      return [
+        k,
+        o.seed?.[k] ?? '-',
+        exp,
+        typeof m === 'object' ? JSON.stringify(m) : (m ?? '-'),
+        pass === undefined ? '-' : pass ? 'ok' : 'FAIL',
+      ];
+    });
 }
 
 /**
@@ -70,11 +88,29 @@ export function caseTables(exp) {
       const o = exp.outcomes.find((x) => x.case === c.name) || null;
       const rows = judged?.rows.get(c.name);
       if (rows) out.push({ name: c.name, case: c, phase, outcome: o, head: judged.head, rows });
-      else out.push({ name: c.name, case: c, phase, outcome: o, head: CASE_HEAD.slice(1), rows: o ? outcomeRows(o) : [], note: why || 'the judge gave no rows for it' });
+      else
+        out.push({
+          name: c.name,
+          case: c,
+          phase,
+          outcome: o,
+          head: CASE_HEAD.slice(1),
+          rows: o ? outcomeRows(o) : [],
+          note: why || 'the judge gave no rows for it',
+        });
     }
   }
   // Outcomes without a plan case (a plan file missing) are still listed.
-  for (const o of exp.outcomes.filter((x) => !out.some((t) => t.name === x.case))) out.push({ name: o.case, case: null, phase: null, outcome: o, head: CASE_HEAD.slice(1), rows: outcomeRows(o), note: 'no plan for it in the run folder' });
+  for (const o of exp.outcomes.filter((x) => !out.some((t) => t.name === x.case)))
+    out.push({
+      name: o.case,
+      case: null,
+      phase: null,
+      outcome: o,
+      head: CASE_HEAD.slice(1),
+      rows: outcomeRows(o),
+      note: 'no plan for it in the run folder',
+    });
   return out;
 }
 
@@ -98,7 +134,8 @@ export function rangesOf(o) {
     const gap = width ? Math.min(v - lo, hi - v) : null;
     const modelRange = typeof r.min === 'number' && typeof r.max === 'number';
     const predicted = modelRange && v >= r.min && v <= r.max;
-    const edge = side === 'within' && width > 0 && gap <= 0.1 * width && (modelRange || typeof r.model === 'number') && !predicted;
+    const edge =
+      side === 'within' && width > 0 && gap <= 0.1 * width && (modelRange || typeof r.model === 'number') && !predicted;
     out.push({ measure: k, lo, hi, value: v, side, edge });
   }
   return out;

@@ -33,16 +33,38 @@ export function expectations(results, id) {
   ];
   const infos = listRuns(results).runs.map((r) => readRun(results, r, { panels: false }));
   for (const exp of run.experiments) {
-    pages.push({ name: `run-${exp.name}`, file: join(site, 'runs', id, `${exp.name}.html`), kind: 'run', experiment: exp.name, charts: charts(experimentPage(run, exp)), cases: of(exp.name) });
-    const runs = infos.filter((r) => r.info.suite === run.info.suite && r.experiments.some((e) => e.name === exp.name)).map((r) => ({ id: r.id, info: r.info, exp: r.experiments.find((e) => e.name === exp.name) }));
-    pages.push({ name: `history-${run.info.suite}.${exp.name}`, file: join(site, historyPath(run.info.suite, exp.name)), kind: 'history', charts: charts(historyPage(run.info.suite, exp.name, runs)), cases: of(exp.name), factor: run.info.factor });
+    pages.push({
+      name: `run-${exp.name}`,
+      file: join(site, 'runs', id, `${exp.name}.html`),
+      kind: 'run',
+      experiment: exp.name,
+      charts: charts(experimentPage(run, exp)),
+      cases: of(exp.name),
+    });
+    const runs = infos
+      .filter((r) => r.info.suite === run.info.suite && r.experiments.some((e) => e.name === exp.name))
+      .map((r) => ({ id: r.id, info: r.info, exp: r.experiments.find((e) => e.name === exp.name) }));
+    pages.push({
+      name: `history-${run.info.suite}.${exp.name}`,
+      file: join(site, historyPath(run.info.suite, exp.name)),
+      kind: 'history',
+      charts: charts(historyPage(run.info.suite, exp.name, runs)),
+      cases: of(exp.name),
+      factor: run.info.factor,
+    });
   }
   const baseline = defaultBaseline(results, id, infos);
   if (baseline) {
     // The compare page shows the experiments both runs have.
     const base = readRun(results, baseline);
     const shared = run.info.experiments.filter((e) => base.info.experiments.includes(e));
-    pages.push({ name: 'compare', file: join(site, comparePath(id, baseline)), kind: 'compare', charts: charts(comparePage(run, base)), cases: outcomes.filter((o) => shared.some((e) => o.case.startsWith(`${e}/`))) });
+    pages.push({
+      name: 'compare',
+      file: join(site, comparePath(id, baseline)),
+      kind: 'compare',
+      charts: charts(comparePage(run, base)),
+      cases: outcomes.filter((o) => shared.some((e) => o.case.startsWith(`${e}/`))),
+    });
   }
   const held = MISSING_NOTES.filter((n) => existsSync(join(dir, n.file))).map((n) => n.file);
   return { id, dir, pages: pages.map((p) => ({ ...p, held })) };
@@ -62,7 +84,12 @@ function readPage() {
     sized: c.u.width > 0 && c.u.height > 0,
     xLabels: (window.LAB_PAGE?.charts || []).find((s) => s.id === c.id)?.xLabels ?? null,
     x: c.u.data[0],
-    series: c.u.series.slice(1).map((s, i) => ({ label: s.label, points: c.u.data[i + 1].filter((v) => v != null).length, shown: s.show, values: c.u.data[i + 1] })),
+    series: c.u.series.slice(1).map((s, i) => ({
+      label: s.label,
+      points: c.u.data[i + 1].filter((v) => v != null).length,
+      shown: s.show,
+      values: c.u.data[i + 1],
+    })),
   }));
   const cases = [...document.querySelectorAll('[data-case]')].map((el) => ({
     case: el.dataset.case,
@@ -71,7 +98,12 @@ function readPage() {
     chart: el.querySelector('[data-chart]')?.dataset.chart ?? null,
     visible: el.getClientRects().length > 0,
   }));
-  const runRows = [...document.querySelectorAll('tr[data-run]')].map((r) => ({ run: r.dataset.run, passed: r.dataset.passed, failed: r.dataset.failed, text: r.textContent }));
+  const runRows = [...document.querySelectorAll('tr[data-run]')].map((r) => ({
+    run: r.dataset.run,
+    passed: r.dataset.passed,
+    failed: r.dataset.failed,
+    text: r.textContent,
+  }));
   return { charts, cases, runRows, text: document.body.innerText };
 }
 
@@ -86,27 +118,38 @@ export function compare(page, shown, id) {
       continue;
     }
     if (!got.sized) problems.push(`chart ${want.id}: drawn with no size`);
-    if (got.series.length !== want.series.length) problems.push(`chart ${want.id}: ${got.series.length} series drawn, ${want.series.length} expected`);
+    if (got.series.length !== want.series.length)
+      problems.push(`chart ${want.id}: ${got.series.length} series drawn, ${want.series.length} expected`);
     want.series.forEach((s, i) => {
       const g = got.series[i];
-      if (g && (g.label !== s.label || g.points !== s.points)) problems.push(`chart ${want.id}: series '${s.label}' has ${g.points} points ('${g.label}'), ${s.points} expected`);
+      if (g && (g.label !== s.label || g.points !== s.points))
+        problems.push(
+          `chart ${want.id}: series '${s.label}' has ${g.points} points ('${g.label}'), ${s.points} expected`,
+        );
       if (g && !g.shown) problems.push(`chart ${want.id}: series '${s.label}' hidden`);
     });
   }
-  for (const c of shown.charts.filter((x) => !page.charts.some((w) => w.id === x.id))) problems.push(`chart ${c.id}: drawn, but not expected`);
-  for (const n of MISSING_NOTES.filter((x) => (page.held || []).includes(x.file) && shown.text?.includes(x.says))) problems.push(`the page says '${n.says}', but the run folder holds ${n.file}: built before the run's files were complete`);
+  for (const c of shown.charts.filter((x) => !page.charts.some((w) => w.id === x.id)))
+    problems.push(`chart ${c.id}: drawn, but not expected`);
+  for (const n of MISSING_NOTES.filter((x) => (page.held || []).includes(x.file) && shown.text?.includes(x.says)))
+    problems.push(
+      `the page says '${n.says}', but the run folder holds ${n.file}: built before the run's files were complete`,
+    );
   if (page.kind === 'list') {
     const row = shown.runRows.find((r) => r.run === id);
     const passed = page.cases.filter((o) => o.pass).length;
     if (!row) problems.push(`run ${id}: not in the list`);
-    else if (Number(row.passed) !== passed || Number(row.failed) !== page.cases.length - passed) problems.push(`run ${id}: listed ${row.passed} passed / ${row.failed} failed, outcomes.json has ${passed} / ${page.cases.length - passed}`);
+    else if (Number(row.passed) !== passed || Number(row.failed) !== page.cases.length - passed)
+      problems.push(
+        `run ${id}: listed ${row.passed} passed / ${row.failed} failed, outcomes.json has ${passed} / ${page.cases.length - passed}`,
+      );
     return problems;
   }
   for (const o of page.cases) {
     // A history has a chart per case in each group of comparable runs: the one of this run's group.
     const els = shown.cases.filter((c) => c.case === o.case);
     const inGroup = (c) => shown.charts.find((x) => x.id === c.chart)?.xLabels?.includes(id);
-    const el = page.kind === 'history' ? els.find(inGroup) ?? els[0] : els[0];
+    const el = page.kind === 'history' ? (els.find(inGroup) ?? els[0]) : els[0];
     if (!el || !el.visible) {
       problems.push(`case ${o.case}: not on the page`);
       continue;
@@ -115,10 +158,14 @@ export function compare(page, shown, id) {
       const ch = shown.charts.find((c) => c.id === el.chart);
       const at = ch?.xLabels?.indexOf(id) ?? -1;
       if (!ch || at < 0) problems.push(`case ${o.case}: no point for run ${id} in its history`);
-      else if ((ch.series.find((s) => s.label === 'failed')?.values[at] != null) === o.pass) problems.push(`case ${o.case}: ${o.pass ? 'passed but marked failed' : 'failed but not marked in red'} in its history`);
+      else if ((ch.series.find((s) => s.label === 'failed')?.values[at] != null) === o.pass)
+        problems.push(
+          `case ${o.case}: ${o.pass ? 'passed but marked failed' : 'failed but not marked in red'} in its history`,
+        );
       continue;
     }
-    if (el.pass !== String(o.pass) || el.mark !== (o.pass ? 'ok' : 'FAIL')) problems.push(`case ${o.case}: shown as ${el.mark} (${el.pass}), outcomes.json says ${o.pass ? 'pass' : 'fail'}`);
+    if (el.pass !== String(o.pass) || el.mark !== (o.pass ? 'ok' : 'FAIL'))
+      problems.push(`case ${o.case}: shown as ${el.mark} (${el.pass}), outcomes.json says ${o.pass ? 'pass' : 'fail'}`);
   }
   return problems;
 }
@@ -130,10 +177,12 @@ export function compare(page, shown, id) {
 function drawnTruth(page, shown, expect) {
   if (page.kind !== 'run' || !page.charts.length) return [];
   expect.figures ??= runFigures(expect.dir);
-  const drawn = page.charts.map((want) => {
-    const got = shown.charts.find((c) => c.id === want.id);
-    return got ? { ...want.spec, data: [got.x, ...got.series.map((s) => s.values)] } : null;
-  }).filter(Boolean);
+  const drawn = page.charts
+    .map((want) => {
+      const got = shown.charts.find((c) => c.id === want.id);
+      return got ? { ...want.spec, data: [got.x, ...got.series.map((s) => s.values)] } : null;
+    })
+    .filter(Boolean);
   return checkCharts(drawn, expect.figures, page.name, page.experiment);
 }
 

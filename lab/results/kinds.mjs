@@ -17,7 +17,10 @@ const ORANGE_BAND = 'rgba(255, 152, 48, 0.16)';
 const ORANGE_LINE = 'rgba(255, 152, 48, 0.5)';
 const TAIL_MS = 3000;
 // A measured series and its range share a colour: the first green, the second orange.
-const COLORS = [{ line: GREEN, band: BAND, edge: BAND_LINE }, { line: ORANGE, band: ORANGE_BAND, edge: ORANGE_LINE }];
+const COLORS = [
+  { line: GREEN, band: BAND, edge: BAND_LINE },
+  { line: ORANGE, band: ORANGE_BAND, edge: ORANGE_LINE },
+];
 
 /** A case's series on its experiment's board: the first panel whose title starts with `title`. */
 function caseSeries(run, exp, title, c, window) {
@@ -32,20 +35,24 @@ const bandEdges = (label, hi, lo, color, line) => [
 ];
 
 /** A constant range drawn over [x0, x1]. */
-const flat = (x0, x1, v) => [[x0, v], [x1, v]];
+const flat = (x0, x1, v) => [
+  [x0, v],
+  [x1, v],
+];
 
 /** Running total of a per-second rate (approximate: the stores' rate is a windowed average). */
 const integrate = (points) => {
   let sum = 0;
   return points.map(([t, v], i) => {
-    const dt = i ? (t - points[i - 1][0]) / 1000 : (points[1] ? (points[1][0] - t) / 1000 : 1);
+    const dt = i ? (t - points[i - 1][0]) / 1000 : points[1] ? (points[1][0] - t) / 1000 : 1;
     sum += (v || 0) * dt;
     return [t, sum];
   });
 };
 
 /** Per-second rate of a running total, between each two of its points. */
-const rate = (points) => points.slice(1).map(([t, v], i) => [t, Math.max(0, v - points[i][1]) / ((t - points[i][0]) / 1000 || 1)]);
+const rate = (points) =>
+  points.slice(1).map(([t, v], i) => [t, Math.max(0, v - points[i][1]) / ((t - points[i][0]) / 1000 || 1)]);
 
 /** The model's course of a case, replayed from its plan (thresholds/plan.js caseCourse); null if it cannot be. */
 function modelCourse(plan, c) {
@@ -66,7 +73,8 @@ function replayedCourseOf(phase, c, startMs) {
   const seen = sightingsOf(phase.sends)[c.id];
   try {
     return labKinds.limiter.replayedCourse(experimentOfPlan(phase.plan), phase.plan, c, sends, startMs, {
-      clockOffsetMs: usableOffset(phase.sends.clock), sightings: seen?.ms.length === sends.length ? seen : null,
+      clockOffsetMs: usableOffset(phase.sends.clock),
+      sightings: seen?.ms.length === sends.length ? seen : null,
     });
   } catch {
     return null; // a plan of an experiment this checkout no longer has
@@ -99,16 +107,20 @@ function limiterChart(run, exp, phase, c) {
   if (!Number.isFinite(start)) return null;
   if (t0 === undefined) note.push("The x axis starts at the case's first answer (the summary has no scenario start).");
   // Until a few seconds after the last answer (queued answers come after the arrivals end).
-  const changed = [ok, limited].flatMap((pts) => (pts || []).filter(([, v], i) => i && v !== pts[i - 1][1]).map(([t]) => t));
+  const changed = [ok, limited].flatMap((pts) =>
+    (pts || []).filter(([, v], i) => i && v !== pts[i - 1][1]).map(([t]) => t),
+  );
   const until = Math.max(start + c.durationMs, ...changed) + TAIL_MS;
-  const rel = (pts) => (pts || []).filter(([t]) => t >= start - 2000 && t <= until).map(([t, v]) => [Math.round(t - start) / 1000, v]);
+  const rel = (pts) =>
+    (pts || []).filter(([t]) => t >= start - 2000 && t <= until).map(([t, v]) => [Math.round(t - start) / 1000, v]);
   const okPts = rel(ok);
   const limPts = rel(limited);
   // The case ends when its last arrival has had its longest expected wait.
   const end = (c.durationMs + (c.expected.maxMs?.hi ?? 0)) / 1000;
   const last = Math.max(end + 2, ...okPts.map(([x]) => x), ...limPts.map(([x]) => x));
   // What k6 answered so far must end at the run's counts (the chart truth check reads the last point).
-  const soFar = (status) => (integrated ? {} : { truth: { figure: 'requests', read: 'last' }, labels: { case: c.id, status: String(status) } });
+  const soFar = (status) =>
+    integrated ? {} : { truth: { figure: 'requests', read: 'last' }, labels: { case: c.id, status: String(status) } };
   const out = [
     { label: '200 so far', points: okPts, color: GREEN, area: false, ...soFar(200) },
     { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false, ...soFar(c.limitedStatus) },
@@ -120,20 +132,61 @@ function limiterChart(run, exp, phase, c) {
     const xs = replayed.tMs.map((t) => t / 1000);
     const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
     out.push(...bandEdges('replay 200', pts(replayed.ok.max), pts(replayed.ok.min), BAND, BAND_LINE));
-    out.push(...bandEdges(`replay ${c.limitedStatus}`, pts(replayed.limited.max), pts(replayed.limited.min), ORANGE_BAND, ORANGE_LINE));
-    note.push("The lines: the model replayed over the requests k6 really sent, when the proxy saw each (the range the case is judged on; one line where the replay leaves nothing to chance).");
+    out.push(
+      ...bandEdges(
+        `replay ${c.limitedStatus}`,
+        pts(replayed.limited.max),
+        pts(replayed.limited.min),
+        ORANGE_BAND,
+        ORANGE_LINE,
+      ),
+    );
+    note.push(
+      'The lines: the model replayed over the requests k6 really sent, when the proxy saw each (the range the case is judged on; one line where the replay leaves nothing to chance).',
+    );
   } else if (course) {
     const xs = course.tMs.map((t) => t / 1000);
     const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
     out.push(...bandEdges('model 200', pts(course.ok.max), pts(course.ok.min), BAND, BAND_LINE));
-    out.push(...bandEdges(`model ${c.limitedStatus}`, pts(course.limited.max), pts(course.limited.min), ORANGE_BAND, ORANGE_LINE));
-    note.push("The bands: the model's range over time, from the same trials as the plan's ranges (before the tolerance).");
+    out.push(
+      ...bandEdges(
+        `model ${c.limitedStatus}`,
+        pts(course.limited.max),
+        pts(course.limited.min),
+        ORANGE_BAND,
+        ORANGE_LINE,
+      ),
+    );
+    note.push(
+      "The bands: the model's range over time, from the same trials as the plan's ranges (before the tolerance).",
+    );
   } else {
     out.push(...bandEdges('expected 200', flat(end, last, e.ok.hi), flat(end, last, e.ok.lo), BAND, BAND_LINE));
-    out.push(...bandEdges(`expected ${c.limitedStatus}`, flat(end, last, e.limited.hi), flat(end, last, e.limited.lo), ORANGE_BAND, ORANGE_LINE));
+    out.push(
+      ...bandEdges(
+        `expected ${c.limitedStatus}`,
+        flat(end, last, e.limited.hi),
+        flat(end, last, e.limited.lo),
+        ORANGE_BAND,
+        ORANGE_LINE,
+      ),
+    );
     note.push('The band: the expected range at the end of the case (the plan has no course over time).');
   }
-  return chart({ id: chartId('case', c.id), title: `${c.name}: answers so far against the model`, unit: 'none', x: 'rel', xLabel: "s from the case's start", series: out, bands: [[2, 3], [4, 5]], note: note.join(' '), ...(integrated ? { noTruth: 'integrated from per-second rates, which the stores average: no count to equal' } : {}) });
+  return chart({
+    id: chartId('case', c.id),
+    title: `${c.name}: answers so far against the model`,
+    unit: 'none',
+    x: 'rel',
+    xLabel: "s from the case's start",
+    series: out,
+    bands: [
+      [2, 3],
+      [4, 5],
+    ],
+    note: note.join(' '),
+    ...(integrated ? { noTruth: 'integrated from per-second rates, which the stores average: no count to equal' } : {}),
+  });
 }
 
 /** A case's series from its board (in the order of `ranges`), each with its constant expected range over the span of the data. */
@@ -144,15 +197,35 @@ function rangeChart(run, exp, c, { title, label, unit, ranges = [], id = 'case',
   if (!series?.length) return null;
   const xs = series.flatMap((s) => s.points.map(([t]) => t));
   const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
-  const out = series.map((s, i) => ({ label: s.label.replace(c.id, '').trim() || label, points: s.points, color: COLORS[i % COLORS.length].line, area: false }));
+  const out = series.map((s, i) => ({
+    label: s.label.replace(c.id, '').trim() || label,
+    points: s.points,
+    color: COLORS[i % COLORS.length].line,
+    area: false,
+  }));
   const bands = [];
   ranges.forEach((r, i) => {
     if (r.lo == null || r.hi == null) return;
     bands.push([out.length, out.length + 1]);
-    out.push(...bandEdges(r.label, flat(x0, x1, r.hi), flat(x0, x1, r.lo), COLORS[i % COLORS.length].band, COLORS[i % COLORS.length].edge));
+    out.push(
+      ...bandEdges(
+        r.label,
+        flat(x0, x1, r.hi),
+        flat(x0, x1, r.lo),
+        COLORS[i % COLORS.length].band,
+        COLORS[i % COLORS.length].edge,
+      ),
+    );
   });
   const shown = perSecond ? title.replace(/ so far/, ' per second') : title;
-  return chart({ id: chartId(id, c.id), title: `${c.name}: ${shown.toLowerCase()}`, unit: perSecond ? 'reqps' : unit, series: out, bands, ...(note ? { note } : {}) });
+  return chart({
+    id: chartId(id, c.id),
+    title: `${c.name}: ${shown.toLowerCase()}`,
+    unit: perSecond ? 'reqps' : unit,
+    series: out,
+    bands,
+    ...(note ? { note } : {}),
+  });
 }
 
 /** The outcome of a case, by its name. */
@@ -171,7 +244,9 @@ function bottleneckChart(run, exp, phase, c) {
   // The constant lines at every sample's time: a time chart does not join over missing points.
   const at = (v) => cpu.map(([t]) => [t, v]);
   return chart({
-    id: chartId('bottleneck', c.id), title: `${c.name}: ${b.service} (the bottleneck), CPU against its quota`, unit: 'percent',
+    id: chartId('bottleneck', c.id),
+    title: `${c.name}: ${b.service} (the bottleneck), CPU against its quota`,
+    unit: 'percent',
     series: [
       { label: `${b.service} CPU % of a core`, points: cpu, color: GREEN, area: false },
       { label: 'quota', points: at(quota), color: '#F2495C', dash: true, area: false },
@@ -193,19 +268,47 @@ function costChart(run, exp, phase, c) {
   const mine = o?.measured?.costUs;
   const eff = o?.expected?.efficiency;
   if (mine === undefined || !eff) return null;
-  const refs = Object.entries(eff).filter(([key]) => typeof o.measured.efficiency?.[key] === 'number').map(([key, e]) => ({ ...e, costUs: o.measured.efficiency[key] * mine }));
+  const refs = Object.entries(eff)
+    .filter(([key]) => typeof o.measured.efficiency?.[key] === 'number')
+    .map(([key, e]) => ({ ...e, costUs: o.measured.efficiency[key] * mine }));
   return chart({
-    id: chartId('cost', c.id), title: `${c.name}: CPU per request against the references`, unit: 'µs', x: 'runs', xLabels: [c.id, ...refs.map((e) => e.case)], xLabel: 'case',
+    id: chartId('cost', c.id),
+    title: `${c.name}: CPU per request against the references`,
+    unit: 'µs',
+    x: 'runs',
+    xLabels: [c.id, ...refs.map((e) => e.case)],
+    xLabel: 'case',
     series: [
-      { label: 'CPU per request (µs)', points: [mine, ...refs.map((e) => e.costUs)].map((v, i) => [i, v]), color: GREEN, line: false, dots: true, size: 9 },
+      {
+        label: 'CPU per request (µs)',
+        points: [mine, ...refs.map((e) => e.costUs)].map((v, i) => [i, v]),
+        color: GREEN,
+        line: false,
+        dots: true,
+        size: 9,
+      },
       // A reference only shown beside it (no floor) sets no most.
-      ...refs.flatMap((e, i) => (e.lo == null ? [] : [{ label: `most ${c.id} may use by ${e.case}'s floor (x${e.lo})`, points: [[0, e.costUs / e.lo]], color: PALETTE[(i + 1) % PALETTE.length], line: false, dots: true, size: 7 }])),
+      ...refs.flatMap((e, i) =>
+        e.lo == null
+          ? []
+          : [
+              {
+                label: `most ${c.id} may use by ${e.case}'s floor (x${e.lo})`,
+                points: [[0, e.costUs / e.lo]],
+                color: PALETTE[(i + 1) % PALETTE.length],
+                line: false,
+                dots: true,
+                size: 7,
+              },
+            ],
+      ),
     ],
     note: "CPU seconds of each server's processes over its window, per request answered. A reference's floor is the least efficiency (its CPU per request over this one's) the lab accepts.",
   });
 }
 
-const rangeOf = (r, f = (v) => v) => (r && r.lo != null ? { lo: f(r.lo), hi: r.hi == null ? null : f(r.hi) } : { lo: null, hi: null });
+const rangeOf = (r, f = (v) => v) =>
+  r && r.lo != null ? { lo: f(r.lo), hi: r.hi == null ? null : f(r.hi) } : { lo: null, hi: null };
 
 /** Each kind: keyMeasure(outcome, case) -> {measure, unit, value, lo, hi}; caseCharts(run, exp, phase, case) -> [chart | null]. */
 export const resultKinds = {
@@ -217,14 +320,36 @@ export const resultKinds = {
     keyMeasure: (o, c) => {
       const n = o.params?.requests ?? c?.responses;
       const span = o.expected.spanMs;
-      return { measure: 'responses/s', unit: 'reqps', value: o.measured.throughput, lo: span ? (n * 1000) / span.hi : null, hi: span ? (n * 1000) / span.lo : null };
+      return {
+        measure: 'responses/s',
+        unit: 'reqps',
+        value: o.measured.throughput,
+        lo: span ? (n * 1000) / span.hi : null,
+        hi: span ? (n * 1000) / span.lo : null,
+      };
     },
     caseCharts: (run, exp, phase, c) => [
-      rangeChart(run, exp, c, { id: 'answers', title: 'Answers so far, by case and source', label: 'answers', unit: 'none', perSecond: true }),
-      rangeChart(run, exp, c, { id: 'latency-source', title: 'Mean latency (since the case started), by case and source', label: 'mean', unit: 's' }),
       rangeChart(run, exp, c, {
-        title: 'Mean and max latency', label: 'latency', unit: 's',
-        ranges: [{ label: 'expected mean', ...rangeOf(c.expected.meanMs, (v) => v / 1000) }, { label: 'expected max', ...rangeOf(c.expected.maxMs, (v) => v / 1000) }],
+        id: 'answers',
+        title: 'Answers so far, by case and source',
+        label: 'answers',
+        unit: 'none',
+        perSecond: true,
+      }),
+      rangeChart(run, exp, c, {
+        id: 'latency-source',
+        title: 'Mean latency (since the case started), by case and source',
+        label: 'mean',
+        unit: 's',
+      }),
+      rangeChart(run, exp, c, {
+        title: 'Mean and max latency',
+        label: 'latency',
+        unit: 's',
+        ranges: [
+          { label: 'expected mean', ...rangeOf(c.expected.meanMs, (v) => v / 1000) },
+          { label: 'expected max', ...rangeOf(c.expected.maxMs, (v) => v / 1000) },
+        ],
       }),
     ],
   },
@@ -232,7 +357,9 @@ export const resultKinds = {
     keyMeasure: (o) => ({ measure: 'throughput', unit: 'reqps', value: o.measured.rps, ...rangeOf(o.expected.rps) }),
     caseCharts: (run, exp, phase, c) => [
       rangeChart(run, exp, c, {
-        title: 'Throughput per second', label: 'throughput', unit: 'reqps',
+        title: 'Throughput per second',
+        label: 'throughput',
+        unit: 'reqps',
         ranges: [{ label: 'expected throughput', ...rangeOf(c.expected.rps) }],
       }),
       bottleneckChart(run, exp, phase, c),
@@ -241,12 +368,27 @@ export const resultKinds = {
   capacity: {
     keyMeasure: (o, c) => {
       const m = o.measured;
-      if (m.breakpoint !== undefined) return { measure: 'breakpoint', unit: 'reqps', value: m.breakpoint, lo: null, hi: null };
+      if (m.breakpoint !== undefined)
+        return { measure: 'breakpoint', unit: 'reqps', value: m.breakpoint, lo: null, hi: null };
       // A closed run wrk sent: its rate over a reference's beside it, against the floor; a
       // reference's own (judged against nothing) or k6's closed run: its rate, shown.
       const [ref, bound] = Object.entries(o.expected.throughput || {})[0] || [];
-      if (ref) return { measure: `r/s / ${ref}'s`, unit: 'none', value: m.throughputRatio?.[ref] ?? null, lo: bound.lo, hi: null };
-      if (m.rps !== undefined) return { measure: 'throughput', unit: 'reqps', value: m.rps, lo: o.expected.requests && c?.durationMs ? o.expected.requests.lo / (c.durationMs / 1000) : null, hi: null };
+      if (ref)
+        return {
+          measure: `r/s / ${ref}'s`,
+          unit: 'none',
+          value: m.throughputRatio?.[ref] ?? null,
+          lo: bound.lo,
+          hi: null,
+        };
+      if (m.rps !== undefined)
+        return {
+          measure: 'throughput',
+          unit: 'reqps',
+          value: m.rps,
+          lo: o.expected.requests && c?.durationMs ? o.expected.requests.lo / (c.durationMs / 1000) : null,
+          hi: null,
+        };
       return { measure: 'requests', unit: 'none', value: m.requests, ...rangeOf(o.expected.requests) };
     },
     caseCharts: (run, exp, phase, c) => [rampChart(exp, c), costChart(run, exp, phase, c)],
@@ -259,7 +401,11 @@ function rampChart(exp, c) {
   const steps = o?.measured?.steps;
   if (!steps?.length) return null;
   return chart({
-    id: chartId('case', c.id), title: `${c.name}: delivered against offered, per step`, unit: 'reqps', x: 'rel', xLabel: 'offered (r/s)',
+    id: chartId('case', c.id),
+    title: `${c.name}: delivered against offered, per step`,
+    unit: 'reqps',
+    x: 'rel',
+    xLabel: 'offered (r/s)',
     series: [
       { label: 'offered', points: steps.map((s) => [s.rate, s.rate]), color: BAND_LINE, dash: true, area: false },
       { label: 'delivered', points: steps.map((s) => [s.rate, s.achieved]), color: GREEN, dots: true },
@@ -268,7 +414,8 @@ function rampChart(exp, c) {
   });
 }
 
-for (const name of Object.keys(labKinds)) if (!resultKinds[name]) throw new Error(`lab/results/kinds.mjs: no results side for the kind ${name}`);
+for (const name of Object.keys(labKinds))
+  if (!resultKinds[name]) throw new Error(`lab/results/kinds.mjs: no results side for the kind ${name}`);
 
 /** A kind's results side, or one that charts nothing (an experiment the model no longer has). */
 export const resultKind = (name) => resultKinds[name] || { keyMeasure: () => null, caseCharts: () => [] };

@@ -9,7 +9,12 @@ import { escapeHtml } from '../lib.mjs';
 export const esc = escapeHtml;
 
 /** A pass mark: ok, FAIL, or '-' for a figure shown, not judged. */
-export const mark = (pass) => (pass === null || pass === undefined ? '<span class="mark">-</span>' : pass ? '<span class="mark ok">ok</span>' : '<span class="mark fail">FAIL</span>');
+export const mark = (pass) =>
+  pass === null || pass === undefined
+    ? '<span class="mark">-</span>'
+    : pass
+      ? '<span class="mark ok">ok</span>'
+      : '<span class="mark fail">FAIL</span>';
 
 /** A table; cells are HTML already (escape text with esc). `attrs(row, i)` adds attributes to a row. */
 export function table(head, rows, { cls = '', attrs = () => '' } = {}) {
@@ -20,27 +25,38 @@ export function table(head, rows, { cls = '', attrs = () => '' } = {}) {
 }
 
 export const utc = (ms) => (ms == null ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
-export const duration = (ms) => (ms == null ? '-' : ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${(ms / 1000).toFixed(1)} s`);
+export const duration = (ms) =>
+  ms == null
+    ? '-'
+    : ms >= 60_000
+      ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
+      : `${(ms / 1000).toFixed(1)} s`;
 
 /** A board panel: its chart's place (drawn by the page's script), a table, or why it is empty. */
 export function panel(view, { wide = false } = {}) {
   const cls = `panel${wide ? ' wide' : ''}`;
   const head = `<div class="panel-title">${esc(view.title)}</div>`;
-  if (view.chart) return `<div class="${cls}">${head}<div class="chart" id="chart-${view.chart.id}" data-chart="${view.chart.id}"></div>${view.chart.note ? `<div class="note">${esc(view.chart.note)}</div>` : ''}</div>`;
+  if (view.chart)
+    return `<div class="${cls}">${head}<div class="chart" id="chart-${view.chart.id}" data-chart="${view.chart.id}"></div>${view.chart.note ? `<div class="note">${esc(view.chart.note)}</div>` : ''}</div>`;
   if (view.table) {
     const n = view.table.labels;
-    const rows = view.table.rows.map((r) => [...r.slice(0, n).map(esc), ...r.slice(n).map((v) => esc(format(view.unit, v)))]);
+    const rows = view.table.rows.map((r) => [
+      ...r.slice(0, n).map(esc),
+      ...r.slice(n).map((v) => esc(format(view.unit, v))),
+    ]);
     return `<div class="${cls}">${head}${table(view.table.head.map(esc), rows, { cls: 'compact' })}</div>`;
   }
   return `<div class="${cls} empty">${head}<div class="no-data">No data <span class="muted">(${esc(view.empty)})</span></div></div>`;
 }
 
 /** A section with an anchor, for the page's tab bar. */
-export const section = (id, title, body, intro = '') => `<section id="${id}"><h2>${esc(title)}</h2>${intro ? `<p class="muted">${intro}</p>` : ''}${body}</section>`;
+export const section = (id, title, body, intro = '') =>
+  `<section id="${id}"><h2>${esc(title)}</h2>${intro ? `<p class="muted">${intro}</p>` : ''}${body}</section>`;
 
 /** Panels in Grafana's two-column grid. */
 // A table takes the grid's whole row: half a row cut its last columns ("open files (pea").
-export const grid = (views) => `<div class="grid">${views.map((v) => panel(v, { wide: Boolean(v.table) })).join('\n')}</div>`;
+export const grid = (views) =>
+  `<div class="grid">${views.map((v) => panel(v, { wide: Boolean(v.table) })).join('\n')}</div>`;
 
 /**
  * A whole page. `depth`: how far below the site's root it is; `tabs`: [[anchor, label]];
@@ -50,7 +66,9 @@ export const grid = (views) => `<div class="grid">${views.map((v) => panel(v, { 
 export function page({ title, depth = 0, crumbs = [], tabs = [], body, dataFile = null }) {
   const up = '../'.repeat(depth);
   const trail = [`<a href="${up}index.html">runs</a>`, ...crumbs].join(' <span class="sep">/</span> ');
-  const tabBar = tabs.length ? `<nav class="tabs">${tabs.map(([id, label]) => `<a href="#${id}">${esc(label)}</a>`).join('')}</nav>` : '';
+  const tabBar = tabs.length
+    ? `<nav class="tabs">${tabs.map(([id, label]) => `<a href="#${id}">${esc(label)}</a>`).join('')}</nav>`
+    : '';
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -33,7 +33,11 @@ function merged(p, exp, label) {
       g.set(x, g.has(x) ? (SUMMED.includes(p.unit) ? g.get(x) + v : Math.max(g.get(x), v)) : v);
     }
   }
-  return [...groups].map(([key, g]) => ({ label: `${label}${key ? ` ${key}` : ''}`, points: [...g].sort((x, y) => x[0] - y[0]), merged: sizes.get(key) }));
+  return [...groups].map(([key, g]) => ({
+    label: `${label}${key ? ` ${key}` : ''}`,
+    points: [...g].sort((x, y) => x[0] - y[0]),
+    merged: sizes.get(key),
+  }));
 }
 
 /** The overview panels of both runs for one experiment, overlaid. */
@@ -44,17 +48,38 @@ function overlays(a, b, name) {
     const pb = boardPanels(b.panels, 'lab-k6-run').find((x) => x.panel === p.panel);
     const sa = merged(p, ea, 'run');
     const sb = pb ? merged(pb, eb, 'baseline') : [];
-    const how = [...sa, ...sb].some((s) => s.merged > 1) ? ` (${SUMMED.includes(p.unit) ? 'summed' : 'largest'} over cases)` : '';
-    const series = [...sa.map((s, i) => ({ ...s, color: PALETTE[i % PALETTE.length] })), ...sb.map((s, i) => ({ ...s, color: BASELINE[i % BASELINE.length], dash: true }))]
-      .map(({ merged: _, ...s }) => s);
+    const how = [...sa, ...sb].some((s) => s.merged > 1)
+      ? ` (${SUMMED.includes(p.unit) ? 'summed' : 'largest'} over cases)`
+      : '';
+    const series = [
+      ...sa.map((s, i) => ({ ...s, color: PALETTE[i % PALETTE.length] })),
+      ...sb.map((s, i) => ({ ...s, color: BASELINE[i % BASELINE.length], dash: true })),
+    ].map(({ merged: _, ...s }) => s);
     if (!series.length) return { title: p.panel, empty: 'no data in either run' };
-    return { title: `${p.panel}${how}`, chart: chart({ id: chartId('compare', name, String(p.panelId), p.panel), title: p.panel, unit: p.unit, x: 'rel', xLabel: "s from the experiment's k6 start", series }) };
+    return {
+      title: `${p.panel}${how}`,
+      chart: chart({
+        id: chartId('compare', name, String(p.panelId), p.panel),
+        title: p.panel,
+        unit: p.unit,
+        x: 'rel',
+        xLabel: "s from the experiment's k6 start",
+        series,
+      }),
+    };
   });
 }
 
 /** A case's judged figures, from the outcome's own (runs made since outcomes carry them). */
 function figuresOf(o) {
-  const side = (f) => (f.measured === null ? '-' : f.lo !== null && f.measured < f.lo ? 'below' : f.hi !== null && f.measured > f.hi ? 'above' : 'within');
+  const side = (f) =>
+    f.measured === null
+      ? '-'
+      : f.lo !== null && f.measured < f.lo
+        ? 'below'
+        : f.hi !== null && f.measured > f.hi
+          ? 'above'
+          : 'within';
   return o.figures.map((f) => ({ measure: f.measure, lo: f.lo, hi: f.hi, value: f.measured, side: side(f) }));
 }
 
@@ -67,11 +92,33 @@ function differences(a, b, name) {
   return names.flatMap((n) => {
     const oa = ea?.outcomes.find((o) => o.case === n);
     const ob = eb?.outcomes.find((o) => o.case === n);
-    const key = (o, e) => (o ? kind.keyMeasure(o, e.cases.find((c) => c.name === n)) : null);
+    const key = (o, e) =>
+      o
+        ? kind.keyMeasure(
+            o,
+            e.cases.find((c) => c.name === n),
+          )
+        : null;
     const ka = key(oa, ea);
     const kb = key(ob, eb);
-    const side = (k) => (!k || typeof k.value !== 'number' ? '-' : k.lo != null && k.value < k.lo ? 'below' : k.hi != null && k.value > k.hi ? 'above' : 'within');
-    const rows = [{ measure: (ka || kb)?.measure ?? '-', unit: (ka || kb)?.unit ?? 'none', a: ka, b: kb, sideA: side(ka), sideB: side(kb) }];
+    const side = (k) =>
+      !k || typeof k.value !== 'number'
+        ? '-'
+        : k.lo != null && k.value < k.lo
+          ? 'below'
+          : k.hi != null && k.value > k.hi
+            ? 'above'
+            : 'within';
+    const rows = [
+      {
+        measure: (ka || kb)?.measure ?? '-',
+        unit: (ka || kb)?.unit ?? 'none',
+        a: ka,
+        b: kb,
+        sideA: side(ka),
+        sideB: side(kb),
+      },
+    ];
     // Figures by the same names on both sides: the outcomes' own where both carry them.
     const both = Boolean(oa?.figures && ob?.figures);
     const ra = both ? figuresOf(oa) : rangesOf(oa);
@@ -81,9 +128,22 @@ function differences(a, b, name) {
       const x = ra.find((r) => r.measure === m);
       const y = rb.find((r) => r.measure === m);
       if ((same(x, ka) || !x) && (same(y, kb) || !y)) continue; // the key measure again
-      rows.push({ measure: m, unit: unitOf(m), a: x && { value: x.value, lo: x.lo, hi: x.hi }, b: y && { value: y.value, lo: y.lo, hi: y.hi }, sideA: x?.side ?? '-', sideB: y?.side ?? '-' });
+      rows.push({
+        measure: m,
+        unit: unitOf(m),
+        a: x && { value: x.value, lo: x.lo, hi: x.hi },
+        b: y && { value: y.value, lo: y.lo, hi: y.hi },
+        sideA: x?.side ?? '-',
+        sideB: y?.side ?? '-',
+      });
     }
-    return rows.map((r, i) => ({ case: n, first: i === 0, passA: oa ? oa.pass : null, passB: ob ? ob.pass : null, ...r }));
+    return rows.map((r, i) => ({
+      case: n,
+      first: i === 0,
+      passA: oa ? oa.pass : null,
+      passB: ob ? ob.pass : null,
+      ...r,
+    }));
   });
 }
 
@@ -108,21 +168,53 @@ export function comparePage(a, b) {
   const charts = [];
   const names = a.info.experiments.filter((e) => b.info.experiments.includes(e));
   const unlike = names.flatMap((n) => unlikeness(a.info, b.info, n).map((d) => `${n}: ${d}`));
-  const warn = unlike.length ? `<p class="notice" data-unlike>Not alike, so differences are expected: ${esc(unlike.join('; '))}.</p>` : '';
+  const warn = unlike.length
+    ? `<p class="notice" data-unlike>Not alike, so differences are expected: ${esc(unlike.join('; '))}.</p>`
+    : '';
   const sections = names.map((name) => {
     const views = a.panels && b.panels ? overlays(a, b, name) : [];
     for (const v of views) if (v.chart) charts.push(v.chart);
     const diffs = differences(a, b, name);
-    const rows = diffs.map((r) => [r.first ? esc(r.case) : '', esc(r.measure), esc(format(r.unit, r.a?.value)), esc(format(r.unit, r.b?.value)), esc(change(r)), esc(rangeText(r.a, r.unit) === rangeText(r.b, r.unit) ? rangeText(r.a, r.unit) : `${rangeText(r.a, r.unit)} / ${rangeText(r.b, r.unit)}`), esc(r.sideA), esc(r.sideB), r.first ? mark(r.passA) : '', r.first ? mark(r.passB) : '']);
-    const attrs = (x, i) => (diffs[i].first ? ` data-case="${esc(diffs[i].case)}" data-pass="${diffs[i].passA}"` : '') + (diffs[i].sideA !== diffs[i].sideB ? ' class="bad"' : '');
-    const over = views.length ? `<div class="grid">${views.map((v) => panel(v)).join('\n')}</div>` : `<p class="notice">${esc(`No overlay: ${a.panels ? b.id : a.id} has no boards' data (panels.json).`)}</p>`;
-    return section(`exp-${name}`, name, `${over}<h3>Per case</h3>${table(['case', 'measure', 'run', 'baseline', 'change', 'expected (run / baseline)', 'side (run)', 'side (baseline)', 'pass (run)', 'pass (baseline)'], rows, { cls: 'compact', attrs })}`);
+    const rows = diffs.map((r) => [
+      r.first ? esc(r.case) : '',
+      esc(r.measure),
+      esc(format(r.unit, r.a?.value)),
+      esc(format(r.unit, r.b?.value)),
+      esc(change(r)),
+      esc(
+        rangeText(r.a, r.unit) === rangeText(r.b, r.unit)
+          ? rangeText(r.a, r.unit)
+          : `${rangeText(r.a, r.unit)} / ${rangeText(r.b, r.unit)}`,
+      ),
+      esc(r.sideA),
+      esc(r.sideB),
+      r.first ? mark(r.passA) : '',
+      r.first ? mark(r.passB) : '',
+    ]);
+    const attrs = (x, i) =>
+      (diffs[i].first ? ` data-case="${esc(diffs[i].case)}" data-pass="${diffs[i].passA}"` : '') +
+      (diffs[i].sideA !== diffs[i].sideB ? ' class="bad"' : '');
+    const over = views.length
+      ? `<div class="grid">${views.map((v) => panel(v)).join('\n')}</div>`
+      : `<p class="notice">${esc(`No overlay: ${a.panels ? b.id : a.id} has no boards' data (panels.json).`)}</p>`;
+    return section(
+      `exp-${name}`,
+      name,
+      `${over}<h3>Per case</h3>${table(['case', 'measure', 'run', 'baseline', 'change', 'expected (run / baseline)', 'side (run)', 'side (baseline)', 'pass (run)', 'pass (baseline)'], rows, { cls: 'compact', attrs })}`,
+    );
   });
   const body = `<p class="lead">run <a href="../runs/${esc(a.id)}/index.html">${esc(a.id)}</a> (solid) against baseline <a href="../runs/${esc(b.id)}/index.html">${esc(b.id)}</a> (dashed).</p>${warn}${sections.join('\n')}`;
   const file = comparePath(a.id, b.id);
   return {
     path: file,
-    html: page({ title: `${a.id} vs ${b.id}`, depth: 1, crumbs: [`<a href="../runs/${esc(a.id)}/index.html">${esc(a.id)}</a>`, 'compare'], tabs: names.map((n) => [`exp-${n}`, n]), body, dataFile: `${a.id}.vs.${b.id}.data.js` }),
+    html: page({
+      title: `${a.id} vs ${b.id}`,
+      depth: 1,
+      crumbs: [`<a href="../runs/${esc(a.id)}/index.html">${esc(a.id)}</a>`, 'compare'],
+      tabs: names.map((n) => [`exp-${n}`, n]),
+      body,
+      dataFile: `${a.id}.vs.${b.id}.data.js`,
+    }),
     data: { charts },
   };
 }

@@ -22,9 +22,11 @@ const raw = (run, file) => `../../../${run.id}/${file}`;
 /** Why a part of the page is missing, or null when the run has it all. */
 export function missing(run) {
   const { info } = run;
-  const lost = 'the overview over time, the experiment\'s board, memory over time and the resources board';
-  if (info.metrics === false) return `This run was made with --no-metrics: no metrics store ran, so there are no time series. Missing: ${lost}, and the stores' columns of the nothing-lost table. Shown from k6's summary and the run folder: thresholds, cases, HTTP, CPU per service (the runner's own sampler) and insights.`;
-  if (!run.panels) return `This run's folder has no panels.json (the boards' data): runs made before the runner saved it lack it, and a run whose stores could not be read says so in its output. Missing: ${lost}. Shown from k6's summary and the run folder: thresholds, cases, HTTP, CPU per service and insights.`;
+  const lost = "the overview over time, the experiment's board, memory over time and the resources board";
+  if (info.metrics === false)
+    return `This run was made with --no-metrics: no metrics store ran, so there are no time series. Missing: ${lost}, and the stores' columns of the nothing-lost table. Shown from k6's summary and the run folder: thresholds, cases, HTTP, CPU per service (the runner's own sampler) and insights.`;
+  if (!run.panels)
+    return `This run's folder has no panels.json (the boards' data): runs made before the runner saved it lack it, and a run whose stores could not be read says so in its output. Missing: ${lost}. Shown from k6's summary and the run folder: thresholds, cases, HTTP, CPU per service and insights.`;
   return null;
 }
 
@@ -33,7 +35,14 @@ export function runFacts(info) {
   const knobs = knobWords(info);
   const perturbed = perturbationWords(info);
   const facts = [
-    ...(perturbed.length ? [['PERTURBED', `${perturbed.join(' ')} (the stack differs from what the model was told: failures are expected)`]] : []),
+    ...(perturbed.length
+      ? [
+          [
+            'PERTURBED',
+            `${perturbed.join(' ')} (the stack differs from what the model was told: failures are expected)`,
+          ],
+        ]
+      : []),
     ['started', `${utc(info.fromMs)} UTC`],
     ['duration', duration(info.durationMs)],
     ['suite', info.suite],
@@ -54,25 +63,35 @@ const counts = (outcomes) => {
 /** The cases of an experiment, each a card: verdict, the terminal's rows, its chart against the model. */
 function caseCards(run, exp, tables, charts) {
   const kind = resultKind(exp.kindName);
-  return tables.map((t) => {
-    const pass = t.outcome ? t.outcome.pass : null;
-    const own = t.case && t.phase ? kind.caseCharts(run, exp, t.phase, t.case).filter(Boolean) : [];
-    charts.push(...own);
-    // A row's last cell: ok or FAIL (judged), else '-' or 'shown' (shown).
-    const verdict = (v) => (v === 'ok' ? true : v === 'FAIL' ? false : null);
-    const rows = t.rows.map((r) => [...r.slice(0, -1).map(esc), r[r.length - 1] === 'shown' ? '<span class="mark">shown</span>' : mark(verdict(r[r.length - 1]))]);
-    return `<div class="case ${pass === false ? 'failed' : ''}" data-case="${esc(t.name)}" data-pass="${pass}">
+  return tables
+    .map((t) => {
+      const pass = t.outcome ? t.outcome.pass : null;
+      const own = t.case && t.phase ? kind.caseCharts(run, exp, t.phase, t.case).filter(Boolean) : [];
+      charts.push(...own);
+      // A row's last cell: ok or FAIL (judged), else '-' or 'shown' (shown).
+      const verdict = (v) => (v === 'ok' ? true : v === 'FAIL' ? false : null);
+      const rows = t.rows.map((r) => [
+        ...r.slice(0, -1).map(esc),
+        r[r.length - 1] === 'shown' ? '<span class="mark">shown</span>' : mark(verdict(r[r.length - 1])),
+      ]);
+      return `<div class="case ${pass === false ? 'failed' : ''}" data-case="${esc(t.name)}" data-pass="${pass}">
 <div class="case-head">${mark(pass)} <span class="case-name">${esc(t.name)}</span>${t.phase?.phase && t.phase.phase !== t.case?.id ? ` <span class="muted">phase ${esc(t.phase.phase)}</span>` : ''}</div>
 <div class="case-body"><div>${t.note ? `<p class="note">From the outcome only: ${esc(t.note)}</p>` : ''}${table(t.head.map(esc), rows, { cls: 'compact' })}</div>
 ${own.length ? `<div class="case-charts">${own.map((chart) => panel({ title: chart.title, chart })).join('\n')}</div>` : ''}</div></div>`;
-  }).join('\n');
+    })
+    .join('\n');
 }
 
 /** k6's checks (statuses the policy allows), judged: a failed check is an answer no case allows. */
 function checksHtml(exp) {
   const rows = checkRows(exp);
-  if (!rows.length) return '<p class="muted">No checks in k6\'s summary: runs made before the lab checked statuses lack them.</p>';
-  return `<h3>Checks</h3>${table(['phase', 'check', 'passed', 'failed', 'pass'], rows.map((r) => [esc(r.phase ?? '-'), esc(r.name), esc(r.passes), esc(r.fails), mark(r.fails === 0)]), { cls: 'compact', attrs: (r, i) => (rows[i].fails ? ' class="bad"' : '') })}`;
+  if (!rows.length)
+    return '<p class="muted">No checks in k6\'s summary: runs made before the lab checked statuses lack them.</p>';
+  return `<h3>Checks</h3>${table(
+    ['phase', 'check', 'passed', 'failed', 'pass'],
+    rows.map((r) => [esc(r.phase ?? '-'), esc(r.name), esc(r.passes), esc(r.fails), mark(r.fails === 0)]),
+    { cls: 'compact', attrs: (r, i) => (rows[i].fails ? ' class="bad"' : '') },
+  )}`;
 }
 
 /** The `./labw export` command that writes this run's test of `exp` as a standalone script. */
@@ -92,41 +111,156 @@ export function experimentPage(run, exp, links = {}) {
   };
   const gone = missing(run);
   const w = { window: exp.window };
-  const overview = run.panels ? views(boardViews(run.panels, 'lab-k6-run', { window: exp.k6Window, keep: byCase(caseIds(exp), { experiment: exp.name }), prefix: 'overview' })) : [];
+  const overview = run.panels
+    ? views(
+        boardViews(run.panels, 'lab-k6-run', {
+          window: exp.k6Window,
+          keep: byCase(caseIds(exp), { experiment: exp.name }),
+          prefix: 'overview',
+        }),
+      )
+    : [];
   const board = run.panels ? views(boardViews(run.panels, `lab-${exp.name}`, { ...w, prefix: 'board' })) : [];
-  const resBoard = run.panels ? views(boardViews(run.panels, 'lab-resources', { ...w, keep: byService(exp.services), prefix: 'resources', dropEmpty: true })) : [];
+  const resBoard = run.panels
+    ? views(
+        boardViews(run.panels, 'lab-resources', {
+          ...w,
+          keep: byService(exp.services),
+          prefix: 'resources',
+          dropEmpty: true,
+        }),
+      )
+    : [];
   const tables = caseTables(exp);
   const thresholds = thresholdRows(exp, tables);
   const perService = serviceCharts(run, exp);
   charts.push(...perService);
-  const thresholdTable = (rows) => table(['source', 'case', 'metric / measure', 'expression / expected', 'value', 'pass'], rows.map((r) => [esc(r.source), esc(r.case), esc(r.name), esc(r.expression), esc(r.value), mark(r.ok)]), { cls: 'compact', attrs: (r, i) => (rows[i].ok ? '' : ' class="bad"') });
+  const thresholdTable = (rows) =>
+    table(
+      ['source', 'case', 'metric / measure', 'expression / expected', 'value', 'pass'],
+      rows.map((r) => [esc(r.source), esc(r.case), esc(r.name), esc(r.expression), esc(r.value), mark(r.ok)]),
+      { cls: 'compact', attrs: (r, i) => (rows[i].ok ? '' : ' class="bad"') },
+    );
   const failedT = thresholds.filter((r) => !r.ok);
   const passedT = thresholds.filter((r) => r.ok);
   const thresholdsHtml = `${failedT.length ? thresholdTable(failedT) : '<p class="muted">None failed.</p>'}<details><summary>${passedT.length} passed</summary>${thresholdTable(passedT)}</details>`;
   const note = (text) => `<p class="notice">${esc(text)}</p>`;
   const cards = caseCards(run, exp, tables, charts);
   const countsTable = exp.counts
-    ? table(['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc), exp.counts.map((r) => [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(mark(r.agree === 'ok'))), { attrs: (r, i) => (exp.counts[i].agree === 'ok' ? '' : ' class="bad"') })
-    : note(run.info.metrics === false ? 'No nothing-lost table: without the stores there is nothing to compare k6\'s counts with.' : 'No counts.json in the run folder.');
-  const resTables = resourceTables(exp).map((t) => `<h3>${esc(t.phase || exp.name)}</h3>${table(t.head.slice(1).map(esc), t.rows.map((r) => r.slice(1).map(esc)), { cls: 'compact' })}`).join('');
+    ? table(
+        ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc),
+        exp.counts.map((r) =>
+          [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(mark(r.agree === 'ok')),
+        ),
+        { attrs: (r, i) => (exp.counts[i].agree === 'ok' ? '' : ' class="bad"') },
+      )
+    : note(
+        run.info.metrics === false
+          ? "No nothing-lost table: without the stores there is nothing to compare k6's counts with."
+          : 'No counts.json in the run folder.',
+      );
+  const resTables = resourceTables(exp)
+    .map(
+      (t) =>
+        `<h3>${esc(t.phase || exp.name)}</h3>${table(
+          t.head.slice(1).map(esc),
+          t.rows.map((r) => r.slice(1).map(esc)),
+          { cls: 'compact' },
+        )}`,
+    )
+    .join('');
   const policy = policyHtml(run, exp.policy);
   const sections = [
-    ...(policy ? [['policy', 'Policy', policy, 'The policy file as the model read it, route by route, and the configs the stack ran (every cell shown, not judged).']] : []),
-    ['insights', 'Insights', `<ul class="insights">${insights(run, exp).map((i) => `<li class="${i.level}">${esc(i.text)}</li>`).join('')}</ul>`],
-    ['overview', 'Overview', overview.length ? grid(overview) : note(gone ? 'No time series in this run: see the note at the top.' : 'panels.json has no k6 run board.'), "From the lab / k6 run board (Prometheus), this experiment's cases and window."],
-    ['thresholds', 'Thresholds', thresholdsHtml, "k6's thresholds from its summary, and the lab's own judgements: the failed ones, then the passed."],
-    ['cases', 'Cases', cards, 'Each case as the terminal table showed it, and its course against the model where the kind has one.'],
-    ['board', `lab / ${exp.name}`, board.length ? grid(board) : note(gone ? 'No time series in this run: see the note at the top.' : `panels.json has no lab-${exp.name} board.`), "The experiment's Grafana board, drawn from what its queries returned for this run."],
-    ['http', 'HTTP', `${table(HTTP_HEAD, httpRows(exp).map((r) => httpCells(r).map(esc)))}${checksHtml(exp)}`, 'Per case and status, from k6\'s summary (latency and failures per case), and k6\'s checks.'],
-    ['nothing-lost', 'Nothing lost', countsTable, 'Per case and status: what k6 counted, what each store holds and what the proxy counted.'],
-    ['script', 'Script', scriptHtml(exp, exportWords(run.info, exp)), 'The scenarios and thresholds k6 ran, as k6 code: each threshold with the model figure and the tolerance it came from.'],
-    ['resources', 'Resources', `${resTables}<div class="grid small">${perService.map((c) => panel({ title: c.title, chart: c })).join('\n')}</div>${resBoard.length ? `<h3>lab / resources</h3>${grid(resBoard)}` : ''}`, "CPU % of a core per service from the runner's sampler (k6 included); memory from the boards where the run has them."],
+    ...(policy
+      ? [
+          [
+            'policy',
+            'Policy',
+            policy,
+            'The policy file as the model read it, route by route, and the configs the stack ran (every cell shown, not judged).',
+          ],
+        ]
+      : []),
+    [
+      'insights',
+      'Insights',
+      `<ul class="insights">${insights(run, exp)
+        .map((i) => `<li class="${i.level}">${esc(i.text)}</li>`)
+        .join('')}</ul>`,
+    ],
+    [
+      'overview',
+      'Overview',
+      overview.length
+        ? grid(overview)
+        : note(gone ? 'No time series in this run: see the note at the top.' : 'panels.json has no k6 run board.'),
+      "From the lab / k6 run board (Prometheus), this experiment's cases and window.",
+    ],
+    [
+      'thresholds',
+      'Thresholds',
+      thresholdsHtml,
+      "k6's thresholds from its summary, and the lab's own judgements: the failed ones, then the passed.",
+    ],
+    [
+      'cases',
+      'Cases',
+      cards,
+      'Each case as the terminal table showed it, and its course against the model where the kind has one.',
+    ],
+    [
+      'board',
+      `lab / ${exp.name}`,
+      board.length
+        ? grid(board)
+        : note(
+            gone ? 'No time series in this run: see the note at the top.' : `panels.json has no lab-${exp.name} board.`,
+          ),
+      "The experiment's Grafana board, drawn from what its queries returned for this run.",
+    ],
+    [
+      'http',
+      'HTTP',
+      `${table(
+        HTTP_HEAD,
+        httpRows(exp).map((r) => httpCells(r).map(esc)),
+      )}${checksHtml(exp)}`,
+      "Per case and status, from k6's summary (latency and failures per case), and k6's checks.",
+    ],
+    [
+      'nothing-lost',
+      'Nothing lost',
+      countsTable,
+      'Per case and status: what k6 counted, what each store holds and what the proxy counted.',
+    ],
+    [
+      'script',
+      'Script',
+      scriptHtml(exp, exportWords(run.info, exp)),
+      'The scenarios and thresholds k6 ran, as k6 code: each threshold with the model figure and the tolerance it came from.',
+    ],
+    [
+      'resources',
+      'Resources',
+      `${resTables}<div class="grid small">${perService.map((c) => panel({ title: c.title, chart: c })).join('\n')}</div>${resBoard.length ? `<h3>lab / resources</h3>${grid(resBoard)}` : ''}`,
+      "CPU % of a core per service from the runner's sampler (k6 included); memory from the boards where the run has them.",
+    ],
   ];
-  const head = `<p class="lead">${esc(exp.kindName || 'unknown kind')} · ${counts(exp.outcomes)} · <a href="index.html">run ${esc(run.id)}</a>${links.history ? ` · <a href="${esc(links.history)}">history</a>` : ''}${links.compare ? ` · <a href="${esc(links.compare)}">compare</a>` : ''}${exp.phases.filter((p) => p.report).map((p) => ` · <a href="${esc(raw(run, p.report))}">k6 report${p.phase ? ` (${esc(p.phase)})` : ''}</a>`).join('')}</p>`;
+  const head = `<p class="lead">${esc(exp.kindName || 'unknown kind')} · ${counts(exp.outcomes)} · <a href="index.html">run ${esc(run.id)}</a>${links.history ? ` · <a href="${esc(links.history)}">history</a>` : ''}${links.compare ? ` · <a href="${esc(links.compare)}">compare</a>` : ''}${exp.phases
+    .filter((p) => p.report)
+    .map((p) => ` · <a href="${esc(raw(run, p.report))}">k6 report${p.phase ? ` (${esc(p.phase)})` : ''}</a>`)
+    .join('')}</p>`;
   const body = `${head}${runFacts(run.info)}${gone ? note(gone) : ''}${sections.map(([id, title, html, intro]) => section(id, title, html, intro ? esc(intro) : '')).join('\n')}`;
   return {
     path: `runs/${run.id}/${exp.name}.html`,
-    html: page({ title: `${run.id} · ${exp.name}`, depth: 2, crumbs: [`<a href="index.html">${esc(run.id)}</a>`, esc(exp.name)], tabs: sections.map(([id, title]) => [id, title]), body, dataFile: `${exp.name}.data.js` }),
+    html: page({
+      title: `${run.id} · ${exp.name}`,
+      depth: 2,
+      crumbs: [`<a href="index.html">${esc(run.id)}</a>`, esc(exp.name)],
+      tabs: sections.map(([id, title]) => [id, title]),
+      body,
+      dataFile: `${exp.name}.data.js`,
+    }),
     data: { charts },
   };
 }
@@ -134,13 +268,28 @@ export function experimentPage(run, exp, links = {}) {
 /** The run's index: facts, problems, each experiment's verdict and every case. */
 export function runIndexPage(run, links = {}) {
   const { info } = run;
-  const exps = run.experiments.map((e) => [`<a href="${esc(e.name)}.html">${esc(e.name)}</a>`, esc(e.kindName || '-'), counts(e.outcomes), links.history?.[e.name] ? `<a href="${esc(links.history[e.name])}">history</a>` : '']);
-  const cases = run.outcomes.map((o) => [mark(o.pass), `<a href="${esc(o.case.split('/')[0])}.html#cases">${esc(o.case)}</a>`]);
-  const problems = [...info.problems.map((p) => `<li class="fail">${esc(p)}</li>`), ...(info.interrupted ? ['<li class="fail">interrupted</li>'] : [])];
+  const exps = run.experiments.map((e) => [
+    `<a href="${esc(e.name)}.html">${esc(e.name)}</a>`,
+    esc(e.kindName || '-'),
+    counts(e.outcomes),
+    links.history?.[e.name] ? `<a href="${esc(links.history[e.name])}">history</a>` : '',
+  ]);
+  const cases = run.outcomes.map((o) => [
+    mark(o.pass),
+    `<a href="${esc(o.case.split('/')[0])}.html#cases">${esc(o.case)}</a>`,
+  ]);
+  const problems = [
+    ...info.problems.map((p) => `<li class="fail">${esc(p)}</li>`),
+    ...(info.interrupted ? ['<li class="fail">interrupted</li>'] : []),
+  ];
   const body = `<p class="lead">${counts(run.outcomes)}${links.compare ? ` · <a href="${esc(links.compare)}">compare with ${esc(links.baseline)}</a>` : ''}</p>${runFacts(info)}
 ${problems.length ? `<ul class="insights">${problems.join('')}</ul>` : ''}${missing(run) ? `<p class="notice">${esc(missing(run))}</p>` : ''}
 ${section('experiments', 'Experiments', table(['experiment', 'kind', 'cases', ''], exps))}
 ${section('all-cases', 'Cases', table(['pass', 'case'], cases, { cls: 'compact', attrs: (r, i) => ` data-case="${esc(run.outcomes[i].case)}" data-pass="${run.outcomes[i].pass}"` }))}
 ${section('files', 'Files', `<p><a href="${esc(raw(run, ''))}">the run folder</a> (k6's summaries, JUnit reports, web-dashboard reports, configs and logs)</p>`)}`;
-  return { path: `runs/${run.id}/index.html`, html: page({ title: `run ${run.id}`, depth: 2, crumbs: [esc(run.id)], body }), data: null };
+  return {
+    path: `runs/${run.id}/index.html`,
+    html: page({ title: `run ${run.id}`, depth: 2, crumbs: [esc(run.id)], body }),
+    data: null,
+  };
 }

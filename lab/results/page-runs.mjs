@@ -10,7 +10,8 @@ import { esc, table, page, section, utc, duration } from './layout.mjs';
 export function runsPage(runs, histories) {
   const suites = [...new Set(runs.map((r) => r.info.suite))].sort();
   const exps = [...new Set(runs.flatMap((r) => r.info.experiments))].sort();
-  const options = (all, what) => `<option value="">every ${what}</option>${all.map((v) => `<option value="${esc(v)}">${esc(v)}</option>`).join('')}`;
+  const options = (all, what) =>
+    `<option value="">every ${what}</option>${all.map((v) => `<option value="${esc(v)}">${esc(v)}</option>`).join('')}`;
   const rows = runs.map(({ id, info }) => {
     const { passed, failed } = info.cases;
     return [
@@ -25,10 +26,14 @@ export function runsPage(runs, histories) {
       `<span class="count ok">${passed}</span> / <span class="count${failed ? ' fail' : ''}">${failed}</span>${info.problems.length || info.interrupted ? ' <span class="mark fail">!</span>' : ''}`,
     ];
   });
-  const attrs = (r, i) => ` data-run="${esc(runs[i].id)}" data-suite="${esc(runs[i].info.suite)}" data-experiments=" ${esc(runs[i].info.experiments.join(' '))} " data-passed="${runs[i].info.cases.passed}" data-failed="${runs[i].info.cases.failed}"`;
+  const attrs = (r, i) =>
+    ` data-run="${esc(runs[i].id)}" data-suite="${esc(runs[i].info.suite)}" data-experiments=" ${esc(runs[i].info.experiments.join(' '))} " data-passed="${runs[i].info.cases.passed}" data-failed="${runs[i].info.cases.failed}"`;
   const filters = `<div class="filters"><label>suite <select id="filter-suite">${options(suites, 'suite')}</select></label> <label>experiment <select id="filter-experiment">${options(exps, 'experiment')}</select></label> <span id="filter-count" class="muted"></span></div>`;
-  const hist = histories.map((h) => [`<a href="${esc(h.path)}">${esc(h.suite)} / ${esc(h.experiment)}</a>`, String(h.runs)]);
+  const hist = histories.map((h) => [
+    `<a href="${esc(h.path)}">${esc(h.suite)} / ${esc(h.experiment)}</a>`,
+    String(h.runs),
+  ]);
   const body = `${section('runs', `Runs (${runs.length})`, `${filters}${table(['testid', 'started (UTC)', 'suite', 'experiments', '--quick', 'what ran', 'commit', 'duration', 'passed / failed'], rows, { cls: 'runs', attrs })}`)}
-${section('histories', 'Test histories', table(['suite / experiment', 'runs'], hist, { cls: 'compact' }), 'Each case\'s key measure across runs, against each run\'s expected range.')}`;
+${section('histories', 'Test histories', table(['suite / experiment', 'runs'], hist, { cls: 'compact' }), "Each case's key measure across runs, against each run's expected range.")}`;
   return { path: 'index.html', html: page({ title: 'Results', depth: 0, body, dataFile: null }), data: null };
 }

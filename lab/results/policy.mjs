@@ -12,8 +12,24 @@ const link = (run, path, text) => `<a href="../../../${esc(run.id)}/${esc(path)}
 export function policyHtml(run, asRead) {
   if (!asRead) return null;
   const configs = asRead.configs.map((c) => `${link(run, c.path, c.file)} (${esc(c.what)})`).join(' · ');
-  const routes = table(['route', 'at', 'target', 'cases', 'buckets'].map(esc), asRead.routes.map((r) => [r.route, r.at, r.target ?? '-', r.cases ?? r.none, (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; ')].map(esc)), { cls: 'compact prose' });
+  const routes = table(
+    ['route', 'at', 'target', 'cases', 'buckets'].map(esc),
+    asRead.routes.map((r) =>
+      [
+        r.route,
+        r.at,
+        r.target ?? '-',
+        r.cases ?? r.none,
+        (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; '),
+      ].map(esc),
+    ),
+    { cls: 'compact prose' },
+  );
   return `<p>${esc(asRead.proxy)} policy <code>${esc(asRead.file)}</code>${asRead.stackFile ? ` · <strong class="perturbed">the stack ran ${esc(asRead.stackFile)}</strong>` : ''} · ${configs}</p>
-${table(asRead.table.head.map(esc), asRead.table.rows.map((r) => r.map(esc)), { cls: 'compact' })}
+${table(
+  asRead.table.head.map(esc),
+  asRead.table.rows.map((r) => r.map(esc)),
+  { cls: 'compact' },
+)}
 <h3>How each route's cases met its buckets</h3>${routes}`;
 }

@@ -5,9 +5,12 @@
  * comparable when all of these agree; a perturbed run is never anyone's default baseline.
  */
 
-const words = (perExperiment, prefix, only) => Object.entries(perExperiment || {})
-  .filter(([e]) => !only || e === only)
-  .flatMap(([e, ks]) => Object.entries(ks || {}).map(([k, v]) => `${prefix}${e}.${k}=${Array.isArray(v) ? v.join(',') : v}`));
+const words = (perExperiment, prefix, only) =>
+  Object.entries(perExperiment || {})
+    .filter(([e]) => !only || e === only)
+    .flatMap(([e, ks]) =>
+      Object.entries(ks || {}).map(([k, v]) => `${prefix}${e}.${k}=${Array.isArray(v) ? v.join(',') : v}`),
+    );
 
 /** The what-if knobs (the model told of them), as `experiment.knob=value`; of one experiment with `only`. */
 export const knobWords = (info, only = null) => words(info.knobs, '', only);
@@ -46,7 +49,13 @@ export function runWhat(info, only = null) {
 }
 
 /** Runs of an experiment with the same key are comparable: factor, knobs, perturbations, segments. */
-export const comparableKey = (info, experiment) => JSON.stringify([factorOf(info, experiment), knobWords(info, experiment), perturbationWords(info, experiment), info.segments || 1]);
+export const comparableKey = (info, experiment) =>
+  JSON.stringify([
+    factorOf(info, experiment),
+    knobWords(info, experiment),
+    perturbationWords(info, experiment),
+    info.segments || 1,
+  ]);
 
 /** The heading of a group of comparable runs. */
 export const groupTitle = (info, experiment) => {
@@ -60,7 +69,8 @@ export const isPlain = (info) => knobWords(info).length === 0 && perturbationWor
 /** What makes two runs of one experiment not comparable, in words; [] when nothing does. */
 export function differences(a, b, experiment) {
   const out = [];
-  if (factorOf(a, experiment) !== factorOf(b, experiment)) out.push(`--quick x${factorOf(a, experiment)} against x${factorOf(b, experiment)}`);
+  if (factorOf(a, experiment) !== factorOf(b, experiment))
+    out.push(`--quick x${factorOf(a, experiment)} against x${factorOf(b, experiment)}`);
   const ka = knobWords(a, experiment).join(' ') || 'default knobs';
   const kb = knobWords(b, experiment).join(' ') || 'default knobs';
   if (ka !== kb) out.push(`knobs ${ka} against ${kb}`);

@@ -14,7 +14,8 @@ export { TESTID };
 
 /** A testid as given on the command line or by a caller, refused unless it has the form. */
 export function checkTestid(id) {
-  if (typeof id !== 'string' || !TESTID.test(id)) throw new Error(`not a testid: '${String(id).slice(0, 80)}' (the form is ${TESTID_FORM})`);
+  if (typeof id !== 'string' || !TESTID.test(id))
+    throw new Error(`not a testid: '${String(id).slice(0, 80)}' (the form is ${TESTID_FORM})`);
   return id;
 }
 
@@ -58,7 +59,12 @@ export const readJson = (path, dflt = null) => {
 
 /** The runs under `results`, newest first, and the folders skipped (no run.json: under way, or not a test run). */
 export function listRuns(results) {
-  const names = existsSync(results) ? readdirSync(results).filter((n) => TESTID.test(n)).sort().reverse() : [];
+  const names = existsSync(results)
+    ? readdirSync(results)
+        .filter((n) => TESTID.test(n))
+        .sort()
+        .reverse()
+    : [];
   const runs = [];
   const skipped = [];
   for (const n of names) {
@@ -70,7 +76,15 @@ export function listRuns(results) {
 }
 
 /** The epoch ms a testid names (UTC, as the runner stamps it). */
-export const testidMs = (id) => Date.UTC(+id.slice(0, 4), +id.slice(4, 6) - 1, +id.slice(6, 8), +id.slice(9, 11), +id.slice(11, 13), +id.slice(13, 15));
+export const testidMs = (id) =>
+  Date.UTC(
+    +id.slice(0, 4),
+    +id.slice(4, 6) - 1,
+    +id.slice(6, 8),
+    +id.slice(9, 11),
+    +id.slice(11, 13),
+    +id.slice(13, 15),
+  );
 
 /**
  * An experiment's kind name, as its plan says (a team's policy is in no list), or by the
@@ -94,13 +108,18 @@ const span = (list) => {
 function logsOf(dir, name) {
   const logs = join(dir, 'logs');
   if (!existsSync(logs)) return [];
-  return readdirSync(logs).filter((f) => f === `${name}.log` || (f.startsWith(`${name}.seg`) && f.endsWith('.log'))).map((f) => readFileSync(join(logs, f), 'utf8'));
+  return readdirSync(logs)
+    .filter((f) => f === `${name}.log` || (f.startsWith(`${name}.seg`) && f.endsWith('.log')))
+    .map((f) => readFileSync(join(logs, f), 'utf8'));
 }
 
 /** Per experiment its phases' files: <suite>.<experiment>[.<phase>].{plan,summary,cpu,resources,wrk,options}.json. */
 function experimentFiles(dir, files, suite, name) {
   const prefix = `${suite}.${name}.`;
-  const bases = files.filter((f) => f.startsWith(prefix) && f.endsWith('.plan.json')).map((f) => f.slice(0, -'.plan.json'.length)).sort();
+  const bases = files
+    .filter((f) => f.startsWith(prefix) && f.endsWith('.plan.json'))
+    .map((f) => f.slice(0, -'.plan.json'.length))
+    .sort();
   const phases = bases.map((base) => {
     const plan = readJson(join(dir, `${base}.plan.json`));
     return {
@@ -142,7 +161,10 @@ function windows(exps, info) {
     if (!s) return { fromMs: info.fromMs, toMs: info.toMs };
     const prev = spans.slice(0, i).reverse().find(Boolean);
     const next = spans.slice(i + 1).find(Boolean);
-    return { fromMs: Math.max(s[0] - LEAD_MS, prev ? prev[1] : -Infinity), toMs: Math.min(s[1] + TRAIL_MS, next ? next[0] : Infinity, info.toMs ?? Infinity) };
+    return {
+      fromMs: Math.max(s[0] - LEAD_MS, prev ? prev[1] : -Infinity),
+      toMs: Math.min(s[1] + TRAIL_MS, next ? next[0] : Infinity, info.toMs ?? Infinity),
+    };
   });
 }
 
@@ -157,7 +179,10 @@ function k6Windows(exps) {
     const s = spans[i];
     if (!s) return e.window;
     const prev = spans.slice(0, i).reverse().find(Boolean);
-    return { fromMs: Math.max(s[0] - STEP_MS, prev ? prev[1] : -Infinity), toMs: Math.min(s[1] + TRAIL_MS, e.window.toMs) };
+    return {
+      fromMs: Math.max(s[0] - STEP_MS, prev ? prev[1] : -Infinity),
+      toMs: Math.min(s[1] + TRAIL_MS, e.window.toMs),
+    };
   });
 }
 
@@ -176,7 +201,9 @@ function runInfo(raw, id, outcomes, exps) {
     metrics: raw.metrics ?? null,
     influx: raw.influx ?? null,
     factor: raw.factor ?? plan0?.factor ?? 1,
-    factors: raw.factors ?? Object.fromEntries(exps.filter((e) => e.phases[0]?.plan).map((e) => [e.name, e.phases[0].plan.factor])),
+    factors:
+      raw.factors ??
+      Object.fromEntries(exps.filter((e) => e.phases[0]?.plan).map((e) => [e.name, e.phases[0].plan.factor])),
     perturbed: raw.perturbed ?? null,
     segments: raw.segments ?? 1,
     knobs: raw.knobs ?? null,
@@ -187,7 +214,6 @@ function runInfo(raw, id, outcomes, exps) {
   };
 }
 
-
 /** Everything the pages show of one run; `panels: false` leaves the boards' data unread (the lists and histories need none). */
 export function readRun(results, id, { panels: withPanels = true } = {}) {
   const dir = runDir(results, id);
@@ -197,19 +223,39 @@ export function readRun(results, id, { panels: withPanels = true } = {}) {
   const counts = readJson(join(dir, 'counts.json'), null);
   const panels = withPanels ? readJson(join(dir, 'panels.json'), null) : null;
   const suite = raw.suite ?? files.find((f) => f.endsWith('.plan.json'))?.split('.')[0];
-  const names = raw.experiments ?? [...new Set(files.filter((f) => f.endsWith('.plan.json')).map((f) => f.split('.')[1]))];
+  const names = raw.experiments ?? [
+    ...new Set(files.filter((f) => f.endsWith('.plan.json')).map((f) => f.split('.')[1])),
+  ];
   const exps = names.map((name) => {
     const phases = experimentFiles(dir, files, suite, name);
-    return { name, kindName: kindName(name, phases[0]?.plan), phases, policy: readJson(join(dir, `${name}.policy.json`), null) };
+    return {
+      name,
+      kindName: kindName(name, phases[0]?.plan),
+      phases,
+      policy: readJson(join(dir, `${name}.policy.json`), null),
+    };
   });
   const info = runInfo(raw, id, outcomes, exps);
-  windows(exps, info).forEach((w, i) => { exps[i].window = w; });
-  k6Windows(exps).forEach((w, i) => { exps[i].k6Window = w; });
+  windows(exps, info).forEach((w, i) => {
+    exps[i].window = w;
+  });
+  k6Windows(exps).forEach((w, i) => {
+    exps[i].k6Window = w;
+  });
   for (const e of exps) {
     e.cases = e.phases.flatMap((p) => (p.plan?.cases || []).map((c) => ({ ...c, phase: p.phase })));
     e.outcomes = outcomes.filter((o) => o.case.startsWith(`${e.name}/`));
     e.counts = counts ? counts.filter((r) => r.case.startsWith(`${e.name}/`)) : null;
     e.services = [...new Set(e.phases.flatMap((p) => Object.keys(p.cpu || {})))].filter((s) => s !== 'k6');
   }
-  return { id, dir, info, outcomes, counts, panels, experiments: exps, refusals: logsOf(dir, 'prometheus').flatMap(refusedWrites) };
+  return {
+    id,
+    dir,
+    info,
+    outcomes,
+    counts,
+    panels,
+    experiments: exps,
+    refusals: logsOf(dir, 'prometheus').flatMap(refusedWrites),
+  };
 }

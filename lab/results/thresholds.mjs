@@ -28,21 +28,43 @@ export function k6Thresholds(phase) {
   const out = [];
   for (const [name, m] of Object.entries(phase.summary?.metrics || {})) {
     // A keep-only expression only keeps a sub-metric in the summary: it judges nothing.
-    const exprs = Object.keys(m.thresholds || {}).filter((x) => !keepsOnly(x)).sort((a, b) => b.localeCompare(a));
+    const exprs = Object.keys(m.thresholds || {})
+      .filter((x) => !keepsOnly(x))
+      .sort((a, b) => b.localeCompare(a));
     if (!exprs.length) continue;
     const stats = [...new Set(exprs.map((x) => EXPR.exec(x)?.[1]).filter(Boolean))];
-    const value = stats.map((s) => (stats.length > 1 ? `${s} ${judgedValue(m, s)}` : judgedValue(m, s))).join(', ') || '-';
+    const value =
+      stats.map((s) => (stats.length > 1 ? `${s} ${judgedValue(m, s)}` : judgedValue(m, s))).join(', ') || '-';
     const failed = exprs.filter((x) => m.thresholds[x].ok === false);
-    out.push({ source: 'k6', phase: phase.phase, case: caseOfMetric(name), name, expression: exprs.join(', '), value, ok: !failed.length, failed });
+    out.push({
+      source: 'k6',
+      phase: phase.phase,
+      case: caseOfMetric(name),
+      name,
+      expression: exprs.join(', '),
+      value,
+      ok: !failed.length,
+      failed,
+    });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** The lab's judgements: the judge's rows that pass or fail (not the ones only shown). */
 export function labJudgements(tables) {
-  return tables.flatMap((t) => t.rows
-    .filter((r) => r[r.length - 1] === 'ok' || r[r.length - 1] === 'FAIL')
-    .map((r) => ({ source: 'lab', phase: t.phase?.phase ?? null, case: t.name, name: String(r[0]), expression: String(r[r.length - 3]), value: String(r[r.length - 2]), ok: r[r.length - 1] === 'ok' })));
+  return tables.flatMap((t) =>
+    t.rows
+      .filter((r) => r[r.length - 1] === 'ok' || r[r.length - 1] === 'FAIL')
+      .map((r) => ({
+        source: 'lab',
+        phase: t.phase?.phase ?? null,
+        case: t.name,
+        name: String(r[0]),
+        expression: String(r[r.length - 3]),
+        value: String(r[r.length - 2]),
+        ok: r[r.length - 1] === 'ok',
+      })),
+  );
 }
 
 /** Both, failures first, then case by case (k6's rows before the lab's), whole-run metrics last. */
@@ -53,5 +75,8 @@ export function thresholdRows(exp, tables) {
   };
   const named = (r) => ({ ...r, case: exp.cases.find((c) => c.id === r.case)?.name ?? r.case });
   const all = [...exp.phases.flatMap(k6Thresholds).map(named), ...labJudgements(tables)];
-  return all.map((r, i) => [r, i]).sort(([a, i], [b, j]) => Number(a.ok) - Number(b.ok) || order(a) - order(b) || i - j).map(([r]) => r);
+  return all
+    .map((r, i) => [r, i])
+    .sort(([a, i], [b, j]) => Number(a.ok) - Number(b.ok) || order(a) - order(b) || i - j)
+    .map(([r]) => r);
 }

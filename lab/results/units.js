@@ -41,7 +41,7 @@ const FORMATS = {
   reqps: (v) => `${short(v)} req/s`,
   s: seconds,
   ms: (v) => seconds(v / 1000),
-  'µs': (v) => seconds(v / 1e6),
+  µs: (v) => seconds(v / 1e6),
   percentunit: (v) => `${trim(v * 100, 2)} %`,
   percent: (v) => `${trim(v, 2)} %`,
   bytes,

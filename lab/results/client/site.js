@@ -8,9 +8,17 @@ import 'uplot/dist/uPlot.min.css';
 import './theme.css';
 import { format } from '../units.js';
 
-const AXIS = { stroke: '#ccccdc', grid: { stroke: 'rgba(204, 204, 220, 0.07)', width: 1 }, ticks: { stroke: 'rgba(204, 204, 220, 0.12)', width: 1 }, font: '11px sans-serif' };
+const AXIS = {
+  stroke: '#ccccdc',
+  grid: { stroke: 'rgba(204, 204, 220, 0.07)', width: 1 },
+  ticks: { stroke: 'rgba(204, 204, 220, 0.12)', width: 1 },
+  font: '11px sans-serif',
+};
 // A run's id as its date and time (MM-DD HH:MM); any other label (a case) as it is.
-const runLabel = (id) => (/^[0-9]{8}-[0-9]{6}/.test(id || '') ? `${id.slice(4, 6)}-${id.slice(6, 8)} ${id.slice(9, 11)}:${id.slice(11, 13)}` : id || '');
+const runLabel = (id) =>
+  /^[0-9]{8}-[0-9]{6}/.test(id || '')
+    ? `${id.slice(4, 6)}-${id.slice(6, 8)} ${id.slice(9, 11)}:${id.slice(11, 13)}`
+    : id || '';
 
 /** An x range that stays a few units wide around a single point (uPlot would span years). */
 const xRange = (u, lo, hi) => (lo == null ? [0, 1] : hi > lo ? [lo, hi] : [lo - 1, hi + 1]);
@@ -30,16 +38,28 @@ const utcTime = (v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(
 
 /** The x axis and the legend's x value for a chart's kind of x. */
 function xOptions(spec) {
-  if (spec.x === 'time') return { scale: { time: true, range: xRange }, axis: { space: 64, values: (u, splits) => splits.map(utcTime) }, value: (u, v) => utcTime(v) };
+  if (spec.x === 'time')
+    return {
+      scale: { time: true, range: xRange },
+      axis: { space: 64, values: (u, splits) => splits.map(utcTime) },
+      value: (u, v) => utcTime(v),
+    };
   if (spec.x === 'runs') {
     const n = spec.xLabels.length;
     return {
       scale: { time: false, range: () => [-0.5, n - 0.5] },
-      axis: { splits: (u) => runSplits(n, u.bbox.width / uPlot.pxRatio), values: (u, splits) => splits.map((i) => runLabel(spec.xLabels[i])) },
+      axis: {
+        splits: (u) => runSplits(n, u.bbox.width / uPlot.pxRatio),
+        values: (u, splits) => splits.map((i) => runLabel(spec.xLabels[i])),
+      },
       value: (u, v) => (v == null ? '' : spec.xLabels[v] || ''),
     };
   }
-  return { scale: { time: false, range: xRange }, axis: { label: spec.xLabel, labelSize: 18, labelFont: '11px sans-serif' }, value: (u, v) => (v == null ? '' : `${v} (${spec.xLabel})`) };
+  return {
+    scale: { time: false, range: xRange },
+    axis: { label: spec.xLabel, labelSize: 18, labelFont: '11px sans-serif' },
+    value: (u, v) => (v == null ? '' : `${v} (${spec.xLabel})`),
+  };
 }
 
 /** A y range from zero (or below, for a negative value) to a little above the largest value; or around the values. */
@@ -62,7 +82,10 @@ function seriesOptions(s, spec) {
     spanGaps: s.band || spec.spanGaps,
     paths: s.line === false ? () => null : undefined,
     // Points where asked, none on a band's edges; else uPlot's own rule (shown where sparse).
-    points: s.dots || s.line === false ? { show: true, size: s.size || 7, fill: s.color, stroke: s.color } : { ...(s.band ? { show: false } : {}), size: 5, fill: s.color, stroke: s.color },
+    points:
+      s.dots || s.line === false
+        ? { show: true, size: s.size || 7, fill: s.color, stroke: s.color }
+        : { ...(s.band ? { show: false } : {}), size: 5, fill: s.color, stroke: s.color },
     value: (u, v) => format(unit, v),
   };
 }
@@ -72,14 +95,28 @@ function draw(spec, el) {
   const units = [...new Set([spec.unit, ...spec.series.map((s) => s.unit || spec.unit)])];
   const scales = { x: x.scale };
   for (const unit of units) scales[unit] = { auto: true, range: (u, lo, hi) => yRange(lo, hi, spec.yZero) };
-  const axes = [{ ...AXIS, ...x.axis }, ...units.map((unit, i) => ({ ...AXIS, scale: unit, side: i ? 1 : 3, size: 78, values: (u, splits) => splits.map((v) => format(unit, v)), grid: i ? { show: false } : AXIS.grid, ...(unit === 'bytes' ? { incrs: BYTE_INCRS } : {}) }))];
+  const axes = [
+    { ...AXIS, ...x.axis },
+    ...units.map((unit, i) => ({
+      ...AXIS,
+      scale: unit,
+      side: i ? 1 : 3,
+      size: 78,
+      values: (u, splits) => splits.map((v) => format(unit, v)),
+      grid: i ? { show: false } : AXIS.grid,
+      ...(unit === 'bytes' ? { incrs: BYTE_INCRS } : {}),
+    })),
+  ];
   const opts = {
     width: Math.max(300, el.clientWidth),
     height: spec.height || 240,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     scales,
     axes,
-    series: [{ label: spec.x === 'time' ? 'time (UTC)' : spec.xLabel || 'x', value: x.value }, ...spec.series.map((s) => seriesOptions(s, spec))],
+    series: [
+      { label: spec.x === 'time' ? 'time (UTC)' : spec.xLabel || 'x', value: x.value },
+      ...spec.series.map((s) => seriesOptions(s, spec)),
+    ],
     bands: spec.bands.map(([hi, lo]) => ({ series: [hi + 1, lo + 1], fill: spec.series[hi].fill })),
     legend: { live: true },
     cursor: { points: { size: 6 }, drag: { x: true, y: false } },
@@ -104,7 +141,9 @@ function filterRuns() {
   const rows = [...document.querySelectorAll('tr[data-run]')];
   let shown = 0;
   for (const r of rows) {
-    const ok = (!suite.value || r.dataset.suite === suite.value) && (!experiment.value || r.dataset.experiments.includes(` ${experiment.value} `));
+    const ok =
+      (!suite.value || r.dataset.suite === suite.value) &&
+      (!experiment.value || r.dataset.experiments.includes(` ${experiment.value} `));
     r.hidden = !ok;
     shown += ok ? 1 : 0;
   }
