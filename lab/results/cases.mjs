@@ -114,6 +114,10 @@ export function caseTables(exp) {
   return out;
 }
 
+/** Where a measured value stands against a range (either end may be missing): below, within or above; '-' for no number. */
+export const sideOf = (value, lo, hi) =>
+  typeof value !== 'number' ? '-' : lo != null && value < lo ? 'below' : hi != null && value > hi ? 'above' : 'within';
+
 /**
  * Every judged range of a case with a number measured against it: {measure, lo, hi, value,
  * side: below | within | above}, and `edge`: within 10 % of the range's width from an end,
@@ -129,7 +133,7 @@ export function rangesOf(o) {
     const lo = typeof r.lo === 'number' ? r.lo : null;
     const hi = typeof r.hi === 'number' ? r.hi : null;
     if (lo === null && hi === null) continue;
-    const side = lo !== null && v < lo ? 'below' : hi !== null && v > hi ? 'above' : 'within';
+    const side = sideOf(v, lo, hi);
     const width = lo !== null && hi !== null ? hi - lo : null;
     const gap = width ? Math.min(v - lo, hi - v) : null;
     const modelRange = typeof r.min === 'number' && typeof r.max === 'number';

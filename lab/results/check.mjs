@@ -107,8 +107,8 @@ function readPage() {
   return { charts, cases, runRows, text: document.body.innerText };
 }
 
-/** The problems of one page: what it shows against what it must. */
-export function compare(page, shown, id) {
+/** The page's charts against those drawn: each drawn, sized, with its series and their points, and none extra. */
+function chartProblems(page, shown) {
   const problems = [];
   const byId = new Map(shown.charts.map((c) => [c.id, c]));
   for (const want of page.charts) {
@@ -131,41 +131,52 @@ export function compare(page, shown, id) {
   }
   for (const c of shown.charts.filter((x) => !page.charts.some((w) => w.id === x.id)))
     problems.push(`chart ${c.id}: drawn, but not expected`);
+  return problems;
+}
+
+/** The runs list: the run listed, with its passed and failed counts as outcomes.json has them. */
+function listProblems(page, shown, id) {
+  const row = shown.runRows.find((r) => r.run === id);
+  const passed = page.cases.filter((o) => o.pass).length;
+  if (!row) return [`run ${id}: not in the list`];
+  if (Number(row.passed) !== passed || Number(row.failed) !== page.cases.length - passed)
+    return [
+      `run ${id}: listed ${row.passed} passed / ${row.failed} failed, outcomes.json has ${passed} / ${page.cases.length - passed}`,
+    ];
+  return [];
+}
+
+/** One case on a page: shown with its verdict, or, in a history, a point for this run, red where it failed. */
+function caseProblem(page, shown, id, o) {
+  // A history has a chart per case in each group of comparable runs: the one of this run's group.
+  const els = shown.cases.filter((c) => c.case === o.case);
+  const inGroup = (c) => shown.charts.find((x) => x.id === c.chart)?.xLabels?.includes(id);
+  const el = page.kind === 'history' ? (els.find(inGroup) ?? els[0]) : els[0];
+  if (!el || !el.visible) return `case ${o.case}: not on the page`;
+  if (page.kind === 'history') {
+    const ch = shown.charts.find((c) => c.id === el.chart);
+    const at = ch?.xLabels?.indexOf(id) ?? -1;
+    if (!ch || at < 0) return `case ${o.case}: no point for run ${id} in its history`;
+    if ((ch.series.find((s) => s.label === 'failed')?.values[at] != null) === o.pass)
+      return `case ${o.case}: ${o.pass ? 'passed but marked failed' : 'failed but not marked in red'} in its history`;
+    return null;
+  }
+  if (el.pass !== String(o.pass) || el.mark !== (o.pass ? 'ok' : 'FAIL'))
+    return `case ${o.case}: shown as ${el.mark} (${el.pass}), outcomes.json says ${o.pass ? 'pass' : 'fail'}`;
+  return null;
+}
+
+/** The problems of one page: what it shows against what it must. */
+export function compare(page, shown, id) {
+  const problems = chartProblems(page, shown);
   for (const n of MISSING_NOTES.filter((x) => (page.held || []).includes(x.file) && shown.text?.includes(x.says)))
     problems.push(
       `the page says '${n.says}', but the run folder holds ${n.file}: built before the run's files were complete`,
     );
-  if (page.kind === 'list') {
-    const row = shown.runRows.find((r) => r.run === id);
-    const passed = page.cases.filter((o) => o.pass).length;
-    if (!row) problems.push(`run ${id}: not in the list`);
-    else if (Number(row.passed) !== passed || Number(row.failed) !== page.cases.length - passed)
-      problems.push(
-        `run ${id}: listed ${row.passed} passed / ${row.failed} failed, outcomes.json has ${passed} / ${page.cases.length - passed}`,
-      );
-    return problems;
-  }
+  if (page.kind === 'list') return [...problems, ...listProblems(page, shown, id)];
   for (const o of page.cases) {
-    // A history has a chart per case in each group of comparable runs: the one of this run's group.
-    const els = shown.cases.filter((c) => c.case === o.case);
-    const inGroup = (c) => shown.charts.find((x) => x.id === c.chart)?.xLabels?.includes(id);
-    const el = page.kind === 'history' ? (els.find(inGroup) ?? els[0]) : els[0];
-    if (!el || !el.visible) {
-      problems.push(`case ${o.case}: not on the page`);
-      continue;
-    }
-    if (page.kind === 'history') {
-      const ch = shown.charts.find((c) => c.id === el.chart);
-      const at = ch?.xLabels?.indexOf(id) ?? -1;
-      if (!ch || at < 0) problems.push(`case ${o.case}: no point for run ${id} in its history`);
-      else if ((ch.series.find((s) => s.label === 'failed')?.values[at] != null) === o.pass)
-        problems.push(
-          `case ${o.case}: ${o.pass ? 'passed but marked failed' : 'failed but not marked in red'} in its history`,
-        );
-      continue;
-    }
-    if (el.pass !== String(o.pass) || el.mark !== (o.pass ? 'ok' : 'FAIL'))
-      problems.push(`case ${o.case}: shown as ${el.mark} (${el.pass}), outcomes.json says ${o.pass ? 'pass' : 'fail'}`);
+    const problem = caseProblem(page, shown, id, o);
+    if (problem) problems.push(problem);
   }
   return problems;
 }

@@ -82,6 +82,73 @@ function replayedCourseOf(phase, c, startMs) {
 }
 
 /**
+ * A limiter case's answers so far, 200 and limited, from its board: the 'Answered so far' panel,
+ * or integrated from the per-second panels of a board that has none ({ok, limited, integrated}).
+ */
+function answeredSoFar(run, exp, c, note) {
+  const series = caseSeries(run, exp, 'Answered so far', c, exp.window);
+  if (series)
+    return {
+      ok: series.find((s) => s.labels.status === '200')?.points,
+      limited: series.find((s) => s.labels.status === String(c.limitedStatus))?.points,
+      integrated: false,
+    };
+  const ok = caseSeries(run, exp, 'Accepted (200) per second', c, exp.window)?.[0]?.points;
+  const limited = caseSeries(run, exp, 'Limited (the policy', c, exp.window)?.[0]?.points;
+  note.push("Counts integrated from the per-second rates: this run's board has no 'Answered so far' panel.");
+  return { ok: ok && integrate(ok), limited: limited && integrate(limited), integrated: true };
+}
+
+/** The 200 and limited bands of a course ({tMs, ok: {min, max}, limited: {min, max}}), named `what`. */
+function courseBands(what, course, c) {
+  const xs = course.tMs.map((t) => t / 1000);
+  const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
+  return [
+    ...bandEdges(`${what} 200`, pts(course.ok.max), pts(course.ok.min), BAND, BAND_LINE),
+    ...bandEdges(
+      `${what} ${c.limitedStatus}`,
+      pts(course.limited.max),
+      pts(course.limited.min),
+      ORANGE_BAND,
+      ORANGE_LINE,
+    ),
+  ];
+}
+
+/**
+ * What the answers are drawn against: the model replayed over what k6 sent, else the plan's
+ * course over time, else the expected range flat from the case's end (`end`..`last`, in s).
+ */
+function modelBands(phase, c, { start, end, last }, note) {
+  const replayed = replayedCourseOf(phase, c, start);
+  if (replayed) {
+    note.push(
+      'The lines: the model replayed over the requests k6 really sent, when the proxy saw each (the range the case is judged on; one line where the replay leaves nothing to chance).',
+    );
+    return courseBands('replay', replayed, c);
+  }
+  const course = c.course ?? modelCourse(phase.plan, c);
+  if (course) {
+    note.push(
+      "The bands: the model's range over time, from the same trials as the plan's ranges (before the tolerance).",
+    );
+    return courseBands('model', course, c);
+  }
+  note.push('The band: the expected range at the end of the case (the plan has no course over time).');
+  const e = c.expected;
+  return [
+    ...bandEdges('expected 200', flat(end, last, e.ok.hi), flat(end, last, e.ok.lo), BAND, BAND_LINE),
+    ...bandEdges(
+      `expected ${c.limitedStatus}`,
+      flat(end, last, e.limited.hi),
+      flat(end, last, e.limited.lo),
+      ORANGE_BAND,
+      ORANGE_LINE,
+    ),
+  ];
+}
+
+/**
  * A limiter case: 200s and limited answers so far, in seconds from the case's start, against
  * the model: its band over time where the plan has one (case.course), else the final expected
  * range from the case's end on.
@@ -89,17 +156,7 @@ function replayedCourseOf(phase, c, startMs) {
 function limiterChart(run, exp, phase, c) {
   const t0 = phase.summary?.setup_data?.t0;
   const note = [];
-  let series = caseSeries(run, exp, 'Answered so far', c, exp.window);
-  let ok = series?.find((s) => s.labels.status === '200')?.points;
-  let limited = series?.find((s) => s.labels.status === String(c.limitedStatus))?.points;
-  if (!series) {
-    ok = caseSeries(run, exp, 'Accepted (200) per second', c, exp.window)?.[0]?.points;
-    limited = caseSeries(run, exp, 'Limited (the policy', c, exp.window)?.[0]?.points;
-    ok = ok && integrate(ok);
-    limited = limited && integrate(limited);
-    note.push("Counts integrated from the per-second rates: this run's board has no 'Answered so far' panel.");
-  }
-  const integrated = !series;
+  const { ok, limited, integrated } = answeredSoFar(run, exp, c, note);
   if (!ok && !limited) return null;
   // The case's start: the scenarios' clock (k6's setup) plus its offset; else the first answer.
   const first = [...(ok || []), ...(limited || [])].filter(([, v]) => v > 0).map(([t]) => t);
@@ -124,55 +181,8 @@ function limiterChart(run, exp, phase, c) {
   const out = [
     { label: '200 so far', points: okPts, color: GREEN, area: false, ...soFar(200) },
     { label: `${c.limitedStatus} so far`, points: limPts, color: ORANGE, area: false, ...soFar(c.limitedStatus) },
+    ...modelBands(phase, c, { start, end, last }, note),
   ];
-  const e = c.expected;
-  const replayed = replayedCourseOf(phase, c, start);
-  const course = c.course ?? modelCourse(phase.plan, c);
-  if (replayed) {
-    const xs = replayed.tMs.map((t) => t / 1000);
-    const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
-    out.push(...bandEdges('replay 200', pts(replayed.ok.max), pts(replayed.ok.min), BAND, BAND_LINE));
-    out.push(
-      ...bandEdges(
-        `replay ${c.limitedStatus}`,
-        pts(replayed.limited.max),
-        pts(replayed.limited.min),
-        ORANGE_BAND,
-        ORANGE_LINE,
-      ),
-    );
-    note.push(
-      'The lines: the model replayed over the requests k6 really sent, when the proxy saw each (the range the case is judged on; one line where the replay leaves nothing to chance).',
-    );
-  } else if (course) {
-    const xs = course.tMs.map((t) => t / 1000);
-    const pts = (arr) => xs.map((x, i) => [x, arr[i]]);
-    out.push(...bandEdges('model 200', pts(course.ok.max), pts(course.ok.min), BAND, BAND_LINE));
-    out.push(
-      ...bandEdges(
-        `model ${c.limitedStatus}`,
-        pts(course.limited.max),
-        pts(course.limited.min),
-        ORANGE_BAND,
-        ORANGE_LINE,
-      ),
-    );
-    note.push(
-      "The bands: the model's range over time, from the same trials as the plan's ranges (before the tolerance).",
-    );
-  } else {
-    out.push(...bandEdges('expected 200', flat(end, last, e.ok.hi), flat(end, last, e.ok.lo), BAND, BAND_LINE));
-    out.push(
-      ...bandEdges(
-        `expected ${c.limitedStatus}`,
-        flat(end, last, e.limited.hi),
-        flat(end, last, e.limited.lo),
-        ORANGE_BAND,
-        ORANGE_LINE,
-      ),
-    );
-    note.push('The band: the expected range at the end of the case (the plan has no course over time).');
-  }
   return chart({
     id: chartId('case', c.id),
     title: `${c.name}: answers so far against the model`,

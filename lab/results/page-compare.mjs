@@ -5,7 +5,7 @@
  */
 import { differences as unlikeness } from './run-kind.mjs';
 import { boardPanels, panelSeries, byCase } from './boards.mjs';
-import { rangesOf } from './cases.mjs';
+import { rangesOf, sideOf } from './cases.mjs';
 import { resultKind } from './kinds.mjs';
 import { chart, chartId, PALETTE } from './chart.mjs';
 import { format } from './units.js';
@@ -71,16 +71,39 @@ function overlays(a, b, name) {
 }
 
 /** A case's judged figures, from the outcome's own (runs made since outcomes carry them). */
-function figuresOf(o) {
-  const side = (f) =>
-    f.measured === null
-      ? '-'
-      : f.lo !== null && f.measured < f.lo
-        ? 'below'
-        : f.hi !== null && f.measured > f.hi
-          ? 'above'
-          : 'within';
-  return o.figures.map((f) => ({ measure: f.measure, lo: f.lo, hi: f.hi, value: f.measured, side: side(f) }));
+const figuresOf = (o) =>
+  o.figures.map((f) => ({
+    measure: f.measure,
+    lo: f.lo,
+    hi: f.hi,
+    value: f.measured,
+    side: sideOf(f.measured, f.lo, f.hi),
+  }));
+
+/**
+ * The rows of the figures beside a case's key measure: those by the same names on both sides
+ * (the outcomes' own where both carry them), but the key measure again.
+ */
+function otherRows(oa, ob, ka, kb) {
+  const both = Boolean(oa?.figures && ob?.figures);
+  const ra = both ? figuresOf(oa) : rangesOf(oa);
+  const rb = both ? figuresOf(ob) : rangesOf(ob);
+  const same = (r, k) => r && k && r.value === k.value && r.lo === k.lo && r.hi === k.hi;
+  const rows = [];
+  for (const m of [...new Set([...ra, ...rb].map((r) => r.measure))]) {
+    const x = ra.find((r) => r.measure === m);
+    const y = rb.find((r) => r.measure === m);
+    if ((same(x, ka) || !x) && (same(y, kb) || !y)) continue; // the key measure again
+    rows.push({
+      measure: m,
+      unit: unitOf(m),
+      a: x && { value: x.value, lo: x.lo, hi: x.hi },
+      b: y && { value: y.value, lo: y.lo, hi: y.hi },
+      sideA: x?.side ?? '-',
+      sideB: y?.side ?? '-',
+    });
+  }
+  return rows;
 }
 
 /** Per case and measure: [case, measure, a, b, change, expected, side a, side b, pass a, pass b]. */
@@ -101,43 +124,16 @@ function differences(a, b, name) {
         : null;
     const ka = key(oa, ea);
     const kb = key(ob, eb);
-    const side = (k) =>
-      !k || typeof k.value !== 'number'
-        ? '-'
-        : k.lo != null && k.value < k.lo
-          ? 'below'
-          : k.hi != null && k.value > k.hi
-            ? 'above'
-            : 'within';
-    const rows = [
-      {
-        measure: (ka || kb)?.measure ?? '-',
-        unit: (ka || kb)?.unit ?? 'none',
-        a: ka,
-        b: kb,
-        sideA: side(ka),
-        sideB: side(kb),
-      },
-    ];
-    // Figures by the same names on both sides: the outcomes' own where both carry them.
-    const both = Boolean(oa?.figures && ob?.figures);
-    const ra = both ? figuresOf(oa) : rangesOf(oa);
-    const rb = both ? figuresOf(ob) : rangesOf(ob);
-    const same = (r, k) => r && k && r.value === k.value && r.lo === k.lo && r.hi === k.hi;
-    for (const m of [...new Set([...ra, ...rb].map((r) => r.measure))]) {
-      const x = ra.find((r) => r.measure === m);
-      const y = rb.find((r) => r.measure === m);
-      if ((same(x, ka) || !x) && (same(y, kb) || !y)) continue; // the key measure again
-      rows.push({
-        measure: m,
-        unit: unitOf(m),
-        a: x && { value: x.value, lo: x.lo, hi: x.hi },
-        b: y && { value: y.value, lo: y.lo, hi: y.hi },
-        sideA: x?.side ?? '-',
-        sideB: y?.side ?? '-',
-      });
-    }
-    return rows.map((r, i) => ({
+    const side = (k) => (k ? sideOf(k.value, k.lo, k.hi) : '-');
+    const first = {
+      measure: (ka || kb)?.measure ?? '-',
+      unit: (ka || kb)?.unit ?? 'none',
+      a: ka,
+      b: kb,
+      sideA: side(ka),
+      sideB: side(kb),
+    };
+    return [first, ...otherRows(oa, ob, ka, kb)].map((r, i) => ({
       case: n,
       first: i === 0,
       passA: oa ? oa.pass : null,

@@ -61,13 +61,11 @@ function caseHistory(name, id, runs, group) {
   });
 }
 
-/** `runs`: [{id, info, exp}] of one suite/experiment, newest first. */
-export function historyPage(suite, experiment, runs) {
-  const charts = [];
-  // Groups in the order of their newest run, the defaults first, then what-ifs, then the perturbed.
+/** Runs grouped by what makes them comparable: the defaults first, then what-ifs, then the perturbed; each group's newest first. */
+function comparableGroups(runs, experiment) {
   const keys = [...new Set(runs.map((r) => comparableKey(r.info, experiment)))];
   const rank = (info) => (perturbationWords(info, experiment).length ? 2 : knobWords(info, experiment).length ? 1 : 0);
-  const groups = keys
+  return keys
     .map((key) => {
       const mine = runs.filter((r) => comparableKey(r.info, experiment) === key);
       return {
@@ -80,37 +78,46 @@ export function historyPage(suite, experiment, runs) {
     })
     .sort((a, b) => a.rank - b.rank)
     .map((g, i) => ({ ...g, id: `group-${i + 1}` }));
-  const sections = groups.map(({ id: group, mine: newest, perturbed, title }) => {
-    const mine = newest.slice().reverse();
-    const names = [...new Set(newest.flatMap((r) => r.exp.outcomes.map((o) => o.case)))];
-    const panels = names.map((name) => {
-      const c = caseHistory(name, name.split('/').pop(), mine, group);
-      if (!c)
-        return `<div class="panel" data-case="${esc(name)}"><div class="panel-title">${esc(name)}</div><div class="no-data">no key measure</div></div>`;
-      charts.push(c);
-      return panel({ title: c.title, chart: c }).replace(
-        '<div class="panel">',
-        `<div class="panel" data-case="${esc(name)}">`,
-      );
-    });
-    const rows = newest.map((r) => {
-      const failed = r.exp.outcomes.filter((o) => !o.pass).length;
-      return [
-        `<a href="../runs/${esc(r.id)}/${esc(experiment)}.html">${esc(r.id)}</a>`,
-        esc(r.info.git ? r.info.git.commit : '-'),
-        mark(failed === 0),
-        `${r.exp.outcomes.length - failed} / ${failed}`,
-      ];
-    });
-    const warn = perturbed
-      ? '<p class="notice">Perturbed runs: the stack differed from what the model was told, so failures here are what the check is for, not a regression.</p>'
-      : '';
-    return section(
-      group,
-      `${title} (${mine.length} run${mine.length === 1 ? '' : 's'})`,
-      `${warn}${table(['run', 'commit', 'pass', 'passed / failed'], rows, { cls: 'compact' })}<div class="grid small">${panels.join('\n')}</div>`,
+}
+
+/** A group's section: its runs (newest first) and a chart per case of its key measure over them (oldest left). */
+function groupSection({ id: group, mine: newest, perturbed, title }, experiment, charts) {
+  const mine = newest.slice().reverse();
+  const names = [...new Set(newest.flatMap((r) => r.exp.outcomes.map((o) => o.case)))];
+  const panels = names.map((name) => {
+    const c = caseHistory(name, name.split('/').pop(), mine, group);
+    if (!c)
+      return `<div class="panel" data-case="${esc(name)}"><div class="panel-title">${esc(name)}</div><div class="no-data">no key measure</div></div>`;
+    charts.push(c);
+    return panel({ title: c.title, chart: c }).replace(
+      '<div class="panel">',
+      `<div class="panel" data-case="${esc(name)}">`,
     );
   });
+  const rows = newest.map((r) => {
+    const failed = r.exp.outcomes.filter((o) => !o.pass).length;
+    return [
+      `<a href="../runs/${esc(r.id)}/${esc(experiment)}.html">${esc(r.id)}</a>`,
+      esc(r.info.git ? r.info.git.commit : '-'),
+      mark(failed === 0),
+      `${r.exp.outcomes.length - failed} / ${failed}`,
+    ];
+  });
+  const warn = perturbed
+    ? '<p class="notice">Perturbed runs: the stack differed from what the model was told, so failures here are what the check is for, not a regression.</p>'
+    : '';
+  return section(
+    group,
+    `${title} (${mine.length} run${mine.length === 1 ? '' : 's'})`,
+    `${warn}${table(['run', 'commit', 'pass', 'passed / failed'], rows, { cls: 'compact' })}<div class="grid small">${panels.join('\n')}</div>`,
+  );
+}
+
+/** `runs`: [{id, info, exp}] of one suite/experiment, newest first. */
+export function historyPage(suite, experiment, runs) {
+  const charts = [];
+  const groups = comparableGroups(runs, experiment);
+  const sections = groups.map((g) => groupSection(g, experiment, charts));
   const body = `<p class="lead">Each case's key measure per run (oldest left), the band its expected range in that run, a red point where the case failed. Only runs with the same --quick factor, what-if knobs and perturbations are comparable: each such group has its own section.</p>${sections.join('\n')}`;
   const file = historyPath(suite, experiment);
   return {

@@ -102,39 +102,37 @@ function exportWords(info, exp) {
   return `./labw export ${where}${quick}${knobs.length ? ` ${knobs.join(' ')}` : ''} --out=${exp.name}.js`;
 }
 
-/** One experiment's page: {path, html, data}. */
-export function experimentPage(run, exp, links = {}) {
-  const charts = [];
+const note = (text) => `<p class="notice">${esc(text)}</p>`;
+
+/** The boards drawn for an experiment's page, in the order their charts go into its data: {overview, board, resBoard}. */
+function boardSets(run, exp, charts) {
   const views = (list) => {
     for (const v of list) if (v.chart) charts.push(v.chart);
     return list;
   };
-  const gone = missing(run);
+  if (!run.panels) return { overview: [], board: [], resBoard: [] };
   const w = { window: exp.window };
-  const overview = run.panels
-    ? views(
-        boardViews(run.panels, 'lab-k6-run', {
-          window: exp.k6Window,
-          keep: byCase(caseIds(exp), { experiment: exp.name }),
-          prefix: 'overview',
-        }),
-      )
-    : [];
-  const board = run.panels ? views(boardViews(run.panels, `lab-${exp.name}`, { ...w, prefix: 'board' })) : [];
-  const resBoard = run.panels
-    ? views(
-        boardViews(run.panels, 'lab-resources', {
-          ...w,
-          keep: byService(exp.services),
-          prefix: 'resources',
-          dropEmpty: true,
-        }),
-      )
-    : [];
-  const tables = caseTables(exp);
-  const thresholds = thresholdRows(exp, tables);
-  const perService = serviceCharts(run, exp);
-  charts.push(...perService);
+  const overview = views(
+    boardViews(run.panels, 'lab-k6-run', {
+      window: exp.k6Window,
+      keep: byCase(caseIds(exp), { experiment: exp.name }),
+      prefix: 'overview',
+    }),
+  );
+  const board = views(boardViews(run.panels, `lab-${exp.name}`, { ...w, prefix: 'board' }));
+  const resBoard = views(
+    boardViews(run.panels, 'lab-resources', {
+      ...w,
+      keep: byService(exp.services),
+      prefix: 'resources',
+      dropEmpty: true,
+    }),
+  );
+  return { overview, board, resBoard };
+}
+
+/** The thresholds tab: the failed ones, then the passed folded away. */
+function thresholdsHtml(thresholds) {
   const thresholdTable = (rows) =>
     table(
       ['source', 'case', 'metric / measure', 'expression / expected', 'value', 'pass'],
@@ -143,22 +141,28 @@ export function experimentPage(run, exp, links = {}) {
     );
   const failedT = thresholds.filter((r) => !r.ok);
   const passedT = thresholds.filter((r) => r.ok);
-  const thresholdsHtml = `${failedT.length ? thresholdTable(failedT) : '<p class="muted">None failed.</p>'}<details><summary>${passedT.length} passed</summary>${thresholdTable(passedT)}</details>`;
-  const note = (text) => `<p class="notice">${esc(text)}</p>`;
-  const cards = caseCards(run, exp, tables, charts);
-  const countsTable = exp.counts
-    ? table(
-        ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc),
-        exp.counts.map((r) =>
-          [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(mark(r.agree === 'ok')),
-        ),
-        { attrs: (r, i) => (exp.counts[i].agree === 'ok' ? '' : ' class="bad"') },
-      )
-    : note(
-        run.info.metrics === false
-          ? "No nothing-lost table: without the stores there is nothing to compare k6's counts with."
-          : 'No counts.json in the run folder.',
-      );
+  return `${failedT.length ? thresholdTable(failedT) : '<p class="muted">None failed.</p>'}<details><summary>${passedT.length} passed</summary>${thresholdTable(passedT)}</details>`;
+}
+
+/** The nothing-lost tab: k6's, the stores' and the proxy's counts per case and status, or why there are none. */
+function countsHtml(run, exp) {
+  if (!exp.counts)
+    return note(
+      run.info.metrics === false
+        ? "No nothing-lost table: without the stores there is nothing to compare k6's counts with."
+        : 'No counts.json in the run folder.',
+    );
+  return table(
+    ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc),
+    exp.counts.map((r) =>
+      [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(mark(r.agree === 'ok')),
+    ),
+    { attrs: (r, i) => (exp.counts[i].agree === 'ok' ? '' : ' class="bad"') },
+  );
+}
+
+/** The resources tab: the capped phases' tables, a chart per service, and the resources board. */
+function resourcesHtml(exp, perService, resBoard) {
   const resTables = resourceTables(exp)
     .map(
       (t) =>
@@ -169,88 +173,75 @@ export function experimentPage(run, exp, links = {}) {
         )}`,
     )
     .join('');
+  const charts = perService.map((c) => panel({ title: c.title, chart: c })).join('\n');
+  return `${resTables}<div class="grid small">${charts}</div>${resBoard.length ? `<h3>lab / resources</h3>${grid(resBoard)}` : ''}`;
+}
+
+/** A board's grid, or why the page has none. */
+const gridOr = (views, gone, missingText) =>
+  views.length ? grid(views) : note(gone ? 'No time series in this run: see the note at the top.' : missingText);
+
+// What each tab shows, said under its title.
+const INTROS = {
+  policy:
+    'The policy file as the model read it, route by route, and the configs the stack ran (every cell shown, not judged).',
+  overview: "From the lab / k6 run board (Prometheus), this experiment's cases and window.",
+  thresholds: "k6's thresholds from its summary, and the lab's own judgements: the failed ones, then the passed.",
+  cases: 'Each case as the terminal table showed it, and its course against the model where the kind has one.',
+  board: "The experiment's Grafana board, drawn from what its queries returned for this run.",
+  http: "Per case and status, from k6's summary (latency and failures per case), and k6's checks.",
+  'nothing-lost': 'Per case and status: what k6 counted, what each store holds and what the proxy counted.',
+  script:
+    'The scenarios and thresholds k6 ran, as k6 code: each threshold with the model figure and the tolerance it came from.',
+  resources:
+    "CPU % of a core per service from the runner's sampler (k6 included); memory from the boards where the run has them.",
+};
+
+/** The page's tabs, in order: [id, title, html, intro]. */
+function pageSections(run, exp, { gone, sets, tables, perService, cards }) {
   const policy = policyHtml(run, exp.policy);
-  const sections = [
-    ...(policy
-      ? [
-          [
-            'policy',
-            'Policy',
-            policy,
-            'The policy file as the model read it, route by route, and the configs the stack ran (every cell shown, not judged).',
-          ],
-        ]
-      : []),
-    [
-      'insights',
-      'Insights',
-      `<ul class="insights">${insights(run, exp)
-        .map((i) => `<li class="${i.level}">${esc(i.text)}</li>`)
-        .join('')}</ul>`,
-    ],
-    [
-      'overview',
-      'Overview',
-      overview.length
-        ? grid(overview)
-        : note(gone ? 'No time series in this run: see the note at the top.' : 'panels.json has no k6 run board.'),
-      "From the lab / k6 run board (Prometheus), this experiment's cases and window.",
-    ],
-    [
-      'thresholds',
-      'Thresholds',
-      thresholdsHtml,
-      "k6's thresholds from its summary, and the lab's own judgements: the failed ones, then the passed.",
-    ],
-    [
-      'cases',
-      'Cases',
-      cards,
-      'Each case as the terminal table showed it, and its course against the model where the kind has one.',
-    ],
-    [
-      'board',
-      `lab / ${exp.name}`,
-      board.length
-        ? grid(board)
-        : note(
-            gone ? 'No time series in this run: see the note at the top.' : `panels.json has no lab-${exp.name} board.`,
-          ),
-      "The experiment's Grafana board, drawn from what its queries returned for this run.",
-    ],
-    [
-      'http',
-      'HTTP',
-      `${table(
-        HTTP_HEAD,
-        httpRows(exp).map((r) => httpCells(r).map(esc)),
-      )}${checksHtml(exp)}`,
-      "Per case and status, from k6's summary (latency and failures per case), and k6's checks.",
-    ],
-    [
-      'nothing-lost',
-      'Nothing lost',
-      countsTable,
-      'Per case and status: what k6 counted, what each store holds and what the proxy counted.',
-    ],
-    [
-      'script',
-      'Script',
-      scriptHtml(exp, exportWords(run.info, exp)),
-      'The scenarios and thresholds k6 ran, as k6 code: each threshold with the model figure and the tolerance it came from.',
-    ],
-    [
-      'resources',
-      'Resources',
-      `${resTables}<div class="grid small">${perService.map((c) => panel({ title: c.title, chart: c })).join('\n')}</div>${resBoard.length ? `<h3>lab / resources</h3>${grid(resBoard)}` : ''}`,
-      "CPU % of a core per service from the runner's sampler (k6 included); memory from the boards where the run has them.",
-    ],
+  const insightsHtml = `<ul class="insights">${insights(run, exp)
+    .map((i) => `<li class="${i.level}">${esc(i.text)}</li>`)
+    .join('')}</ul>`;
+  const httpHtml = `${table(
+    HTTP_HEAD,
+    httpRows(exp).map((r) => httpCells(r).map(esc)),
+  )}${checksHtml(exp)}`;
+  const tabs = [
+    ...(policy ? [['policy', 'Policy', policy]] : []),
+    ['insights', 'Insights', insightsHtml],
+    ['overview', 'Overview', gridOr(sets.overview, gone, 'panels.json has no k6 run board.')],
+    ['thresholds', 'Thresholds', thresholdsHtml(thresholdRows(exp, tables))],
+    ['cases', 'Cases', cards],
+    ['board', `lab / ${exp.name}`, gridOr(sets.board, gone, `panels.json has no lab-${exp.name} board.`)],
+    ['http', 'HTTP', httpHtml],
+    ['nothing-lost', 'Nothing lost', countsHtml(run, exp)],
+    ['script', 'Script', scriptHtml(exp, exportWords(run.info, exp))],
+    ['resources', 'Resources', resourcesHtml(exp, perService, sets.resBoard)],
   ];
-  const head = `<p class="lead">${esc(exp.kindName || 'unknown kind')} · ${counts(exp.outcomes)} · <a href="index.html">run ${esc(run.id)}</a>${links.history ? ` · <a href="${esc(links.history)}">history</a>` : ''}${links.compare ? ` · <a href="${esc(links.compare)}">compare</a>` : ''}${exp.phases
+  return tabs.map(([id, title, html]) => [id, title, html, INTROS[id]]);
+}
+
+/** The page's lead line: the kind, the verdicts, and links to the run, its history, compare and k6's reports. */
+function pageLead(run, exp, links) {
+  const reports = exp.phases
     .filter((p) => p.report)
     .map((p) => ` · <a href="${esc(raw(run, p.report))}">k6 report${p.phase ? ` (${esc(p.phase)})` : ''}</a>`)
-    .join('')}</p>`;
-  const body = `${head}${runFacts(run.info)}${gone ? note(gone) : ''}${sections.map(([id, title, html, intro]) => section(id, title, html, intro ? esc(intro) : '')).join('\n')}`;
+    .join('');
+  return `<p class="lead">${esc(exp.kindName || 'unknown kind')} · ${counts(exp.outcomes)} · <a href="index.html">run ${esc(run.id)}</a>${links.history ? ` · <a href="${esc(links.history)}">history</a>` : ''}${links.compare ? ` · <a href="${esc(links.compare)}">compare</a>` : ''}${reports}</p>`;
+}
+
+/** One experiment's page: {path, html, data}. */
+export function experimentPage(run, exp, links = {}) {
+  const charts = [];
+  const gone = missing(run);
+  const sets = boardSets(run, exp, charts);
+  const tables = caseTables(exp);
+  const perService = serviceCharts(run, exp);
+  charts.push(...perService);
+  const cards = caseCards(run, exp, tables, charts);
+  const sections = pageSections(run, exp, { gone, sets, tables, perService, cards });
+  const body = `${pageLead(run, exp, links)}${runFacts(run.info)}${gone ? note(gone) : ''}${sections.map(([id, title, html, intro]) => section(id, title, html, intro ? esc(intro) : '')).join('\n')}`;
   return {
     path: `runs/${run.id}/${exp.name}.html`,
     html: page({
