@@ -48,7 +48,10 @@ export function recordedRuns(root, pick = () => true) {
 export const recordedLine = (runs, command) =>
   `${runs.length} runs of \`${command}\`, ${[...new Set(runs.map((r) => `${r.testid.slice(0, 4)}-${r.testid.slice(4, 6)}-${r.testid.slice(6, 8)}`))].join(', ')} (testids in the table; docs/runs/ keeps them)`;
 
-/** The recorded bench runs (docs/runs/<testid>/bench.json, as `bench` wrote it) whose bench.json `pick` accepts, oldest first: [{testid, bench}]. */
+/**
+ * The recorded bench runs (docs/runs/<testid>/bench.json, as `bench` wrote it) whose bench.json `pick`
+ * accepts, oldest first: [{testid, bench}].
+ */
 export function recordedBenches(root, pick = () => true) {
   return recorded(root, 'bench.json')
     .map(({ testid, read }) => ({ testid, bench: read('bench.json') }))

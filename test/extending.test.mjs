@@ -154,7 +154,10 @@ test('the k6 side (thresholds/, k6/) imports no node: module and no Node-only pa
   assert.deepEqual(bad, []);
 });
 
-/** A copy of the tree: the project's files, node_modules (and the lab's Python, with crossplane) linked, k6's bundled vendor copied. */
+/**
+ * A copy of the tree: the project's files, node_modules (and the lab's Python, with crossplane)
+ * linked, k6's bundled vendor copied.
+ */
 function treeCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'lab-extend-'));
   for (const f of sources()) {

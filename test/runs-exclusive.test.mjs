@@ -57,7 +57,10 @@ function lab(t) {
   return { root, stateDir: ctx.stateDir, ctx, lines };
 }
 
-/** A live run in another process (`holder.mjs test smoke --quick`), as a suite run holds one; stop() ends it cleanly. */
+/**
+ * A live run in another process (`holder.mjs test smoke --quick`), as a suite run holds one; stop()
+ * ends it cleanly.
+ */
 async function holder(t, root) {
   const file = join(root, 'holder.mjs');
   writeFileSync(

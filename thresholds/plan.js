@@ -103,7 +103,8 @@ export function stackTargets(name, knobs, policy) {
 const withKind = (exp, p) => ({ experiment: p.experiment, kind: exp.kind, ...p });
 
 /**
- * plan({experiment, suite, factor, overrides, segments, untold}) -> {experiment, suite, factor, knobs, policy, cases, ...}
+ * plan({experiment, suite, factor, overrides, segments, untold}) -> {experiment, suite, factor, knobs,
+ * policy, cases, ...}
  * The runner prints it (`just expect`), k6 turns it into scenarios and thresholds, and the
  * results table compares against it.
  * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and

@@ -238,7 +238,8 @@ function resources() {
       'CPU, memory, threads and open files of every stack process, grouped by service (process-exporter), over time and as a table like `docker stats`.',
     variables: [],
     rows: [
-      resourcesOverTimeRow({ cpu, mem }), // Over the dashboard's range, not at its end: the stack's processes are gone when a run
+      resourcesOverTimeRow({ cpu, mem }),
+      // Over the dashboard's range, not at its end: the stack's processes are gone when a run
       // ends, and an instant gauge then has no series (a CI run's panel check found it empty).
       {
         title: 'Over the range, like docker stats',
@@ -497,13 +498,19 @@ export const boards = () => [
   compare().build(),
 ];
 
-/** {panel title: {suite, optional}} for the panels only a suite's runs fill, or whose metrics a healthy run may not emit. */
+/**
+ * {panel title: {suite, optional}} for the panels only a suite's runs fill, or whose metrics a healthy
+ * run may not emit.
+ */
 export function panelRequirements() {
   boards();
   return { ...requires };
 }
 
-/** {panel title: {refId: truth}}: the run figure each query's series must equal, or why none (lab/judge/chart-truth.mjs). */
+/**
+ * {panel title: {refId: truth}}: the run figure each query's series must equal, or why none
+ * (lab/judge/chart-truth.mjs).
+ */
 export function panelTruths() {
   boards();
   return { ...truths };

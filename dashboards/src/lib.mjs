@@ -348,7 +348,8 @@ function k6SawRow({ mine, all, limited }) {
           truth: { figure: 'limitedShare', by: ['case'], read: 'last' },
         },
       ]),
-      // The timing noise the model allows is judged per case as max less min (thresholds/models/limiter-replay.js JITTER_MS).
+      // The timing noise the model allows is judged per case as max less min
+      // (thresholds/models/limiter-replay.js JITTER_MS).
       prom("k6 late against the model's schedule (max so far), by case", 's', [
         {
           expr: `max by (case) (k6_lab_arrival_late_ms_max{${mine}})`,

@@ -185,7 +185,10 @@ function sayBench({ efficiency, together, table, connections, seconds }, say) {
   for (const [g, met, r] of efficiency.goals) say(`goal ${met ? 'met    ' : 'NOT met'}  ${g} (${r})`);
 }
 
-/** `bench json-filter`: the stack up, relayed requests per CPU-second, each filter beside nginx, the throughputs; the tables and goals. */
+/**
+ * `bench json-filter`: the stack up, relayed requests per CPU-second, each filter beside nginx, the
+ * throughputs; the tables and goals.
+ */
 export default async function benchJsonFilter(root, request, { say = console.log } = {}) {
   const p = makePlan({ experiment: 'json-filter', suite: 'smoke', overrides: request.overrides['json-filter'] });
   const env = labEnv(root);

@@ -266,7 +266,10 @@ function refusedInLog(dir) {
   return refusedWrites(existsSync(log) ? readFileSync(log, 'utf8') : '');
 }
 
-/** `bench stores`: the stores started, the runs written and forwarded, the figures printed, one run read back; 0 when nothing was refused or lost. */
+/**
+ * `bench stores`: the stores started, the runs written and forwarded, the figures printed, one run
+ * read back; 0 when nothing was refused or lost.
+ */
 export default async function benchStores(root, request, { say = console.log } = {}) {
   const runs = request.factor > 1 ? 100 : 500;
   const env = labEnv(root);

@@ -7,7 +7,10 @@ import { spawn, spawnSync, execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { statFields, TICKS_PER_S } from '../stack/cpu.mjs';
 
-/** wrk's command line: `timeoutS` (none: wrk's own 2 s), `script` (a Lua file) and `latency` (its percentiles) are optional. */
+/**
+ * wrk's command line: `timeoutS` (none: wrk's own 2 s), `script` (a Lua file) and `latency` (its
+ * percentiles) are optional.
+ */
 export const wrkArgs = (url, connections, seconds, { threads = 2, timeoutS = 5, script, latency = false } = {}) => [
   '-t',
   String(threads),

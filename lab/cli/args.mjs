@@ -72,7 +72,10 @@ export function valueFlags(words, flags) {
   return { rest, values };
 }
 
-/** `--policy=FILE [--stack-policy=FILE2]` (lab/policy/use.mjs): the words without them, and the files they name ({policy, stackPolicy}). */
+/**
+ * `--policy=FILE [--stack-policy=FILE2]` (lab/policy/use.mjs): the words without them, and the files
+ * they name ({policy, stackPolicy}).
+ */
 export function policyFlags(words) {
   const { rest, values: files } = valueFlags(words, {
     '--policy': ['policy', 'FILE'],
@@ -94,7 +97,10 @@ export function stackWords(words, root) {
   return [usePolicy(flags, root).experiment.name, ...flags.rest];
 }
 
-/** The experiments a run's first word names: a suite's, one of it (`spike/burst`), an experiment, or a policy's (`only`). */
+/**
+ * The experiments a run's first word names: a suite's, one of it (`spike/burst`), an experiment, or a
+ * policy's (`only`).
+ */
 function runNames(name, target, only) {
   if (!name || name.startsWith('-') || name.includes('=')) {
     const valid =

@@ -33,7 +33,10 @@ function exportRequest(words, root) {
   return { request, policyFile: flags.policy };
 }
 
-/** The `./labw up` words of the stack this plan was made for: its experiment (or policy), --quick and the what-if knobs. */
+/**
+ * The `./labw up` words of the stack this plan was made for: its experiment (or policy), --quick and
+ * the what-if knobs.
+ */
 function upWords(plan, overrides, policyFile) {
   const knobs = Object.entries(overrides ?? {}).map(([k, v]) => `${k}=${v}`);
   return [

@@ -8,19 +8,22 @@ import { root, stateDir, say, topology } from './context.mjs';
 
 /*
  * The commands, and the words each takes:
- *   test <suite> [--quick[=N]] [--segments=N] [--no-metrics] [knobs]   run a suite, print the tables, exit non-zero on failure
+ *   test <suite> [--quick[=N]] [--segments=N] [--no-metrics] [knobs]
+ *                                          run a suite, print the tables, exit non-zero on failure
  *   expect <suite> [--quick[=N]] [knobs]   the model's plan as JSON, nothing started
  *     --sensitivity                        instead: the smallest policy change each case catches
  *   up <experiment> [--quick[=N]] [knobs]  start a stack and leave it up; prints `name url`
  *   down                                   stop whatever `up` started (and any orphans)
  *   metrics up [--retention=30d]|down|status|series [--write]
  *                                          the metrics stores, kept running between runs; their series per run
- *   clean [--yes]                          list (then, with --yes, delete) the stores' data, results and rendered configs
+ *   clean [--yes]                          list (then, with --yes, delete) the stores' data, results and
+ *                                          rendered configs
  *   keep <experiment|metrics> [knobs]      (internal) own an `up` stack until SIGTERM
  *   bench <experiment> [--quick] [knobs]   an experiment's bench, lab/bench/<experiment>.mjs
  *   bench k6 [--quick]                     k6's own CPU per request and memory per VU (sizing)
  *   bench results [--quick]                the results site's build time and page weight at 50 runs (10)
- *   bench stores [--quick]                 the stores through 500 runs' series: series, memory, disk; a last run complete
+ *   bench stores [--quick]                 the stores through 500 runs' series: series, memory, disk; a last
+ *                                          run complete
  *   render <experiment> [knobs]            write configs to .lab/rendered/ for docker compose
  *   render --k8s <suite>/<experiment> [--quick[=N]] [--parallelism N] [--prometheus URL] [knobs]
  *                                          Kubernetes manifests and a k6-operator TestRun, in .lab/rendered/k8s/

@@ -32,7 +32,10 @@ const levelsOf = (r) =>
     }),
   );
 
-/** A run's row: the uncapped cost, the 4 % level, and at 2 % and 1 % measured / model before and after the calibration. */
+/**
+ * A run's row: the uncapped cost, the 4 % level, and at 2 % and 1 % measured / model before and after
+ * the calibration.
+ */
 function throttlingRow(r, l) {
   const cell = (id, cap) =>
     `${l[id].rps.toFixed(0)}, ${(l[id].cost * 1e6).toFixed(0)}, x${(l[id].rps / l[id].model).toFixed(2)}, x${(l[id].rps / (cap / l.cpu4.cost)).toFixed(2)}`;

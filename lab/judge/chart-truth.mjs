@@ -267,7 +267,8 @@ export function stepOf(data) {
 
 /**
  * Every board panel of a panel check (lab/stores/panels.mjs: one entry per query, with what it
- * returned and the truth declared for it) against the run's figures: one row per series, {where, chart, refId, series, ...}.
+ * returned and the truth declared for it) against the run's figures: one row per series, {where,
+ * chart, refId, series, ...}.
  * A skipped panel or a failed query is the panel check's to report: left out here.
  */
 export function checkBoards(entries, figs) {

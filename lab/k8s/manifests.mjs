@@ -257,7 +257,10 @@ function podVolumes(s, { labFilesName, labFileList, configName, isNode }) {
   return { volumes, mounts, initContainers };
 }
 
-/** The service's container: the compose image and command, ready when its readiness URL answers, capped where it declares caps. */
+/**
+ * The service's container: the compose image and command, ready when its readiness URL answers, capped
+ * where it declares caps.
+ */
 function serviceContainer(s, { view, args, mounts, capsText }) {
   const http = new URL(renderText(s.ready, view));
   return {
@@ -275,7 +278,10 @@ function serviceContainer(s, { view, args, mounts, capsText }) {
   };
 }
 
-/** The Service for a service's ports but the admin one (Envoy's is the pod's own business), and the NetworkPolicy letting only the lab's pods reach them. */
+/**
+ * The Service for a service's ports but the admin one (Envoy's is the pod's own business), and the
+ * NetworkPolicy letting only the lab's pods reach them.
+ */
 function serviceReach(s, { meta, name, testid }) {
   const served = Object.entries(s.ports).filter(([port]) => port !== 'admin');
   const selector = { 'app.kubernetes.io/name': s.name, 'lab/testid': testid };

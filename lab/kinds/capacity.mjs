@@ -352,7 +352,10 @@ function efficiencyRows(bounds, measured, theirCost, checks, row) {
   }
 }
 
-/** Its judged figures: errors, requests, p99, CPU per request and latency against the references, relayed min, what the backend received. */
+/**
+ * Its judged figures: errors, requests, p99, CPU per request and latency against the references,
+ * relayed min, what the backend received.
+ */
 function figures(o) {
   const { expected: e, measured: m, checks } = o;
   const out = [];

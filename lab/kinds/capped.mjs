@@ -122,7 +122,10 @@ function throughputRows(plan, c, { measured, checks, byService }) {
   ];
 }
 
-/** The rows after the throughput: against the uncapped, errors, refills, OOM kills, edge shares, CPU and memory by role. */
+/**
+ * The rows after the throughput: against the uncapped, errors, refills, OOM kills, edge shares, CPU
+ * and memory by role.
+ */
 function otherRows(plan, c, { measured, checks, byService }) {
   const e = c.expected;
   const { seed } = c;
@@ -224,7 +227,10 @@ export function* phases(plan, { say }) {
   }
 }
 
-/** Its judged figures: throughput and the bottleneck's use of its quota (capped levels), errors, refills, OOM kills, each edge's share. */
+/**
+ * Its judged figures: throughput and the bottleneck's use of its quota (capped levels), errors,
+ * refills, OOM kills, each edge's share.
+ */
 function figures(o) {
   const { expected: e, measured: m, checks } = o;
   return judgedFigures([

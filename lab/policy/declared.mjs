@@ -12,7 +12,10 @@ import { policyExperiment } from './experiment.mjs';
 import { policyServices } from './stack.mjs';
 import { asRead } from './use.mjs';
 
-/** Every declared policy of the list read from its file and completed in place; throws naming the one that cannot be. */
+/**
+ * Every declared policy of the list read from its file and completed in place; throws naming the one
+ * that cannot be.
+ */
 export function completeDeclared(root) {
   const tools = policyTools(root);
   for (const e of list.filter((x) => x.policyFile && !x.kind)) {

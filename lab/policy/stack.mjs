@@ -37,7 +37,8 @@ const proxies = {
     file: 'envoy.yaml',
     render: (policy, view, tools, backend, placed) =>
       renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix, placed }),
-    // Envoy as the lab installs it (lab/install.sh, on the runner's PATH), flushing its access log every 100 ms: the sightings.
+    // Envoy as the lab installs it (lab/install.sh, on the runner's PATH), flushing its access log
+    // every 100 ms: the sightings.
     command: [
       'envoy',
       '-c',

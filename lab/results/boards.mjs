@@ -19,7 +19,10 @@ export function legendName(legend, labels) {
   return name || all;
 }
 
-/** panels.json's entries (one per query) as panels: {board, uid, panel, panelId, unit, type, targets}, in the board's order. */
+/**
+ * panels.json's entries (one per query) as panels: {board, uid, panel, panelId, unit, type, targets},
+ * in the board's order.
+ */
 export function boardPanels(entries, uid) {
   const out = [];
   for (const e of (entries || []).filter((x) => x.uid === uid)) {
@@ -124,7 +127,10 @@ export function boardViews(entries, uid, { window = {}, keep, prefix = uid, drop
     .filter((v) => !(dropEmpty && v.empty));
 }
 
-/** Keep a series whose labels name one of `cases` (or have no case label at all, when `caseless`), of `experiment` where it says. */
+/**
+ * Keep a series whose labels name one of `cases` (or have no case label at all, when `caseless`), of
+ * `experiment` where it says.
+ */
 export const byCase =
   (cases, { caseless = true, experiment = null } = {}) =>
   (labels) => {

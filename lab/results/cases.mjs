@@ -114,7 +114,10 @@ export function caseTables(exp) {
   return out;
 }
 
-/** Where a measured value stands against a range (either end may be missing): below, within or above; '-' for no number. */
+/**
+ * Where a measured value stands against a range (either end may be missing): below, within or above;
+ * '-' for no number.
+ */
 export const sideOf = (value, lo, hi) =>
   typeof value !== 'number' ? '-' : lo != null && value < lo ? 'below' : hi != null && value > hi ? 'above' : 'within';
 

@@ -42,11 +42,14 @@ const finite = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
  * A chart from series of points. `x`: 'time' (points' x in epoch ms, drawn as time), 'rel'
  * (seconds, e.g. since a case's start) or 'runs' (a run's index; `xLabels` names each run).
  * Each series: {label, points: [[x, y], ...], color?, dash?, line? (false: points only),
- * dots? (draw its points; size? in px), area? (false: no fill under the line), band? (a band's edge: no legend value of its own), unit? (a second
+ * dots? (draw its points; size? in px), area? (false: no fill under the line), band? (a band's edge:
+ * no legend value of its own), unit? (a second
  * axis)}. `xLabel` names a non-time x axis. `spanGaps`: join a series over missing points (not
  * on a board's time series, as Grafana's default; yes where series are aligned on other x).
- * `yZero`: the y axis starts at zero (else it fits the values, as a history needs). `bands`: [[upper series index, lower series index], ...] (indices into `series`).
- * A series may carry `truth` and `labels`, the run figure it must equal (lab/judge/chart-truth.mjs); `noTruth` says why a chart has none.
+ * `yZero`: the y axis starts at zero (else it fits the values, as a history needs). `bands`: [[upper
+ * series index, lower series index], ...] (indices into `series`).
+ * A series may carry `truth` and `labels`, the run figure it must equal (lab/judge/chart-truth.mjs);
+ * `noTruth` says why a chart has none.
  */
 export function chart({
   id,

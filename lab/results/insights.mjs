@@ -11,7 +11,10 @@ import { refusalProblems } from '../stores/refusals.mjs';
 const NEAR_CORE_PCT = 90;
 const STEP_MS = 1000;
 
-/** k6's CPU as % of one core ([[epochMs, cumulative CPU s], ...]): the peak over any 1 s of the samples, and the mean. */
+/**
+ * k6's CPU as % of one core ([[epochMs, cumulative CPU s], ...]): the peak over any 1 s of the
+ * samples, and the mean.
+ */
 export function k6Cpu(all) {
   // Up to the first sample that goes back (the process gone: the sampler reads nothing).
   const end = (all || []).findIndex(([, c], i) => i && c < all[i - 1][1]);

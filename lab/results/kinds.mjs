@@ -199,7 +199,10 @@ function limiterChart(run, exp, phase, c) {
   });
 }
 
-/** A case's series from its board (in the order of `ranges`), each with its constant expected range over the span of the data. */
+/**
+ * A case's series from its board (in the order of `ranges`), each with its constant expected range
+ * over the span of the data.
+ */
 function rangeChart(run, exp, c, { title, label, unit, ranges = [], id = 'case', note, perSecond = false }) {
   const counts = caseSeries(run, exp, title, c, exp.window);
   // A count so far drawn as its rate: answers per second, per step of the store.
@@ -320,7 +323,10 @@ function costChart(run, exp, phase, c) {
 const rangeOf = (r, f = (v) => v) =>
   r && r.lo != null ? { lo: f(r.lo), hi: r.hi == null ? null : f(r.hi) } : { lo: null, hi: null };
 
-/** Each kind: keyMeasure(outcome, case) -> {measure, unit, value, lo, hi}; caseCharts(run, exp, phase, case) -> [chart | null]. */
+/**
+ * Each kind: keyMeasure(outcome, case) -> {measure, unit, value, lo, hi}; caseCharts(run, exp, phase,
+ * case) -> [chart | null].
+ */
 export const resultKinds = {
   limiter: {
     keyMeasure: (o) => ({ measure: '200 count', unit: 'none', value: o.measured.ok, ...rangeOf(o.expected.ok) }),

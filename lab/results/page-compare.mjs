@@ -17,7 +17,10 @@ const SUMMED = ['reqps', 'none'];
 // The baseline's colours, apart from the run's (Grafana's classic palette).
 const BASELINE = ['#8AB8FF', '#FF9830', '#CA95E5', '#F2CC0C', '#5794F2'];
 
-/** A panel's series of one run, merged into one per status (or one in all): summed counts, the largest latency or share. */
+/**
+ * A panel's series of one run, merged into one per status (or one in all): summed counts, the largest
+ * latency or share.
+ */
 function merged(p, exp, label) {
   const series = panelSeries(p, { ...exp.k6Window, keep: byCase(exp.cases.map((c) => c.id)) });
   const groups = new Map();

@@ -61,7 +61,10 @@ function caseHistory(name, id, runs, group) {
   });
 }
 
-/** Runs grouped by what makes them comparable: the defaults first, then what-ifs, then the perturbed; each group's newest first. */
+/**
+ * Runs grouped by what makes them comparable: the defaults first, then what-ifs, then the perturbed;
+ * each group's newest first.
+ */
 function comparableGroups(runs, experiment) {
   const keys = [...new Set(runs.map((r) => comparableKey(r.info, experiment)))];
   const rank = (info) => (perturbationWords(info, experiment).length ? 2 : knobWords(info, experiment).length ? 1 : 0);

@@ -104,7 +104,10 @@ function exportWords(info, exp) {
 
 const note = (text) => `<p class="notice">${esc(text)}</p>`;
 
-/** The boards drawn for an experiment's page, in the order their charts go into its data: {overview, board, resBoard}. */
+/**
+ * The boards drawn for an experiment's page, in the order their charts go into its data: {overview,
+ * board, resBoard}.
+ */
 function boardSets(run, exp, charts) {
   const views = (list) => {
     for (const v of list) if (v.chart) charts.push(v.chart);

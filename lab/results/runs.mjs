@@ -214,7 +214,10 @@ function runInfo(raw, id, outcomes, exps) {
   };
 }
 
-/** Everything the pages show of one run; `panels: false` leaves the boards' data unread (the lists and histories need none). */
+/**
+ * Everything the pages show of one run; `panels: false` leaves the boards' data unread (the lists and
+ * histories need none).
+ */
 export function readRun(results, id, { panels: withPanels = true } = {}) {
   const dir = runDir(results, id);
   const files = readdirSync(dir);

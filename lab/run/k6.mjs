@@ -175,7 +175,10 @@ async function startTogether(plan, procs, addresses, say) {
   }
 }
 
-/** A stack process that died during the run: k6 stopped (gracefully, then not), and the problem naming it (and its OOM kills). */
+/**
+ * A stack process that died during the run: k6 stopped (gracefully, then not), and the problem naming
+ * it (and its OOM kills).
+ */
 async function stackDied(p, procs, all) {
   for (const { k6 } of procs) if (k6.exitCode === null) k6.kill('SIGINT');
   const t = setTimeout(() => procs.forEach(({ k6 }) => k6.exitCode === null && k6.kill('SIGKILL')), 10_000);
@@ -194,7 +197,10 @@ async function stackDied(p, procs, all) {
   return `${p.name} exited during the run (code ${p.exited.code}, signal ${p.exited.signal}${cause}); last lines of ${p.logFile}:\n${logTail(p.logFile)}`;
 }
 
-/** k6's exits: a problem for the first that is neither 0 nor 99 (thresholds failed, which the table shows case by case). */
+/**
+ * k6's exits: a problem for the first that is neither 0 nor 99 (thresholds failed, which the table
+ * shows case by case).
+ */
 function k6ExitProblem(name, procs, exits) {
   // With segments, each process judged its share only: its verdict is not the run's.
   for (const [i, { code, signal }] of exits.entries())

@@ -43,7 +43,10 @@ async function loadPhase(plan, kind, started, ctx, { replays, keep }) {
   }
 }
 
-/** After the load: the sends k6 made (where the kind replays them) and the proxy's own counts (where the stores are). */
+/**
+ * After the load: the sends k6 made (where the kind replays them) and the proxy's own counts (where
+ * the stores are).
+ */
 async function afterLoad(plan, kind, started, ctx, { result, measured, replays, clockBefore }) {
   if (replays && !result.problem) {
     const sends = await saveSends(plan, clockBefore, ctx);

@@ -13,7 +13,10 @@
 export const PAUSED_BEFORE_RUN = 4;
 const POLL_MS = 50;
 
-/** The arguments that start process i paused, with its REST API on `address`, without its own setup() (and teardown() but in the first). */
+/**
+ * The arguments that start process i paused, with its REST API on `address`, without its own setup()
+ * (and teardown() but in the first).
+ */
 export const pausedArgs = (address, i = 0) => [
   '--paused',
   '--address',

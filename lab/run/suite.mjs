@@ -148,7 +148,10 @@ function interruptGuard(say) {
   };
 }
 
-/** The experiments' plans, one after another, then their judged figures into the stores and the boards' data into the run. */
+/**
+ * The experiments' plans, one after another, then their judged figures into the stores and the boards'
+ * data into the run.
+ */
 async function runPlans(request, plans, startedMs, ctx) {
   const { stores, run } = ctx;
   const judged = [];
@@ -233,7 +236,10 @@ function joinJudged(judged) {
   };
 }
 
-/** What the run was asked to differ by from what the model was told (--stack-knob, --stack-cpu, --k6-cpu, --stack-policy). */
+/**
+ * What the run was asked to differ by from what the model was told (--stack-knob, --stack-cpu,
+ * --k6-cpu, --stack-policy).
+ */
 function perturbationOf(request) {
   if (!(request.untold || request.slowed || request.stackPolicy)) return {};
   return {
@@ -302,7 +308,10 @@ function report(root, run, { tables, counts, outcomes, problems }, say) {
   return passed;
 }
 
-/** A suite's run: its plans, the stores and stacks, the judgements, the run's files and pages, the report; the exit code. */
+/**
+ * A suite's run: its plans, the stores and stacks, the judgements, the run's files and pages, the
+ * report; the exit code.
+ */
 export async function runSuite(root, request, { say = console.log } = {}) {
   const { plans, topology } = preparePlans(root, request);
   const env = labEnv(root);

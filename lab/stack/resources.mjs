@@ -10,7 +10,8 @@ const MiB = 1024 ** 2;
 const inWindow = (samples, fromMs, toMs) => samples.filter(([t]) => t >= fromMs && t <= toMs).map(([, s]) => s);
 
 /**
- * One row per service: {service, cpuS, cpuPct, capPct, memBytes, memMaxBytes, memLimitBytes, memPct, pids, oomKills, throttledS}.
+ * One row per service: {service, cpuS, cpuPct, capPct, memBytes, memMaxBytes, memLimitBytes, memPct,
+ * pids, oomKills, throttledS}.
  * No network I/O: natively every service shares the loopback interface, and cgroups count no
  * bytes (Docker gives each container its own network namespace, which is where docker stats
  * reads it).

@@ -141,7 +141,10 @@ const scenarioMs = (sc) =>
 // meets iterations however few are simulated.
 const moment = (i) => ((i + 0.5) * 0.6180339887498949) % 1;
 
-/** The statuses a case's own requests are answered with: its success, its limited status when the model expects some. */
+/**
+ * The statuses a case's own requests are answered with: its success, its limited status when the model
+ * expects some.
+ */
 function statusesOf(c, method) {
   // The filters (POST) answer 204, everyone else 200.
   const ok = method === 'POST' ? 204 : 200;

@@ -153,7 +153,8 @@ const http = {
   batch: () => {
     throw new Error('k6-shim: http.batch is not modelled; add it to lab/stores/k6-shim.mjs');
   },
-  // As k6's, a value for a request's responseCallback; here the statuses themselves (ranges as {min, max} are not modelled).
+  // As k6's, a value for a request's responseCallback; here the statuses themselves (ranges as {min,
+  // max} are not modelled).
   expectedStatuses: (...statuses) => statuses.map(Number),
 };
 

@@ -234,7 +234,10 @@ function refuse({ stats, refusedConnections }, socket) {
   setTimeout(() => socket.destroy(), 1000).unref();
 }
 
-/** This process's server: the backend pool, the counters, the listening socket and its connections, up to --max-connections. */
+/**
+ * This process's server: the backend pool, the counters, the listening socket and its connections, up
+ * to --max-connections.
+ */
 function serve() {
   const pool = new BackendPool({
     host: bhost,

@@ -144,7 +144,10 @@ function caseSpecs(exp, suite, knobs, factor, targets, { floors, ceilings, throu
   return specs;
 }
 
-/** A case k6 sends, from `startMs` (its connections opened before it): its service, path, length and expected figures. */
+/**
+ * A case k6 sends, from `startMs` (its connections opened before it): its service, path, length and
+ * expected figures.
+ */
 function k6Case({ exp, c, startMs, connectS, target, policy, bounds }) {
   const { floors, ceilings } = bounds;
   const durationMs = c.kind === 'ramp' ? c.steps.length * (c.rampS + c.holdS) * 1000 : c.seconds * 1000;

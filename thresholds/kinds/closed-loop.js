@@ -83,7 +83,10 @@ export function possibleCounts(c) {
   };
 }
 
-/** A case's thresholds from the model's prediction `p`: every count with its tolerance, the run's span and latencies. */
+/**
+ * A case's thresholds from the model's prediction `p`: every count with its tolerance, the run's span
+ * and latencies.
+ */
 function expectedOf(p, responses, config) {
   const possible = possibleCounts({ responses, retry: config.retry });
   const counts = (key) => withTeeth(countRange(p[key], T), possible[key]);
@@ -217,7 +220,10 @@ const COUNT_NAMES = {
   sent: 'requests sent over the wire',
 };
 
-/** The counts a closed-loop case judges, by metric: answers as users got them, what the app served, requests as the proxy counts them. */
+/**
+ * The counts a closed-loop case judges, by metric: answers as users got them, what the app served,
+ * requests as the proxy counts them.
+ */
 function countMetrics(c) {
   return {
     [`lab_responses{case:${c.id}}`]: 'responses',

@@ -3,7 +3,8 @@
  * burst smoke's "200s 1..5" of 3 requests admits every count a limiter can give (a fresh key
  * passes its first request whatever the policy), so it passed whatever the stack did. Such a
  * range is shown, not judged: the table marks its row "shown", k6 gets only KEEP_ONLY for it (so
- * that its summary still holds the count), and it counts as no pass. Each kind states the values its counts could take (`possible(c, plan)`);
+ * that its summary still holds the count), and it counts as no pass. Each kind states the values its
+ * counts could take (`possible(c, plan)`);
  * a range it states none for (a latency, a rate) is judged. k6-safe.
  */
 

@@ -42,7 +42,10 @@ function withValue(knobs, k, v) {
   return { ...knobs, [k.name]: list };
 }
 
-/** The cases that fail for sure when knob k is moved to v, [{i (case index), by (measure)}]; null for no valid policy. */
+/**
+ * The cases that fail for sure when knob k is moved to v, [{i (case index), by (measure)}]; null for
+ * no valid policy.
+ */
 const failuresUnder = (exp, base, predict) => {
   const baseTargets = exp.targets(base.policy);
   return (k, v) => {

@@ -149,7 +149,10 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   return cases;
 }
 
-/** A case's thresholds from the model's prediction `s`: sent, 200s and limited with their tolerances, the wait, k6's timing. */
+/**
+ * A case's thresholds from the model's prediction `s`: sent, 200s and limited with their tolerances,
+ * the wait, k6's timing.
+ */
 function expectedOf(c, s) {
   const latency = latencyExpectation(s.maxDelayMs);
   const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));

@@ -49,7 +49,10 @@ function lookUp(live, nowMs) {
   return { held };
 }
 
-/** The held limits charged (the ones only looked at, now); the request waits the longest of their delays: {delayMs, by}. */
+/**
+ * The held limits charged (the ones only looked at, now); the request waits the longest of their
+ * delays: {delayMs, by}.
+ */
 function charge(held, nowMs) {
   let delayMs = 0;
   let by = null;

@@ -152,7 +152,10 @@ export function simulateCourse(policy, c, { stepMs = 1000, ...options } = {}) {
   return courseOf(perTrial, c.startMs, stepMs);
 }
 
-/** Trials' answers ([[tMs, ok]] each) as counts of passed and limited by each step from startMs, {min, max} over the trials. */
+/**
+ * Trials' answers ([[tMs, ok]] each) as counts of passed and limited by each step from startMs, {min,
+ * max} over the trials.
+ */
 function courseOf(perTrial, startMs, stepMs) {
   const lastMs = Math.max(...perTrial.flat().map(([t]) => t)) - startMs;
   const tMs = Array.from({ length: Math.floor(lastMs / stepMs) + 2 }, (_, i) => i * stepMs);

@@ -14,7 +14,10 @@ import { sentByK6 } from '../../../thresholds/generator.js';
 // A filtered or relayed document is answered 204 No Content.
 const NO_CONTENT = { 'status is 204': (r) => r.status === 204 };
 
-/** A case's own metrics: the relay route's fate request by request, its steady-state count, and per ramp step its times. */
+/**
+ * A case's own metrics: the relay route's fate request by request, its steady-state count, and per
+ * ramp step its times.
+ */
 function caseMetrics(c) {
   const counter = (k) => new Counter(`${c.metric}_${k}`);
   const stepMetrics = (r) => ({
