@@ -6,13 +6,23 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { TESTID } from './run/open.mjs';
+import { TESTID } from './run/testid.mjs';
 
 export { durationMs } from '../thresholds/k6-duration.js';
 export { escapeHtml } from '../k6/lib/escape.js';
 
 // Markdown for the generated tables of the docs and the stacks' READMEs (`just docs`): a table,
 // a model's range, a duration, and what a limiter case must give.
+/**
+ * The words of a ./labw command line for one experiment's test: where (`target`: its words, an
+ * experiment or a policy file), --quick=N when it ran faster, then its knobs as knob=value.
+ */
+export const labWords = ({ target, factor, knobs = [] }) => [
+  ...target,
+  ...(factor > 1 ? [`--quick=${factor}`] : []),
+  ...knobs,
+];
+
 export const span = (r) => (r.min === r.max ? `${r.min}` : `${r.min}..${r.max}`);
 export const secs = (ms) => `${(ms / 1000).toFixed(ms >= 10_000 ? 1 : 2)} s`;
 export const table = (head, rows) =>

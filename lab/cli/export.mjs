@@ -11,6 +11,7 @@ import { gitState } from '../run/suite.mjs';
 import { loadTopology } from '../stack/topology.mjs';
 import { experimentNamed, kindOfPlan } from '../../thresholds/plan.js';
 import { exportScript } from '../export/script.mjs';
+import { labWords } from '../lib.mjs';
 
 const USAGE =
   './labw export <suite>/<experiment> [--quick[=N]] [knob=value ...] [--phase=ID] [--out=FILE], or ./labw export <suite> --policy=FILE [...]';
@@ -39,11 +40,11 @@ function exportRequest(words, root) {
  */
 function upWords(plan, overrides, policyFile) {
   const knobs = Object.entries(overrides ?? {}).map(([k, v]) => `${k}=${v}`);
-  return [
-    policyFile ? `--policy=${policyFile}` : plan.experiment,
-    ...(plan.factor > 1 ? [`--quick=${plan.factor}`] : []),
-    ...knobs,
-  ].join(' ');
+  return labWords({
+    target: [policyFile ? `--policy=${policyFile}` : plan.experiment],
+    factor: plan.factor,
+    knobs,
+  }).join(' ');
 }
 
 /** The script's header: what it tests, how it was made, how to run it. */

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { table } from '../lib.mjs';
-import { TESTID } from '../run/open.mjs';
+import { TESTID } from '../run/testid.mjs';
 import { pooledQuantiles, SEEN_LAG_MS } from '../../thresholds/models/seen-lag.js';
 
 const SHOWN = [0, 0.5, 0.9, 0.99, 0.999, 1];

@@ -15,6 +15,7 @@ import { knobWords, perturbationWords, quickWords } from './run-kind.mjs';
 import { esc, mark, table, page, section, grid, panel, utc, duration } from './layout.mjs';
 import { policyHtml } from './policy.mjs';
 import { scriptHtml } from './script.mjs';
+import { labWords } from '../lib.mjs';
 
 const caseIds = (exp) => exp.cases.map((c) => c.id);
 const raw = (run, file) => `../../../${run.id}/${file}`;
@@ -96,10 +97,10 @@ function checksHtml(exp) {
 
 /** The `./labw export` command that writes this run's test of `exp` as a standalone script. */
 function exportWords(info, exp) {
-  const quick = info.factors?.[exp.name] > 1 ? ` --quick=${info.factors[exp.name]}` : '';
   const knobs = knobWords(info, exp.name).map((w) => w.slice(exp.name.length + 1));
-  const where = exp.policy ? `${info.suite} --policy=${exp.policy.file}` : `${info.suite}/${exp.name}`;
-  return `./labw export ${where}${quick}${knobs.length ? ` ${knobs.join(' ')}` : ''} --out=${exp.name}.js`;
+  const target = exp.policy ? [info.suite, `--policy=${exp.policy.file}`] : [`${info.suite}/${exp.name}`];
+  const words = labWords({ target, factor: info.factors?.[exp.name], knobs });
+  return `./labw export ${words.join(' ')} --out=${exp.name}.js`;
 }
 
 const note = (text) => `<p class="notice">${esc(text)}</p>`;
