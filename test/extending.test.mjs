@@ -350,6 +350,8 @@ test(
       );
       assert.match(ok(lab('knobs', 'api-keys')), /api-keys\.per_key_burst=5/);
       assert.equal(JSON.parse(readFileSync(join(dir, 'dashboards/api-keys.json'), 'utf8')).uid, 'lab-api-keys');
+      // What it wrote is formatted and linted as the tree is.
+      ok(lab('lint'));
       // The tree's own checks of every experiment hold with it in the list.
       const tests = spawnSync(
         process.execPath,

@@ -34,10 +34,14 @@ function listed(text, name) {
   const withImport = `${text.slice(0, at)}\nimport ${id} from './${name}.js';${text.slice(at)}`;
   if (!/^export const list = \[[^\]]*\];$/m.test(withImport))
     throw new Error('thresholds/experiments/index.js: no `export const list = [...];` line to add to');
-  return withImport.replace(
-    /^export const list = \[([^\]]*)\];$/m,
-    (_, items) => `export const list = [${items}, ${id}];`,
-  );
+  // The list as Prettier left it, on one line or one item per line: the items, then this one.
+  return withImport.replace(/^export const list = \[([^\]]*)\];$/m, (_, items) => {
+    const names = items
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    return `export const list = [${[...names, id].join(', ')}];`;
+  });
 }
 
 const experimentFile = (name, proxy, file) => `/*
@@ -116,6 +120,13 @@ export default async function newExperiment(words, { root, say }) {
   // Its board's JSON beside the others' (a unit test checks they are current).
   const built = spawnSync(process.execPath, [join(root, 'dashboards', 'build.mjs')], { cwd: root, encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`dashboards/build.mjs: ${built.stderr || built.stdout}`);
+  // The written modules as the tree's formatter writes them (./labw lint checks every module).
+  const modules = [...written.filter((f) => /\.m?js$/.test(f)), relative(root, index)];
+  const formatted = spawnSync(join(root, 'node_modules', '.bin', 'prettier'), ['--write', ...modules], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  if (formatted.status !== 0) throw new Error(`prettier: ${formatted.error?.message ?? formatted.stderr}`);
   say(
     `${name}: ${policy.proxy} policy ${relative(root, resolve(flags.policy))} made an experiment; written:\n  ${[...written, `${relative(root, index)} (one import, one list entry)`, `dashboards/${name}.json`].join('\n  ')}\nnext: ./labw expect spike/${name}, then ./labw test spike/${name} --quick`,
   );
