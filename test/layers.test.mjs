@@ -3,7 +3,10 @@
 // other way round.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { figureComments } from './lib/comments.mjs';
 import { join, dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -57,4 +60,45 @@ test('the scanner sees the imports it must: static and dynamic, from any depth',
   assert.ok(offending(['lab/cli'], 'lab/run/').length > 0);
   assert.ok(importsOf('lab/docs/burst.mjs').includes('lab/lib.mjs'));
   assert.ok(importsOf('lab/cli/index.mjs').includes('lab/cli/context.mjs'));
+});
+
+test('no comment outside the tests carries a date, a run id or a commit: measurements live in recorded runs', () => {
+  const dated = figureComments(root).filter((f) => f.kind !== 'measured');
+  assert.deepEqual(
+    dated.map((f) => `${f.file}:${f.line}: [${f.kind}] ${f.text}`),
+    [],
+    'node test/lib/comments.mjs lists them',
+  );
+});
+
+test('the comment scanner finds a date, a run id, a commit and a measured figure where they are', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lab-comments-'));
+  try {
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    writeFileSync(
+      join(dir, 'a.mjs'),
+      [
+        '// measured on 24 November: slower',
+        '/*',
+        ' * as run 20261126-094237 showed',
+        ' */',
+        'const x = 1; // at 0123abc, the fix',
+        '// one run took 760 ms',
+        '// nothing here: a design rule of 60 s',
+        '',
+      ].join('\n'),
+    );
+    execFileSync('git', ['add', 'a.mjs'], { cwd: dir });
+    assert.deepEqual(
+      figureComments(dir).map((f) => [f.line, f.kind]),
+      [
+        [1, 'date'],
+        [3, 'run id'],
+        [5, 'commit'],
+        [6, 'measured'],
+      ],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -439,22 +439,25 @@ function k6Image(root) {
   return image;
 }
 
+// A runner pod's sizing, as `./labw bench k6` measured k6 with the lab's outputs
+// (docs/beyond-one-machine.md, "How many runner pods", has the figures and the run): the rate
+// one core sends at 70 % busy, and k6's memory as a base and a share per VU held.
+const K6_SIZING = { rpsPerCore: 5000, baseMiB: 41, kibPerVu: 153 };
+
 /**
- * A runner pod's requests and limits, from `./labw bench k6` (docs/beyond-one-machine.md, "How
- * many runner pods"): k6 with the lab's outputs takes about 140 us of CPU per request, so a pod
- * of c cores used to 70 % sends about 5000 r/s per core, and its memory is about 41 MiB plus
- * 153 KiB per VU held. A pod gets whole cores for its share of the plan's highest rate (at
- * least one, the unit the doc sizes pods in), and that memory for the plan's most VUs (each
- * pod holds the whole VU count, lab/run/segments.mjs), doubled for what the doc's figure leaves
- * out (the outputs' buffers, a warm-up scenario beside its case), in steps of 64 MiB. Requests
- * equal limits: a runner short of CPU falls behind its schedule, and that would be measured.
+ * A runner pod's requests and limits from K6_SIZING. A pod gets whole cores for its share of the
+ * plan's highest rate (at least one, the unit the doc sizes pods in), and memory for the plan's
+ * most VUs (each pod holds the whole VU count, lab/run/segments.mjs), doubled for what the bench
+ * leaves out (the outputs' buffers, a warm-up scenario beside its case), in steps of 64 MiB.
+ * Requests equal limits: a runner short of CPU falls behind its schedule, and that would be
+ * measured.
  */
 export function runnerResources(p, parallelism) {
   const scenarios = Object.values(kindOfPlan(p).scenarios(p, {}));
   const vus = Math.max(1, ...scenarios.map((s) => Math.max(s.vus || 0, s.maxVUs || 0, s.preAllocatedVUs || 0)));
   const rate = Math.max(0, ...p.cases.map((c) => c.rate ?? Math.max(0, ...(c.steps || [0]))));
-  const cores = Math.max(1, Math.ceil(rate / parallelism / 5000));
-  const mib = Math.max(128, Math.ceil((2 * (41 + (vus * 153) / 1024)) / 64) * 64);
+  const cores = Math.max(1, Math.ceil(rate / parallelism / K6_SIZING.rpsPerCore));
+  const mib = Math.max(128, Math.ceil((2 * (K6_SIZING.baseMiB + (vus * K6_SIZING.kibPerVu) / 1024)) / 64) * 64);
   const r = { cpu: String(cores), memory: `${mib}Mi` };
   return { requests: r, limits: { ...r } };
 }

@@ -43,11 +43,11 @@ function skewProblem(plan, schedule, say, replays) {
 
 /*
  * k6 runs ahead of what it loads: at nice K6_NICE when the runner may raise a priority (root),
- * else at the runner's own. On 2 cores shared with the stack, k6 needs most of a core at 2000 r/s;
- * beside two processes burning a core each it started its arrivals late and dropped some
- * (README.md, the suites), and at nice -10 it kept its schedule: the nearest one machine gets to
- * a load generator on a machine of its own. The services' CPU
- * per request is their own CPU time, which the priority does not move.
+ * else at the runner's own. On cores shared with the stack, k6 at the capacity experiments'
+ * rates needs most of a core, and beside busy services it started its arrivals late and dropped
+ * some; ahead of them it kept its schedule (README.md, the suites, has the runs): the nearest one
+ * machine gets to a load generator on a machine of its own. The services' CPU per request is
+ * their own CPU time, which the priority does not move.
  */
 export const K6_NICE = -10;
 export const k6Priority = (uid = process.getuid?.()) => (uid === 0 ? K6_NICE : null);

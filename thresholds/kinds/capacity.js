@@ -251,9 +251,9 @@ function timedCases({ exp, specs, targets, bounds, policy, leadInMs }) {
     const out = k6Case({ exp, c, startMs: t, connectS, target, policy, bounds });
     // An open run below the breakpoint leaves nothing queued: the next starts once its grace
     // period is over, so that a slow spell's stragglers (a server's queue, k6's VUs still busy)
-    // end within the case that had them and never in the next server's (one run queued 2.5x its
-    // CPU per request at 2000 r/s, and four cases after it lost requests). Any other change of
-    // kind, and every saturating run, is followed by a pause as well.
+    // end within the case that had them and never in the next server's, where they would be
+    // counted as its losses (docs/journal/json-filter.md, "Open cases wait out their grace period"). Any other
+    // change of kind, and every saturating run, is followed by a pause as well.
     const next = specs.slice(i + 1).find(sentByK6);
     const settled = c.kind === 'open' && (next?.phase !== c.phase || next.kind === 'open');
     phaseMs[c.phase] = t + out.durationMs + out.graceS * 1000;
