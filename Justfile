@@ -93,8 +93,8 @@ export *args: deps
 knobs *experiment: deps
     node lab/cli/index.mjs knobs "$@"
 
-# Lint and format check: ESLint's recommended rules (eslint.config.js) and Prettier (.prettierrc.json) over every module; `lint --fix` rewrites what they can.
-lint *args: deps
+# Lint and format check: ESLint's recommended rules (eslint.config.js) and Prettier (.prettierrc.json) over every module, and the Erlang sources through erlc +warnings_as_errors (setup installs Erlang); `lint --fix` rewrites what ESLint and Prettier can.
+lint *args: setup
     node lab/cli/index.mjs lint "$@"
 
 # Unit tests: the model against the seeds' tables, the runner, template rendering, the topology.

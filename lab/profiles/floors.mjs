@@ -90,7 +90,9 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 let code = 0;
 try {
   const body = relayDocument(root, tmp);
-  const erlc = spawnSync('erlc', ['-o', tmp, 'servers/profiles/floor/floor.erl'], { encoding: 'utf8' });
+  const erlc = spawnSync('erlc', ['+warnings_as_errors', '-o', tmp, 'servers/profiles/floor/floor.erl'], {
+    encoding: 'utf8',
+  });
   if (erlc.status !== 0) throw new Error(`erlc floor.erl: ${erlc.stderr}${erlc.stdout}`);
   const floors = [];
   for (const f of FLOORS) {

@@ -15,7 +15,7 @@ exec 9>"$lab/build.lock"
 flock 9
 current && exit 0
 fresh=$(mktemp -d "$lab/ebin.XXXXXX")
-erlc -o "$fresh" "$here"/src/*.erl
+erlc +warnings_as_errors -o "$fresh" "$here"/src/*.erl
 cp "$here/src/json_filter.app.src" "$fresh/json_filter.app"
 chmod 755 "$fresh"
 rm -rf "$ebin.old"
