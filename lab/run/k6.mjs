@@ -65,22 +65,8 @@ export const scriptOf = (root, plan) =>
  * some of k6's writes, or the segments started further apart than the model allows) or
  * {problem} (k6 itself failed, or a stack process died: the cases fail).
  */
-export async function runK6({
-  root,
-  env,
-  plan,
-  planFile,
-  dir,
-  logDir,
-  stack,
-  say,
-  setChild,
-  outputs,
-  segments = 1,
-  k6Cpu = null,
-  run = null,
-  replays = false,
-}) {
+export async function runK6({ k6Cpu = null, run = null, ...stage }) {
+  const { plan, say } = stage;
   // --k6-cpu: k6 in a cgroup capped at N % of a core (a perturbation: a load generator that
   // cannot keep its schedule), joined before it execs, like a slowed service.
   const cgroup = k6Cpu ? createCgroup(`lab-${process.pid}-k6-${plan.experiment}`, parseCaps(`cpu=${k6Cpu}%`)) : null;
@@ -89,21 +75,7 @@ export async function runK6({
     say(`${plan.experiment}: PERTURBED load generator, the model is not told: k6 at ${k6Cpu} % of a core`);
   }
   try {
-    return await runK6Processes({
-      root,
-      env,
-      plan,
-      planFile,
-      dir,
-      logDir,
-      stack,
-      say,
-      setChild,
-      outputs,
-      segments,
-      cgroup,
-      replays,
-    });
+    return await runK6Processes({ ...stage, segments: stage.segments ?? 1, replays: stage.replays ?? false, cgroup });
   } finally {
     if (cgroup) await removeWhenEmpty(cgroup.paths);
   }
