@@ -278,7 +278,7 @@ export function runIndexPage(run, links = {}) {
     ...(info.interrupted ? ['<li class="fail">interrupted</li>'] : []),
   ];
   const body = `<p class="lead">${counts(run.outcomes)}${links.compare ? ` · <a href="${esc(links.compare)}">compare with ${esc(links.baseline)}</a>` : ''}</p>${runFacts(info)}
-${problems.length ? `<ul class="insights">${problems.join('')}</ul>` : ''}${missing(run) ? `<p class="notice">${esc(missing(run))}</p>` : ''}
+${problems.length ? `<ul class="insights">${problems.join('')}</ul>` : ''}${missing(run) ? note(missing(run)) : ''}
 ${section('experiments', 'Experiments', table(['experiment', 'kind', 'cases', ''], exps))}
 ${section('all-cases', 'Cases', table(['pass', 'case'], cases, { cls: 'compact', attrs: (r, i) => ` data-case="${esc(run.outcomes[i].case)}" data-pass="${run.outcomes[i].pass}"` }))}
 ${section('files', 'Files', `<p><a href="${esc(raw(run, ''))}">the run folder</a> (k6's summaries, JUnit reports, web-dashboard reports, configs and logs)</p>`)}`;

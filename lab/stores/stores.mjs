@@ -158,6 +158,12 @@ export async function storesForRun({ root, env, topology, tmp, dir, state, say, 
   return { urls, stack, close };
 }
 
+/** When Prometheus last scraped each active target (epoch ms; NaN for never); throws when it does not answer. */
+async function lastScrapes(urls) {
+  const res = await fetch(`${urls.prometheus}/api/v1/targets?state=active`, { signal: AbortSignal.timeout(1000) });
+  return ((await res.json()).data?.activeTargets || []).map((t) => Date.parse(t.lastScrape));
+}
+
 /**
  * Prometheus answers /-/ready before it scrapes anything: its discovery hands the static
  * targets to the scrape loops up to 5 s later. A stack that lived only through that gap (a
@@ -168,9 +174,7 @@ export async function untilScraping(urls, { timeoutMs = 20_000 } = {}) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
-      const res = await fetch(`${urls.prometheus}/api/v1/targets?state=active`, { signal: AbortSignal.timeout(1000) });
-      const targets = (await res.json()).data?.activeTargets || [];
-      if (targets.some((t) => Date.parse(t.lastScrape) > 0)) return;
+      if ((await lastScrapes(urls)).some((ms) => ms > 0)) return;
     } catch {
       // not answering yet
     }
@@ -192,9 +196,7 @@ export async function untilScrapedSince(urls, sinceMs, { timeoutMs = 5000 } = {}
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
-      const res = await fetch(`${urls.prometheus}/api/v1/targets?state=active`, { signal: AbortSignal.timeout(1000) });
-      const targets = (await res.json()).data?.activeTargets || [];
-      if (targets.every((t) => Date.parse(t.lastScrape) >= sinceMs)) return true;
+      if ((await lastScrapes(urls)).every((ms) => ms >= sinceMs)) return true;
     } catch {
       return false; // not answering: nothing to wait for
     }
