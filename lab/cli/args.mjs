@@ -73,14 +73,16 @@ export function valueFlags(words, flags) {
 }
 
 /**
- * `--policy=FILE [--stack-policy=FILE2]` (lab/policy/use.mjs): the words without them, and the files
- * they name ({policy, stackPolicy}).
+ * `--policy=FILE [--stack-policy=FILE2] [--name=NAME]` (lab/policy/use.mjs): the words without them,
+ * and the files they name and the name given ({policy, stackPolicy, name}).
  */
 export function policyFlags(words) {
   const { rest, values: files } = valueFlags(words, {
     '--policy': ['policy', 'FILE'],
     '--stack-policy': ['stackPolicy', 'FILE'],
+    '--name': ['name', 'NAME'],
   });
+  if (files.name && !files.policy) throw new Error('--name=NAME names a policy: give --policy=FILE too');
   if (files.stackPolicy && !files.policy)
     throw new Error('--stack-policy=FILE2 runs FILE2 while the model reads --policy=FILE: give --policy too');
   return { rest, ...files };

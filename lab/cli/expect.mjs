@@ -17,6 +17,7 @@ import { formatSensitivity } from './docs.mjs';
 import { formatTable } from '../judge/table.mjs';
 import { policyRows } from '../policy/index.mjs';
 import { usePolicy } from '../policy/use.mjs';
+import { casesWords } from '../policy/words.mjs';
 import { plan as makePlan } from '../../thresholds/plan.js';
 
 /** A policy plan's cases as a table: the load, and the ranges each is judged by. */
@@ -50,22 +51,22 @@ function showPolicy(words, root, say) {
   const { experiment, routes, policy } = usePolicy(flags, root);
   const [head, rows] = policyRows(policy);
   say(
-    `${policy.proxy} policy ${policy.file}, as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`,
+    `${policy.proxy} policy ${policy.file}, named ${experiment.name} after ${experiment.namedFrom} (--name=NAME gives another), as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`,
   );
   if (!flags.rest.length) return 0;
+  const request = parseRunArgs(flags.rest, { only: experiment.name });
   say(
     `\nhow each route's cases meet its buckets:\n${formatTable(
       routes.map((r) => [
         r.route,
         r.at,
         r.target ?? '-',
-        r.none ?? r.cases,
+        casesWords(r, request.factor),
         (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; '),
       ]),
       ['route', 'at', 'target', 'cases', 'buckets'],
     )}`,
   );
-  const request = parseRunArgs(flags.rest, { only: experiment.name });
   if (sens) {
     // Every number read from the file is a knob: the smallest change of each that a case catches.
     say(`\n${formatSensitivity(sensitivity({ experiment: experiment.name, suite: request.name }), { perCase: true })}`);

@@ -11,6 +11,7 @@ export default async function test(words, { root, say }) {
   const flags = policyFlags(words);
   if (!flags.policy) return runSuite(root, parseRunArgs(words), { say });
   const used = usePolicy(flags, root);
+  say(`${used.experiment.name}: the policy's name, from ${used.experiment.namedFrom} (--name=NAME gives another)`);
   const request = parseRunArgs(flags.rest, { only: used.experiment.name });
   if (used.stackPolicy)
     say(

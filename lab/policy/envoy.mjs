@@ -138,5 +138,10 @@ export function envoyPolicy(file, { envoy }) {
   );
   if (!routes.some((r) => r.bucket && r.bucket.enabled > 0))
     throw new Error(`${file}: no route meets an enabled local rate limit: nothing for the lab to model`);
-  return { proxy: 'envoy', file, routes, config: root };
+  // What the file says of itself, for its name (lab/policy/name.mjs): listeners, then virtual hosts.
+  const says = [
+    ...routes.map((r) => ({ name: r.listener ?? '', what: 'listener', at: r.at })),
+    ...routes.map((r) => ({ name: r.host ?? '', what: 'virtual host', at: r.at })),
+  ];
+  return { proxy: 'envoy', file, routes, config: root, says };
 }

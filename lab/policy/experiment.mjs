@@ -11,7 +11,7 @@
  * case only after it has drained: those cases run one after another, each after a pause that
  * empties (nginx) or refills (Envoy) the bucket. The plan says which, per route.
  */
-import { basename } from 'node:path';
+import { policyName, slug } from './name.mjs';
 
 /** A knob's name from its parts: lower case letters, digits and underscores. */
 const knobName = (...parts) =>
@@ -19,12 +19,6 @@ const knobName = (...parts) =>
     .join('_')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '_');
-
-const slug = (text) =>
-  text
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '') || 'root';
 
 // Who shares a bucket, by the zone key's kind: a case can carry its own key, or all share one.
 const OWN_KEY = {
@@ -381,11 +375,8 @@ function routeTargets(policy) {
 function casePacing(routes, targets) {
   const sequential = targets.some((t) => t.shared);
   const pauseS = sequential ? Math.ceil(Math.max(...targets.map((t) => t.drainS))) + 1 : 0;
-  for (const r of routes.filter((x) => x.target)) {
-    r.cases = sequential
-      ? `one after another, ${pauseS} s apart (${r.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`
-      : 'together, each with a fresh bucket';
-  }
+  // Said where it is shown (lab/policy/words.mjs), at the run's --quick factor.
+  for (const r of routes.filter((x) => x.target)) r.pacing = { sequential, pauseS, shared: r.shared };
   return { sequential, pauseS };
 }
 
@@ -409,9 +400,10 @@ function knobsOf(targets) {
 /**
  * The experiment of a policy read from `file` ({proxy, routes, ...}): {experiment, routes} where
  * routes says, for every route, its target id and how its cases meet their buckets, or why it
- * has no cases. `name`: the experiment's (default: the file's name).
+ * has no cases. `name`: the experiment's (default: lab/policy/name.mjs's, said in `namedFrom`).
  */
-export function policyExperiment(policy, { name = slug(basename(policy.file).replace(/\.[^.]+$/, '')) } = {}) {
+export function policyExperiment(policy, { name: given = null } = {}) {
+  const { name, from } = policyName(policy.file, policy.says, given);
   const { routes, targets } = routeTargets(policy);
   const { sequential, pauseS } = casePacing(routes, targets);
   const suites = {};
@@ -422,6 +414,7 @@ export function policyExperiment(policy, { name = slug(basename(policy.file).rep
   const { knobs, numbers } = knobsOf(targets);
   const experiment = {
     name,
+    namedFrom: from,
     kind: 'limiter',
     policyFile: policy.file,
     knobs,

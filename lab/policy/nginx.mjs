@@ -292,5 +292,9 @@ export function nginxPolicy(file, tools) {
     throw new Error(
       `${file}: no location meets a limit_req: nothing for the lab to model (zones: ${Object.keys(zones).join(', ') || 'none'})`,
     );
-  return { proxy: 'nginx', file, zones, routes, tree };
+  // What the file says of itself, for its name (lab/policy/name.mjs): the limited servers' names first.
+  const says = [...routes.filter((r) => r.limits?.length), ...routes].flatMap((r) =>
+    r.server.names.map((n) => ({ name: n, what: 'server name', at: r.server.at })),
+  );
+  return { proxy: 'nginx', file, zones, routes, tree, says };
 }

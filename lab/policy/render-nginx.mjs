@@ -39,10 +39,13 @@ const CLIENT_KEY = '$lab_client';
 
 const d = (directive, args = [], block) => ({ directive, args: args.map(String), ...(block ? { block } : {}) });
 
-/** A limit_req's arguments with its knobs' values: zone, burst, then nodelay or delay=N. */
+/**
+ * A limit_req's arguments with its knobs' values: zone, burst, then nodelay or delay=N. A burst or
+ * delay of 0 is left out, as nginx reads its absence: it refuses `burst=0` ("invalid burst value").
+ */
 const limitArgs = (args, v) => [
   args.find((a) => a.startsWith('zone=')),
-  `burst=${v.burst}`,
+  ...(v.burst ? [`burst=${v.burst}`] : []),
   ...(v.mode === 'nodelay' ? ['nodelay'] : v.delay ? [`delay=${v.delay}`] : []),
 ];
 

@@ -59,10 +59,10 @@ export function asRead(experiment, policy, routes, stackFile) {
  * Reads the policy, adds its experiment with its stack; returns {experiment, routes, policy,
  * stackPolicy (FILE2's path, or null), untold (FILE2's numbers as knobs the stack runs with)}.
  */
-export function usePolicy({ policy: file, stackPolicy: stackFile }, root) {
+export function usePolicy({ policy: file, stackPolicy: stackFile, name = null }, root) {
   const tools = policyTools(root);
   const policy = readPolicy(file, tools);
-  const { experiment, routes } = policyExperiment(policy);
+  const { experiment, routes } = policyExperiment(policy, { name });
   const untold = stackFile ? untoldOf(experiment, file, stackFile, tools) : null;
   experiment.services = policyServices(experiment, policy, tools);
   experiment.asRead = asRead(experiment, policy, routes, stackFile);

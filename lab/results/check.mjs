@@ -103,8 +103,17 @@ function readPage() {
     passed: r.dataset.passed,
     failed: r.dataset.failed,
     text: r.textContent,
+    // Where its verdict ends on the screen, against the window's width: a reader sees it unscrolled.
+    verdictRight: r.querySelector('td')?.getBoundingClientRect().right ?? null,
+    verdict: r.querySelector('td .mark')?.textContent ?? null,
+    width: window.innerWidth,
   }));
-  return { charts, cases, runRows, text: document.body.innerText };
+  // Every row of a table that gives a case a verdict (the Thresholds tab's), with its mark.
+  const verdictRows = [...document.querySelectorAll('tr[data-verdict-case]')].map((r) => ({
+    case: r.dataset.verdictCase,
+    mark: r.querySelector('.mark')?.textContent ?? null,
+  }));
+  return { charts, cases, runRows, verdictRows, text: document.body.innerText };
 }
 
 /** The page's charts against those drawn: each drawn, sized, with its series and their points, and none extra. */
@@ -143,6 +152,12 @@ function listProblems(page, shown, id) {
     return [
       `run ${id}: listed ${row.passed} passed / ${row.failed} failed, outcomes.json has ${passed} / ${page.cases.length - passed}`,
     ];
+  // A run whose cases all passed may still have failed (a stack broke): 'failed' is then its verdict.
+  const verdict = passed === page.cases.length ? 'passed' : 'failed';
+  if (row.verdict !== verdict && !(row.verdict === 'failed' && verdict === 'passed'))
+    return [`run ${id}: listed as ${row.verdict}, outcomes.json says ${verdict}`];
+  if (row.verdictRight === null || row.verdictRight > row.width)
+    return [`run ${id}: its verdict ends at ${row.verdictRight} px, off a ${row.width} px window`];
   return [];
 }
 
@@ -177,6 +192,22 @@ export function compare(page, shown, id) {
   for (const o of page.cases) {
     const problem = caseProblem(page, shown, id, o);
     if (problem) problems.push(problem);
+  }
+  return [...problems, ...verdictRowProblems(page, shown)];
+}
+
+/**
+ * Every row that marks a case (the Thresholds tab's) against the case's verdict: a passed case has
+ * no FAIL row, and a failed one at least one.
+ */
+function verdictRowProblems(page, shown) {
+  const problems = [];
+  for (const o of page.cases) {
+    const rows = (shown.verdictRows || []).filter((r) => r.case === o.case);
+    const failing = rows.filter((r) => r.mark === 'FAIL').length;
+    if (o.pass && failing) problems.push(`case ${o.case}: passed, but ${failing} of its threshold rows say FAIL`);
+    if (!o.pass && rows.length && !failing)
+      problems.push(`case ${o.case}: failed, but none of its threshold rows says FAIL`);
   }
   return problems;
 }

@@ -141,11 +141,16 @@ function thresholdsHtml(thresholds) {
     table(
       ['source', 'case', 'metric / measure', 'expression / expected', 'value', 'pass'],
       rows.map((r) => [esc(r.source), esc(r.case), esc(r.name), esc(r.expression), esc(r.value), mark(r.ok)]),
-      { cls: 'compact', attrs: (r, i) => (rows[i].ok ? '' : ' class="bad"') },
+      {
+        cls: 'compact',
+        // Each row names its case, so that the page check holds its mark to the case's verdict.
+        attrs: (r, i) => `${rows[i].ok === false ? ' class="bad"' : ''} data-verdict-case="${esc(rows[i].case)}"`,
+      },
     );
-  const failedT = thresholds.filter((r) => !r.ok);
-  const passedT = thresholds.filter((r) => r.ok);
-  return `${failedT.length ? thresholdTable(failedT) : '<p class="muted">None failed.</p>'}<details><summary>${passedT.length} passed</summary>${thresholdTable(passedT)}</details>`;
+  const failedT = thresholds.filter((r) => r.ok === false);
+  const passedT = thresholds.filter((r) => r.ok !== false);
+  const shown = passedT.filter((r) => r.ok !== true).length;
+  return `${failedT.length ? thresholdTable(failedT) : '<p class="muted">None failed.</p>'}<details><summary>${passedT.length - shown} passed${shown ? `, ${shown} shown (k6's a-priori ranges of cases judged on the replay)` : ''}</summary>${thresholdTable(passedT)}</details>`;
 }
 
 /** The nothing-lost tab: k6's, the stores' and the proxy's counts per case and status, or why there are none. */
@@ -203,7 +208,7 @@ const INTROS = {
 
 /** The page's tabs, in order: [id, title, html, intro]. */
 function pageSections(run, exp, { gone, sets, tables, perService, cards }) {
-  const policy = policyHtml(run, exp.policy);
+  const policy = policyHtml(run, exp.policy, exp.phases[0]?.plan?.factor ?? 1);
   const insightsHtml = `<ul class="insights">${insights(run, exp)
     .map((i) => `<li class="${i.level}">${esc(i.text)}</li>`)
     .join('')}</ul>`;

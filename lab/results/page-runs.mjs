@@ -14,7 +14,10 @@ export function runsPage(runs, histories) {
     `<option value="">every ${what}</option>${all.map((v) => `<option value="${esc(v)}">${esc(v)}</option>`).join('')}`;
   const rows = runs.map(({ id, info }) => {
     const { passed, failed } = info.cases;
+    const broken = info.problems.length || info.interrupted;
     return [
+      // The verdict first: the list is wider than a screen, and what a reader looks for is this.
+      `<span class="mark ${failed || broken ? 'fail' : 'ok'}">${failed || broken ? 'failed' : 'passed'}</span> <span class="count ok">${passed}</span> / <span class="count${failed ? ' fail' : ''}">${failed}</span>${broken ? ' <span class="mark fail">!</span>' : ''}`,
       `<a href="runs/${esc(id)}/index.html">${esc(id)}</a>`,
       esc(utc(info.fromMs)),
       esc(info.suite),
@@ -23,7 +26,6 @@ export function runsPage(runs, histories) {
       info.perturbed ? `<span class="mark fail">${esc(runWhat(info))}</span>` : esc(runWhat(info)),
       esc(info.git ? `${info.git.commit}${info.git.dirty ? ' +dirty' : ''}` : '-'),
       esc(duration(info.durationMs)),
-      `<span class="count ok">${passed}</span> / <span class="count${failed ? ' fail' : ''}">${failed}</span>${info.problems.length || info.interrupted ? ' <span class="mark fail">!</span>' : ''}`,
     ];
   });
   const attrs = (r, i) =>
@@ -33,7 +35,7 @@ export function runsPage(runs, histories) {
     `<a href="${esc(h.path)}">${esc(h.suite)} / ${esc(h.experiment)}</a>`,
     String(h.runs),
   ]);
-  const body = `${section('runs', `Runs (${runs.length})`, `${filters}${table(['testid', 'started (UTC)', 'suite', 'experiments', '--quick', 'what ran', 'commit', 'duration', 'passed / failed'], rows, { cls: 'runs', attrs })}`)}
+  const body = `${section('runs', `Runs (${runs.length})`, `${filters}${table(['verdict: passed / failed', 'testid', 'started (UTC)', 'suite', 'experiments', '--quick', 'what ran', 'commit', 'duration'], rows, { cls: 'runs', attrs })}`)}
 ${section('histories', 'Test histories', table(['suite / experiment', 'runs'], hist, { cls: 'compact' }), "Each case's key measure across runs, against each run's expected range.")}`;
   return { path: 'index.html', html: page({ title: 'Results', depth: 0, body, dataFile: null }), data: null };
 }

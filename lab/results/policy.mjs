@@ -5,11 +5,15 @@
  * From <experiment>.policy.json in the run folder (lab/run/suite.mjs writes it).
  */
 import { esc, table } from './layout.mjs';
+import { casesWords } from '../policy/words.mjs';
 
 const link = (run, path, text) => `<a href="../../../${esc(run.id)}/${esc(path)}">${esc(text)}</a>`;
 
-/** The Policy section's HTML, or null for an experiment that is not a team's policy. */
-export function policyHtml(run, asRead) {
+/**
+ * The Policy section's HTML, or null for an experiment that is not a team's policy; `factor`: the
+ * run's --quick, by which its pauses were shortened.
+ */
+export function policyHtml(run, asRead, factor = 1) {
   if (!asRead) return null;
   const configs = asRead.configs.map((c) => `${link(run, c.path, c.file)} (${esc(c.what)})`).join(' · ');
   const routes = table(
@@ -19,7 +23,7 @@ export function policyHtml(run, asRead) {
         r.route,
         r.at,
         r.target ?? '-',
-        r.cases ?? r.none,
+        r.cases ?? casesWords(r, factor),
         (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; '),
       ].map(esc),
     ),

@@ -74,9 +74,16 @@ export function thresholdRows(exp, tables) {
     return i < 0 ? exp.cases.length : i;
   };
   const named = (r) => ({ ...r, case: exp.cases.find((c) => c.id === r.case)?.name ?? r.case });
-  const all = [...exp.phases.flatMap(k6Thresholds).map(named), ...labJudgements(tables)];
+  // A case judged on the replay of what k6 sent is judged by the lab's rows: k6's own thresholds
+  // held the plan's a-priori ranges, shown beside them, not a verdict (docs/model.md).
+  const replayed = new Set((exp.outcomes || []).filter((o) => o.judgedOn === 'replay').map((o) => o.case));
+  const shownOnly = (r) =>
+    replayed.has(r.case) && r.ok !== null
+      ? { ...r, ok: null, k6ok: r.ok, expression: `${r.expression} (the plan's; judged on the replay)` }
+      : r;
+  const all = [...exp.phases.flatMap(k6Thresholds).map(named).map(shownOnly), ...labJudgements(tables)];
   return all
     .map((r, i) => [r, i])
-    .sort(([a, i], [b, j]) => Number(a.ok) - Number(b.ok) || order(a) - order(b) || i - j)
+    .sort(([a, i], [b, j]) => Number(a.ok !== false) - Number(b.ok !== false) || order(a) - order(b) || i - j)
     .map(([r]) => r);
 }
