@@ -22,7 +22,7 @@ CROSSPLANE_VERSION=0.5.8
 NODE_MIN=20
 GO_MIN=1.25 # what go.k6.io/k6 v1.8.1's go.mod asks for (go 1.25.0)
 # chromium: the results site's browser tests (playwright-core drives it; no browser download).
-APT_PACKAGES=(nginx libnginx-mod-http-lua lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy prometheus-process-exporter
+APT_PACKAGES=(nginx libnginx-mod-http-lua libnginx-mod-http-brotli-filter libnginx-mod-http-brotli-static lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy prometheus-process-exporter
               influxdb prometheus docker-compose python3-venv chromium)
 
 say() { printf 'install: %s\n' "$*" >&2; }

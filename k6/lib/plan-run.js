@@ -51,7 +51,10 @@ export function planRun(plan, baseUrls, executor, scenarios) {
     // scenario opens its service's, the 'warmup' scenario every service's.
     warm() {
       const c = byId[exec.scenario.name.replace(/-connect$/, '')];
-      for (const s of c ? [c.service] : services) http.get(`${baseUrls[s]}/healthz`, { timeout: '5s' });
+      const mine = c ? [c] : plan.cases;
+      // Each origin a case sends to (a team's TLS or HTTP/2 listener opens its kind of connection).
+      const origins = new Set(mine.map((x) => x.origin ?? baseUrls[x.service]));
+      for (const o of origins) http.get(`${o}/healthz`, { timeout: '5s' });
     },
 
     hit: (data) => {

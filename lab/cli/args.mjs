@@ -20,6 +20,7 @@ import { resolveKnobs, scaleKnobs, parseFactor } from '../../thresholds/knobs.js
 import { MAX_SEGMENTS } from '../run/segments.mjs';
 import { kinds } from '../../thresholds/kinds/index.js';
 import { usePolicy } from '../policy/use.mjs';
+import { includeDir } from '../policy/nginx/tree.mjs';
 
 /** The words parseRunArgs reads after the name, for the error on a word it cannot read. */
 export const RUN_FORMS = [
@@ -77,7 +78,18 @@ export function valueFlags(words, flags) {
  * and the files they name and the name given ({policy, stackPolicy, name}).
  */
 export function policyFlags(words) {
-  const { rest, values: files } = valueFlags(words, {
+  // --include-dir=FROM=DIR may be given once per folder the config includes from.
+  const includeDirs = [];
+  const others = [];
+  for (let i = 0; i < words.length; i += 1) {
+    const got = flagValue(words, i, '--include-dir', 'FROM=DIR');
+    if (!got) others.push(words[i]);
+    else {
+      includeDirs.push(includeDir(got[0]));
+      i += got[1] - 1;
+    }
+  }
+  const { rest, values: files } = valueFlags(others, {
     '--policy': ['policy', 'FILE'],
     '--stack-policy': ['stackPolicy', 'FILE'],
     '--name': ['name', 'NAME'],

@@ -4,244 +4,23 @@
  * and cases that tell its numbers apart, shaped by the suite: under its rate, filling its burst,
  * a sustained overload.
  *
- * Every case must meet the limiter state the model gives it. A key a case can carry on its own
- * (a header, an argument, a client address the rendered config keys by the case) gives each case
- * a fresh bucket, and the cases run together. A bucket every case shares (a constant or
- * $server_name key, Envoy's buckets, which are per route or per listener) is met fresh by each
- * case only after it has drained: those cases run one after another, each after a pause that
- * empties (nginx) or refills (Envoy) the bucket. The plan says which, per route.
+ * Every case must meet the limiter state the model gives it. Where nginx computed a key of its own
+ * for each case (its slot's client: lab/policy/nginx/explore.mjs), each meets a fresh bucket, and
+ * the cases run together. A bucket cases share (a constant or $server_name key, Envoy's buckets,
+ * which are per route or per listener) is met fresh by each case only after it has drained: those
+ * cases run one after another, each after a pause that empties (nginx) or refills (Envoy) the
+ * bucket. The plan says which, per route.
  */
 import { policyName, slug } from './name.mjs';
+import { nginxTargets } from './nginx/targets.mjs';
+import { envoyTargets } from './envoy-targets.mjs';
+import { placePorts } from './ports.mjs';
 
-/** A knob's name from its parts: lower case letters, digits and underscores. */
-const knobName = (...parts) =>
-  parts
-    .join('_')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_');
-
-// Who shares a bucket, by the zone key's kind: a case can carry its own key, or all share one.
-const OWN_KEY = {
-  header: 'the case sends its own value of the header',
-  argument: 'the case sends its own value of the argument',
-  client: 'each case is one client: the rendered config keys the zone by the case',
-};
-
-/** The line of a file:line. */
-const lineOf = (at) => at.split(':').pop();
-
-/**
- * The knob of a number read from a directive: `<zone>_<param>` where the zone's limit_req (or
- * Envoy's bucket) appears once in the file, else `<zone>_l<line>_<param>`: one knob per place in
- * the file, however many routes meet it (an http-level limit_req, a listener's bucket).
- */
-const knobAt = (base, at, unique, param) => knobName(base, ...(unique ? [] : [`l${lineOf(at)}`]), param);
-
-/** A limit_req's numbers as knobs: its zone's rate, its burst, nodelay or delay, and the delay without nodelay. */
-function limitNumbers(l, zone, knob) {
-  const numbers = [
-    {
-      knob: knobName(zone.name, 'rate'),
-      kind: 'rate',
-      value: zone.perUnit,
-      at: zone.at,
-      param: 'rate',
-      unit: zone.unit,
-      doc: `${zone.name}: limit_req_zone rate (r/${zone.unit}, ${zone.at})`,
-    },
-    {
-      knob: knob(l, 'burst'),
-      kind: 'count',
-      value: l.burst,
-      at: l.at,
-      param: 'burst',
-      doc: `limit_req zone=${l.zone} burst (${l.at})`,
-    },
-    // nodelay or not, a switch: the sensitivity tries the other way too.
-    {
-      knob: knob(l, 'mode'),
-      kind: 'choice',
-      values: ['nodelay', 'delay'],
-      value: l.nodelay ? 'nodelay' : 'delay',
-      at: l.at,
-      param: 'mode',
-      doc: `limit_req zone=${l.zone} nodelay, or delay (${l.at})`,
-    },
-  ];
-  if (!l.nodelay)
-    numbers.push({
-      knob: knob(l, 'delay'),
-      kind: 'count',
-      value: l.delay,
-      at: l.at,
-      param: 'delay',
-      doc: `limit_req zone=${l.zone} delay (${l.at})`,
-    });
-  return numbers;
-}
-
-/** limit_req_dry_run as a switch knob, where the file sets it (`dry`), else none. */
-const dryRunNumbers = (r, dry) =>
-  dry
-    ? [
-        {
-          knob: dry.knob,
-          kind: 'choice',
-          values: ['on', 'off'],
-          value: r.dryRun.on ? 'on' : 'off',
-          at: dry.at,
-          param: 'dry_run',
-          doc: `limit_req_dry_run (${dry.at})`,
-        },
-      ]
-    : [];
-
-/** The model's policy from the knobs' values: the route's limits as a limit_req chain. */
-const chainFrom = (r, zones, knob, dry) => (k) => ({
-  kind: 'limit_req_chain',
-  dryRun: dry ? k[dry.knob] === 'on' : r.dryRun.on,
-  limits: r.limits.map((l, i) => ({
-    rateMilli: Math.floor((k[knobName(zones[i].name, 'rate')] * 1000) / (zones[i].unit === 'm' ? 60 : 1)),
-    burst: k[knob(l, 'burst')],
-    // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
-    delay: k[knob(l, 'mode')] === 'nodelay' ? Infinity : (k[knob(l, 'delay')] ?? 0),
-  })),
-});
-
-/** Where a request reaches the route: its path (and whether a regex), its Host, whether one can be sent. */
-function routePlace(r) {
-  const last = r.location.split(' > ').pop();
-  return {
-    path: last.replace(/^[=^~]+\s*/, ''),
-    regex: /^~/.test(last),
-    host: plainName(r.server.names),
-    addressable: r.server.isDefault || plainName(r.server.names) !== null,
-  };
-}
-
-/** A route's limits as the model's policy, and what it takes for a bucket to be fresh again. */
-function nginxTarget(policy, r, uniqueZone, dryPlaces) {
-  const zones = r.limits.map((l) => policy.zones[l.zone]);
-  const shared = zones.filter((z) => !OWN_KEY[z.who.kind]);
-  const binding = r.limits.reduce(
-    (a, l, i) => (zones[i].rateMilli < policy.zones[a.zone].rateMilli ? l : a),
-    r.limits[0],
-  );
-  const rate = policy.zones[binding.zone].rateMilli / 1000;
-  // The longest a bucket takes to empty from its fullest: burst + 1 requests at its rate.
-  const drainS = Math.max(...r.limits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli));
-  const knob = (l, param) => knobAt(l.zone, l.at, uniqueZone(l.zone), param);
-  const dry = r.dryRun.at.startsWith('(')
-    ? null
-    : { knob: dryPlaces.size === 1 ? 'dry_run' : knobName('dry_run', `l${lineOf(r.dryRun.at)}`), at: r.dryRun.at };
-  return {
-    // The numbers the file gives, as knobs: what the sensitivity moves, a what-if sets, and the
-    // rendered config takes (at: where in the file, param: which of the directive's).
-    numbers: [...r.limits.flatMap((l, i) => limitNumbers(l, zones[i], knob)), ...dryRunNumbers(r, dry)],
-    build: chainFrom(r, zones, knob, dry),
-    status: r.status.code,
-    rate,
-    burst: binding.burst,
-    // Its limits from the slowest: a load between two rates fills the slower one's burst alone.
-    chain: r.limits
-      .map((l, i) => ({ zone: l.zone, rate: zones[i].rateMilli / 1000, burst: l.burst }))
-      .sort((a, b) => a.rate - b.rate),
-    keys: zones.map((z) => ({
-      zone: z.name,
-      key: z.key,
-      ...z.who,
-      how: OWN_KEY[z.who.kind] ?? 'one bucket every case shares',
-    })),
-    shared: shared.length > 0,
-    drainS,
-    ...routePlace(r),
-    // The case's own key, where a zone keys by a header or an argument: the case id in it.
-    keyHeaders: zones.filter((z) => z.who.kind === 'header').map((z) => z.who.name),
-    keyArguments: zones.filter((z) => z.who.kind === 'argument').map((z) => z.who.name),
-  };
-}
-
-/** A server name a request can carry as its Host (not a wildcard, a regex or the catch-all '_'), or null. */
-const plainName = (names) => names.find((n) => /^[a-z0-9.-]+$/i.test(n) && n !== '_') ?? null;
-
-/** A Host for an Envoy virtual host's domains: '*' needs none; a wildcard gets a name it matches. */
-const hostFor = (domains) => (domains.includes('*') ? null : domains[0].replace(/^\*/, 'lab').replace(/\*$/, 'lab'));
-
-/** A token bucket's numbers as knobs: max_tokens, tokens_per_fill and fill_interval (in s). */
-const bucketNumbers = (b, knob) =>
-  [
-    ['max_tokens', 'count', b.maxTokens, 'token_bucket.max_tokens'],
-    ['tokens_per_fill', 'count', b.tokensPerFill, 'token_bucket.tokens_per_fill'],
-    ['fill_interval', 'seconds', b.fillIntervalMs / 1000, 'token_bucket.fill_interval in s'],
-  ].map(([param, kind, value, what]) => ({
-    knob: knob(param),
-    kind,
-    value,
-    ...(kind === 'count' ? { min: 1 } : {}),
-    at: b.at,
-    path: b.path,
-    param,
-    doc: `${b.stat}: ${what} (${b.at})`,
-  }));
-
-/** An Envoy route's bucket as the model's policy; every case on it shares it. */
-function envoyTarget(r, uniqueBucket) {
-  const b = r.bucket;
-  const rate = b.tokensPerFill / (b.fillIntervalMs / 1000);
-  const knob = (param) => knobAt(b.stat, b.at, uniqueBucket(b), param);
-  return {
-    numbers: bucketNumbers(b, knob),
-    build: (k) => ({
-      kind: 'local_rate_limit',
-      enabled: b.enabled,
-      enforced: b.enforced,
-      maxTokens: k[knob('max_tokens')],
-      tokensPerFill: k[knob('tokens_per_fill')],
-      fillIntervalMs: k[knob('fill_interval')] * 1000,
-    }),
-    status: b.status,
-    rate,
-    burst: b.maxTokens,
-    keys: [
-      {
-        bucket: b.stat,
-        how:
-          r.bucketFrom === 'route'
-            ? "the route's own bucket, every case on it shares"
-            : "the listener's bucket, every route without its own shares",
-      },
-    ],
-    shared: true,
-    drainS: (b.maxTokens / b.tokensPerFill) * (b.fillIntervalMs / 1000),
-    path: r.match.path ?? r.match.prefix ?? null,
-    regex: Boolean(r.match.safe_regex),
-    perConnection: b.perConnection,
-    host: hostFor(r.domains),
-    addressable: !(r.match.headers?.length || r.match.query_parameters?.length),
-    keyHeaders: [],
-    keyArguments: [],
-  };
-}
-
-/** Why a route gets no cases (said, never guessed), or null. */
-function unplanned(t) {
-  if (t.regex || !t.path) return 'a regular-expression or unnamed match: the lab does not choose a path for it';
-  if (t.perConnection)
-    return 'a bucket per downstream connection: how k6 spreads its requests over connections is not modelled';
-  if (!t.addressable)
-    return 'a route matched by more than its path and host (headers, arguments), or a server with no plain name that is not the default: the lab does not choose a request for it';
-  return null;
-}
-
-/**
- * What every request of a case to target `t` carries beyond the lab's x-lab-case: the route's
- * Host, and the case's own key in each header or argument a zone keys by ({case} stands for the
- * case's id, filled in by the limiter kind's plan).
- */
-const caseRequest = (t) => ({
-  headers: { ...(t.host ? { host: t.host } : {}), ...Object.fromEntries(t.keyHeaders.map((h) => [h, '{case}'])) },
-  query: t.keyArguments.map((a) => `${encodeURIComponent(a)}={case}`).join('&'),
-});
+/** Every place the policy listens on, in the file's order (the stack's ports follow it). */
+export const policyPlaces = (policy) =>
+  policy.proxy === 'nginx'
+    ? policy.explored.places.map((p) => p.place)
+    : [...new Set(policy.routes.map((r) => r.listener))];
 
 /**
  * The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests);
@@ -252,6 +31,13 @@ function steps(id, t, k) {
   // Whole requests per second: k6's arrival rates are whole numbers per time unit.
   const at = (x) => Math.max(1, Math.round(x));
   const chosen = k.load_rates.length > 0;
+  // A class no zone counts (an allow-listed client) has one case: the load its route's others fill with.
+  if (t.exempt)
+    return {
+      smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
+      spike: [{ name: 'fill', rate: at(2 * (R + t.burst)), seconds: 1, targets: [id] }],
+      soak: [{ name: 'over-long', rate: at(2 * R), seconds: k.load_seconds || 60, targets: [id] }],
+    };
   return {
     smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
     spike: chosen
@@ -307,63 +93,47 @@ const LOAD_KNOBS = {
   },
 };
 
-/**
- * Where each zone's limit_req, each Envoy bucket and each limit_req_dry_run stand in the file:
- * a knob per place ({uniqueZone, uniqueBucket, dryPlaces}).
- */
-function placesIn(policy) {
-  const places = (list) =>
-    list.reduce((m, [name, at]) => m.set(name, new Set([...(m.get(name) ?? []), at])), new Map());
-  const zonePlaces = places(policy.routes.flatMap((r) => (r.limits ?? []).map((l) => [l.zone, l.at])));
-  const bucketPlaces = places(policy.routes.filter((r) => r.bucket).map((r) => [r.bucket.stat, r.bucket.at]));
-  return {
-    uniqueZone: (zone) => zonePlaces.get(zone).size === 1,
-    uniqueBucket: (b) => bucketPlaces.get(b.stat).size === 1,
-    dryPlaces: new Set(policy.routes.filter((r) => r.dryRun && !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at)),
-  };
-}
+/** Each proxy's targets and its routes' words (lab/policy/<proxy>-targets.mjs). */
+const TARGETS = {
+  nginx: (policy) => nginxPlan(policy),
+  envoy: (policy) => envoyTargets(policy),
+};
 
-/** Why a route gets no target before it is read (answered first, no limit), or null. */
-function unlimited(policy, r) {
-  if (policy.proxy === 'nginx' && (r.answeredBefore || !r.limits?.length))
-    return r.answeredBefore
-      ? `answered ${r.answeredBefore.code} before limit_req (${r.answeredBefore.at})`
-      : 'no limit_req';
-  if (policy.proxy === 'envoy' && !(r.bucket?.enabled > 0)) return 'no local rate limit enabled';
-  return null;
+/** The nginx targets with the routes' words: planned ones, classes answered before their limits, and the unreached. */
+function nginxPlan(policy) {
+  const targets = nginxTargets(policy).map((t) => ({
+    ...t,
+    label: `${t.host} ${t.route.location}${t.cls.name === 'ordinary' ? '' : ` (${t.cls.name})`}`,
+    at: t.route.at,
+  }));
+  const routes = [];
+  for (const t of policy.explored.targets)
+    for (const c of t.classes.filter((x) => x.read.status !== 200))
+      routes.push({
+        route: `${t.host} ${t.route.location} (${c.name})`,
+        at: t.route.at,
+        none: `${c.why}: answered ${c.read.status} before its limits count it`,
+      });
+  for (const u of policy.explored.unreached) routes.push({ route: u.route.location, at: u.route.at, none: u.why });
+  return { targets, routes };
 }
 
 /** Every route of the file, as the Policy tab lists it, and the targets the lab plans cases for (ids unique). */
 function routeTargets(policy) {
-  const { uniqueZone, uniqueBucket, dryPlaces } = placesIn(policy);
-  const routes = [];
-  const targets = [];
+  const { targets, routes: unplanned } = TARGETS[policy.proxy](policy);
   const used = new Set();
-  for (const r of policy.routes) {
-    const label =
-      policy.proxy === 'nginx'
-        ? `${r.server.names[0] ?? r.server.listen[0] ?? ''} ${r.location}`.trim()
-        : `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
-    const none = unlimited(policy, r);
-    if (none) {
-      routes.push({ route: label, at: r.at, none });
-      continue;
-    }
-    const t = policy.proxy === 'nginx' ? nginxTarget(policy, r, uniqueZone, dryPlaces) : envoyTarget(r, uniqueBucket);
-    const why = unplanned(t);
-    if (why) {
-      routes.push({ route: label, at: r.at, none: why });
-      continue;
-    }
-    let id = slug(t.path);
+  const routes = [];
+  for (const t of targets) {
+    let id = t.id ?? slug(t.path);
     while (used.has(id)) id = `${id}-2`;
     used.add(id);
-    targets.push({ id, ...t });
-    routes.push({ route: label, at: r.at, target: id, keys: t.keys, shared: t.shared });
+    t.id = id;
+    routes.push({ route: t.label, at: t.at, target: id, keys: t.keys, shared: t.shared });
   }
+  routes.push(...unplanned);
   if (!targets.length)
     throw new Error(
-      `${policy.file}: no route the lab can plan cases for:\n  ${routes.map((r) => `${r.route} (${r.at}): ${r.none}`).join('\n  ')}`,
+      `${policy.file}: no route the lab can plan cases for:\n  ${unplanned.map((r) => `${r.route} (${r.at}): ${r.none}`).join('\n  ')}`,
     );
   return { routes, targets };
 }
@@ -373,7 +143,19 @@ function routeTargets(policy) {
  * be fresh again (and a second): {sequential, pauseS}, said on each planned route.
  */
 function casePacing(routes, targets) {
-  const sequential = targets.some((t) => t.shared);
+  // Shared within a target (its slots' keys), or across targets (one key met on two routes).
+  const seen = new Set();
+  const across = targets.some((t) =>
+    (t.slotKeys ?? []).some((keys) =>
+      Object.entries(keys).some(([zone, key]) => {
+        const k = `${zone}\u0000${key}|${t.id}`;
+        const other = [...seen].some((x) => x.startsWith(`${zone}\u0000${key}|`) && !x.endsWith(`|${t.id}`));
+        seen.add(k);
+        return other && key !== '';
+      }),
+    ),
+  );
+  const sequential = across || targets.some((t) => t.shared);
   const pauseS = sequential ? Math.ceil(Math.max(...targets.map((t) => t.drainS))) + 1 : 0;
   // Said where it is shown (lab/policy/words.mjs), at the run's --quick factor.
   for (const r of routes.filter((x) => x.target)) r.pacing = { sequential, pauseS, shared: r.shared };
@@ -406,6 +188,9 @@ export function policyExperiment(policy, { name: given = null } = {}) {
   const { name, from } = policyName(policy.file, policy.says, given);
   const { routes, targets } = routeTargets(policy);
   const { sequential, pauseS } = casePacing(routes, targets);
+  const ports = placePorts(
+    [...new Set(targets.map((t) => t.place.place)), ...policyPlaces(policy)].filter((p, i, a) => a.indexOf(p) === i),
+  );
   const suites = {};
   for (const suite of ['smoke', 'spike', 'soak']) {
     suites[suite] = (k) =>
@@ -428,11 +213,19 @@ export function policyExperiment(policy, { name: given = null } = {}) {
       targets.map((t) => ({
         id: t.id,
         service: `${name}-${policy.proxy}`,
-        path: t.path,
+        path: t.slots[0].path,
         limitedStatus: t.status,
         policy: t.build(k),
-        request: caseRequest(t),
+        // Where its cases send (a place of the file's at the lab's port, TLS where it is), and
+        // what each sends: its slot's path and headers (lab/policy/<proxy>-targets.mjs).
+        request: {
+          origin: `${t.place.ssl ? 'https' : 'http'}://${t.host ?? '127.0.0.1'}:${ports[t.place.place]}`,
+          http2: Boolean(t.place.http2),
+          slots: t.slots,
+        },
       })),
+    // Names the cases' origins use, all at 127.0.0.1 (k6's hosts option): SNI and Host as deployed.
+    hosts: Object.fromEntries(targets.filter((t) => t.host).map((t) => [t.host, '127.0.0.1'])),
     // The k6 script that runs any policy's plan (k6/policy.js).
     script: 'policy',
     stepsTogether: !sequential,

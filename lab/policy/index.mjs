@@ -15,23 +15,32 @@ export const readers = [
     claims: (text) => /(^|\n)\s*"?static_resources"?\s*:/.test(text),
     read: (file, tools) => envoyPolicy(file, tools),
   },
-  { proxy: 'nginx', claims: () => true, read: (file, tools) => nginxPolicy(file, tools) },
+  { proxy: 'nginx', claims: () => true, read: (file, tools, opts) => nginxPolicy(file, tools, opts) },
 ];
 
 /** The tools the readers run, from the lab's own install (lab/install.sh): crossplane and Envoy in its venv. */
 export const policyTools = (root) => {
   const bin = join(root, '.lab', 'venv', 'bin');
-  return { python: join(bin, 'python'), crossplane: join(bin, 'crossplane'), envoy: join(bin, 'envoy') };
+  return {
+    python: join(bin, 'python'),
+    crossplane: join(bin, 'crossplane'),
+    envoy: join(bin, 'envoy'),
+    // Where nginx's answers to the lab's probe are kept (lab/policy/nginx/probe.mjs).
+    cacheDir: join(root, '.lab', 'cache', 'nginx-probe'),
+  };
 };
 
-/** Reads a policy file (checked where it enters: a readable regular file); throws with what is wrong and where. */
-export function readPolicy(file, tools) {
+/**
+ * Reads a policy file (checked where it enters: a readable regular file); throws with what is
+ * wrong and where. `opts`: {includeDirs} (--include-dir's, for nginx).
+ */
+export function readPolicy(file, tools, opts = {}) {
   if (!existsSync(file) || !statSync(file).isFile()) throw new Error(`--policy=${file}: no such file`);
   const text = readFileSync(file, 'utf8');
   const reader = readers.find((r) => r.claims(text));
   const needs = { nginx: tools.crossplane, envoy: tools.envoy }[reader.proxy];
   if (!existsSync(needs)) throw new Error(`--policy: ${needs} is not installed: './labw setup' installs it`);
-  return reader.read(file, tools);
+  return reader.read(file, tools, opts);
 }
 
 const delayWords = (l) => (l.nodelay ? 'nodelay' : l.delay ? `delay=${l.delay}` : 'delay all');
@@ -40,9 +49,9 @@ const shareWords = (x) => `${Math.round(x * 1000) / 10} %`;
 /** The policy as the model read it, route by route: [head, rows] for a table (every cell shown, not judged). */
 export function policyRows(policy) {
   if (policy.proxy === 'nginx') {
-    const head = ['route', 'limit', 'key (who shares a bucket)', 'rate', 'burst', 'delay', 'status', 'dry run', 'from'];
+    const head = ['route', 'limit', 'key', 'rate', 'burst', 'delay', 'status', 'dry run', 'from'];
     const rows = policy.routes.flatMap((r) => {
-      const route = `${r.server.names[0] ?? r.server.listen[0] ?? '-'} ${r.location}`;
+      const route = `${r.server.names[0] ?? r.server.listens[0]?.where ?? '-'} ${r.location}`;
       if (r.answeredBefore)
         return [
           [
@@ -57,13 +66,12 @@ export function policyRows(policy) {
             r.answeredBefore.at,
           ],
         ];
-      if (!r.limits?.length) return [[route, 'none', '', '', '', '', '', '', r.at]];
-      return r.limits.map((l, i) => {
+      if (!r.limits?.length && !r.conns?.length) return [];
+      const req = (r.limits ?? []).map((l) => {
         const z = policy.zones[l.zone];
         return [
-          i ? '' : route,
           l.zone,
-          `${z.key} (${z.who.kind}${z.who.name ? ` ${z.who.name}` : ''})`,
+          z.key,
           z.rate,
           String(l.burst),
           delayWords(l),
@@ -72,6 +80,20 @@ export function policyRows(policy) {
           `${z.at}, ${l.at}${r.limitsFrom !== 'own' ? ` (from ${r.limitsFrom})` : ''}`,
         ];
       });
+      const conn = (r.conns ?? []).map((l) => {
+        const z = policy.connZones[l.zone];
+        return [
+          `${l.zone} (limit_conn)`,
+          z.key,
+          `${l.conn} at once`,
+          '',
+          '',
+          String(r.connStatus.code),
+          r.connDryRun.on ? 'on' : 'off',
+          `${z.at}, ${l.at}${r.connsFrom !== 'own' ? ` (from ${r.connsFrom})` : ''}`,
+        ];
+      });
+      return [...req, ...conn].map((row, i) => [i ? '' : route, ...row]);
     });
     return [head, rows];
   }

@@ -7,27 +7,32 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { renderNginx } from './render-nginx.mjs';
+import { renderNginx } from './nginx/render.mjs';
+import { makeFiles } from './nginx/probe.mjs';
 import { renderEnvoy } from './render-envoy.mjs';
+import { POLICY_PORTS, placePorts } from './ports.mjs';
+import { policyPlaces } from './experiment.mjs';
 
-// The policy stack's ports on 127.0.0.1: its proxy's listener, the proxy's own port (nginx's
-// counters, Envoy's admin) and the backend.
-export const POLICY_PORTS = { http: 18200, own: 18201, backend: 18202 };
+export { POLICY_PORTS };
 
 // Per proxy: how it runs, is checked and is ready, and where Prometheus reads its counters.
 const proxies = {
   nginx: {
     file: 'nginx.conf',
-    render: (policy, view, tools, backend, placed) =>
-      renderNginx(policy, {
-        port: view.self.http,
+    render: (policy, view, tools, backend, placed) => {
+      // The files its locations serve from disk (nginx named them: lab/policy/nginx/explore.mjs).
+      makeFiles(view.prefix, policy.explored.files);
+      return renderNginx(policy, {
+        ports: placePorts(policyPlaces(policy)),
         metricsPort: view.self.own,
         backend,
         prefix: view.prefix,
         root: view.root,
         python: tools.python,
+        version: policy.version,
         placed,
-      }),
+      }).text;
+    },
     command: ['nginx', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr', '-g', 'daemon off;'],
     validate: ['nginx', '-t', '-q', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr'],
     ready: 'http://127.0.0.1:{{self.own}}/healthz',
@@ -89,9 +94,17 @@ export function policyServices(experiment, policy, tools) {
     ready: 'http://127.0.0.1:{{self.http}}/',
     metrics: { port: 'http', path: '/metrics' },
   });
+  // A port per place the file listens on: the first is the service's own http port.
+  const places = Object.values(placePorts(policyPlaces(policy)));
+  const first = policy.proxy === 'nginx' ? policy.explored.places[0] : null;
   const front = service(`${name}-${policy.proxy}`, name, {
     dependsOn: [backendName],
-    ports: { http: POLICY_PORTS.http, own: POLICY_PORTS.own },
+    ports: {
+      http: places[0],
+      own: POLICY_PORTS.own,
+      ...Object.fromEntries(places.slice(1).map((p, i) => [`place${i + 1}`, p])),
+    },
+    scheme: first?.ssl ? 'https' : 'http',
     command: proxy.command,
     validate: proxy.validate,
     ready: proxy.ready,

@@ -23,8 +23,8 @@ const shape = (experiment) =>
  * where FILE2 differs from FILE. Anything else that differs is refused: the lab could not say
  * what the stack ran.
  */
-function untoldOf(experiment, file, stackFile, tools) {
-  const theirs = policyExperiment(readPolicy(stackFile, tools), { name: experiment.name }).experiment;
+function untoldOf(experiment, file, stackFile, tools, includeDirs) {
+  const theirs = policyExperiment(readPolicy(stackFile, tools, { includeDirs }), { name: experiment.name }).experiment;
   if (shape(theirs) !== shape(experiment))
     throw new Error(
       `--stack-policy=${stackFile} may differ from ${file} only in the numbers and switches the lab reads as knobs (${Object.keys(experiment.knobs).join(', ')}): its routes, keys, statuses or limits differ`,
@@ -59,11 +59,11 @@ export function asRead(experiment, policy, routes, stackFile) {
  * Reads the policy, adds its experiment with its stack; returns {experiment, routes, policy,
  * stackPolicy (FILE2's path, or null), untold (FILE2's numbers as knobs the stack runs with)}.
  */
-export function usePolicy({ policy: file, stackPolicy: stackFile, name = null }, root) {
+export function usePolicy({ policy: file, stackPolicy: stackFile, name = null, includeDirs = [] }, root) {
   const tools = policyTools(root);
-  const policy = readPolicy(file, tools);
+  const policy = readPolicy(file, tools, { includeDirs });
   const { experiment, routes } = policyExperiment(policy, { name });
-  const untold = stackFile ? untoldOf(experiment, file, stackFile, tools) : null;
+  const untold = stackFile ? untoldOf(experiment, file, stackFile, tools, includeDirs) : null;
   experiment.services = policyServices(experiment, policy, tools);
   experiment.asRead = asRead(experiment, policy, routes, stackFile);
   addExperiment(experiment);

@@ -130,7 +130,7 @@ export async function startStack({
       const proc = startService(s, prepared, where);
       stack.procs.push(proc);
       stack.readyUrls[s.name] = await readyService(s, proc, prepared.view);
-      stack.baseUrls[s.name] = `http://127.0.0.1:${s.ports.http}`;
+      stack.baseUrls[s.name] = `${s.scheme ?? 'http'}://127.0.0.1:${s.ports.http}`;
       log(`${s.name} ready at ${stack.baseUrls[s.name]}`);
     }
   } catch (e) {

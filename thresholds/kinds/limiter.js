@@ -83,7 +83,17 @@ function latencyExpectation({ min, max }) {
  * A case's path, and the headers its requests carry beyond x-lab-case: a target may ask for
  * its route's Host and for the case's own key ('{case}') in a header or an argument.
  */
-function caseRequest(target, id) {
+function caseRequest(target, id, index = 0) {
+  // A team's policy gives each case a request of its own (its slot: its client's key), at its origin.
+  const slots = target.request?.slots;
+  if (slots) {
+    const slot = slots[index % slots.length];
+    return {
+      path: slot.path,
+      ...(Object.keys(slot.headers ?? {}).length ? { headers: slot.headers } : {}),
+      ...(target.request.origin ? { origin: target.request.origin } : {}),
+    };
+  }
   const fill = (v) => v.split('{case}').join(id);
   const query = target.request?.query ? fill(target.request.query) : '';
   const headers = Object.fromEntries(Object.entries(target.request?.headers ?? {}).map(([k, v]) => [k, fill(v)]));
@@ -172,12 +182,12 @@ function expectedOf(c, s) {
 }
 
 /** What a case is given beside its schedule: its request, its seed figures, its thresholds, its VUs and timeouts. */
-function caseDetails(c, { target, s, seed, name, factor, segments }) {
+function caseDetails(c, { target, s, seed, name, factor, segments, index }) {
   const expected = expectedOf(c, s);
   return {
     name: `${name}/${c.id}`,
     service: target.service,
-    ...caseRequest(target, c.id),
+    ...caseRequest(target, c.id, index),
     limitedStatus: target.limitedStatus,
     requests: requestCount(c),
     // A queue wait shrinks with --quick; the seed's millisecond response times do not.
@@ -208,10 +218,12 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
   // Split over k6 processes (--segments), a schedule is as exact as their clocks agree.
   const predictions = predict(targets, cases, name, segments);
   for (const target of targets)
-    for (const c of cases.filter((x) => x.target === target.id)) {
-      const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
-      Object.assign(c, caseDetails(c, { target, s: predictions.get(c), seed, name, factor, segments }));
-    }
+    cases
+      .filter((x) => x.target === target.id)
+      .forEach((c, index) => {
+        const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
+        Object.assign(c, caseDetails(c, { target, s: predictions.get(c), seed, name, factor, segments, index }));
+      });
   return {
     experiment: name,
     suite,
@@ -232,6 +244,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     // A team's policy is known only to the process that read its file: its plan says what each
     // target does, so that the run's pages and verdicts can judge it again without the file.
     ...(exp.policyFile ? { targetPolicies: Object.fromEntries(targets.map((t) => [t.id, t.policy])) } : {}),
+    // The names its cases' origins use, each at 127.0.0.1 (k6's hosts option).
+    ...(exp.hosts && Object.keys(exp.hosts).length ? { hosts: exp.hosts } : {}),
     cases,
   };
 }

@@ -43,7 +43,7 @@ export default function limiter(plan, baseUrls) {
       // The i-th arrival is due (i + lead) periods after the scenario's start: lead 1 for the
       // held ramping-arrival-rate, 0 for a constant-arrival-rate (an exported script's).
       late.add(Date.now() - (startTime + ((iterationInTest + (c.leadPeriods ?? 1)) * 1000) / c.rate));
-      const res = http.get(baseUrls[c.service] + c.path, params[name]);
+      const res = http.get((c.origin ?? baseUrls[c.service]) + c.path, params[name]);
       if (!check(res, checks[name])) unexpected.add(1, { status: String(res.status) });
     },
   };
