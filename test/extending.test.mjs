@@ -115,7 +115,8 @@ test("no module outside an experiment's own files names an experiment", () => {
   // policy reader names nginx's limit_req burst= parameter, which the burst experiment is named after.
   const ALLOWED = {
     'lab/bench/k6.mjs': ['cdn'],
-    'lab/policy/nginx.mjs': ['burst'],
+    'lab/policy/nginx/read.mjs': ['burst'],
+    'lab/policy/nginx/targets.mjs': ['burst'],
     'lab/policy/index.mjs': ['burst'],
     'lab/policy/experiment.mjs': ['burst'],
   };
@@ -323,7 +324,10 @@ test(
         lab('new', 'burst', '--policy=test/policies/header-key.conf').stderr,
         /already in thresholds\/experiments\/index\.js/,
       );
-      assert.match(lab('new', 'api-keys', '--policy=test/fixtures/policies/refused-conn.conf').stderr, /limit_conn/);
+      assert.match(
+        lab('new', 'api-keys', '--policy=test/fixtures/policies/refused-lua.conf').stderr,
+        /access_by_lua_block/,
+      );
       ok(lab('new', 'api-keys', '--policy=test/policies/header-key.conf'));
       assert.match(
         readFileSync(join(dir, 'thresholds/experiments/index.js'), 'utf8'),
@@ -337,7 +341,8 @@ test(
       const [spike] = JSON.parse(ok(lab('expect', 'spike/api-keys')));
       assert.deepEqual(
         spike.cases.map((c) => c.id),
-        ['v1-under', 'v1-fill', 'v1-over'],
+        // The clients with no x-api-key are not limited (an empty key): their own case shows it.
+        ['v1-under', 'v1-fill', 'v1-over', 'v1-ordinary-fill'],
       );
       assert.ok(JSON.parse(ok(lab('expect', 'smoke'))).some((p) => p.experiment === 'api-keys'));
       const file = join(dir, 'stacks/api-keys/header-key.conf');

@@ -63,10 +63,9 @@ http {
     limit_req_zone $http_x_key zone=fast:1m rate=10r/s;
     limit_req_zone $http_x_key zone=slow:1m rate=120r/m;
     limit_req_status 429;
-    log_format chain '$lab_clock $status $request_time';
+    log_format chain '$http_x_lab_clock $status $request_time';
     server {
         listen 127.0.0.1:${port};
-        set $lab_clock "-";
         location / {
             rewrite_by_lua_block { require("lab_clock").stamp() }
             limit_req zone=fast burst=5 nodelay;

@@ -28,9 +28,12 @@ const planned = (file, suite) => {
 };
 
 test('nginx: the limited routes get cases; a shared bucket puts them one after another, a drain apart', (t) => {
-  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
+  if (needs(t, missing, './labw setup installs crossplane, nginx and Envoy')) return;
   const { routes, plan } = planned('gateway.conf', 'spike');
-  assert.match(routes[0].none, /answered 200 before limit_req \(gateway\.conf:13\)/);
+  assert.match(
+    routes.find((r) => r.at === 'gateway.conf:13').none,
+    /answered 200 by return \(gateway\.conf:13\) before its limits/,
+  );
   // per_ip_min (2 r/s) sits behind per_ip (5 r/s): a case at 4 r/s fills its burst alone.
   assert.deepEqual(
     plan.cases.map((c) => c.id),
@@ -48,6 +51,33 @@ test('nginx: the limited routes get cases; a shared bucket puts them one after a
   assert.ok(under.limited.lo === 0 && under.ok.hi >= 10, JSON.stringify(under));
   const fill = plan.cases[1].expected;
   assert.ok(fill.limited.lo > 0 && fill.ok.hi < 44, JSON.stringify(fill));
+  // Each case its own client address (nginx keys per_ip by it after realip), the route's Host by name.
+  assert.deepEqual(
+    plan.cases.slice(0, 2).map((c) => [c.origin, c.headers['x-lab-client']]),
+    [
+      ['http://gateway.example:18200', '198.18.0.1'],
+      ['http://gateway.example:18200', '198.18.0.2'],
+    ],
+  );
+  assert.deepEqual(plan.hosts, { 'gateway.example': '127.0.0.1' });
+});
+
+test('nginx: the classes of client a map and geo make, each with its cases, and one answered before any limit said', (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and nginx')) return;
+  const { routes, plan } = planned('classes.conf', 'spike');
+  const targets = [...new Set(plan.cases.map((c) => c.target))];
+  assert.deepEqual(targets, ['api', 'api-addr-10-20-0-1', 'api-user-agent-crawler']);
+  const policies = plan.targetPolicies;
+  // Ordinary clients meet `clients` alone; the allow-listed no zone; crawlers both, in the location's order.
+  assert.deepEqual(
+    targets.map((id) => policies[id].limits.map((l) => l.rateMilli)),
+    [[10000], [], [10000, 1000]],
+  );
+  const allowed = plan.cases.find((c) => c.target === 'api-addr-10-20-0-1');
+  assert.equal(allowed.headers['x-lab-client'].startsWith('10.20.'), true);
+  assert.equal(allowed.expected.limited.hi <= 2, true, JSON.stringify(allowed.expected));
+  assert.match(plan.cases.find((c) => c.target === 'api-user-agent-crawler').headers['user-agent'], /crawler/i);
+  assert.match(routes.find((r) => /evilbot/.test(r.class ?? '')).none, /answered 444 before its limits count it/);
 });
 
 test('nginx: a dry run expects nothing limited; Envoy: a per-connection bucket is not planned, and why', (t) => {
@@ -58,7 +88,7 @@ test('nginx: a dry run expects nothing limited; Envoy: a per-connection bucket i
     dry.cases.map((c) => `${c.id} ${JSON.stringify(c.expected.limited)}`).join('; '),
   );
   const { routes, plan } = planned('envoy-edge.yaml', 'spike');
-  assert.match(routes[0].none, /a bucket per downstream connection/);
+  assert.match(routes.find((r) => r.none).none, /a bucket per downstream connection/);
   assert.deepEqual(
     plan.cases.map((c) => c.id),
     ['root-under', 'root-fill', 'root-over'],

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readPolicy, policyTools } from '../lab/policy/index.mjs';
 import { policyExperiment } from '../lab/policy/experiment.mjs';
-import { renderNginx } from '../lab/policy/render-nginx.mjs';
+import { renderNginx } from '../lab/policy/nginx/render.mjs';
 import { renderEnvoy } from '../lab/policy/render-envoy.mjs';
 import { policyFlags, parseRunArgs } from '../lab/cli/args.mjs';
 import { addExperiment } from '../thresholds/experiments/index.js';
@@ -27,7 +27,7 @@ const missing =
   [tools.crossplane, tools.envoy].filter((f) => !existsSync(f)).map((f) => `${f} is not installed`)[0] ?? null;
 const fixture = (name) => join(root, 'test', 'fixtures', 'policies', name);
 const policyFile = (name) => join(root, 'test', 'policies', name);
-const PORTS = { port: 18200, metricsPort: 18201, backend: '127.0.0.1:18202' };
+const PORTS = { ports: { '*:8080': 18200 }, metricsPort: 18201, backend: '127.0.0.1:18202', version: [1, 22, 1] };
 
 /** A scratch folder for one test, removed after it. */
 function scratch(t) {
@@ -36,10 +36,10 @@ function scratch(t) {
   return dir;
 }
 
-test('nginx: listeners, upstreams and paths moved, client keys by the case, the lab watching; nginx -t accepts it', (t) => {
-  if (needs(t, missing, './labw setup installs crossplane')) return;
+test('nginx: listeners, upstreams and paths moved, clients by address through realip, the lab watching; nginx -t accepts it', (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and nginx')) return;
   const dir = scratch(t);
-  const text = renderNginx(readPolicy(fixture('gateway.conf'), tools), {
+  const { text, clientHeader } = renderNginx(readPolicy(fixture('gateway.conf'), tools), {
     ...PORTS,
     prefix: dir,
     root,
@@ -47,40 +47,89 @@ test('nginx: listeners, upstreams and paths moved, client keys by the case, the 
   });
   assert.deepEqual(
     [...text.matchAll(/listen ([^;]+);/g)].map((m) => m[1]),
-    ['127.0.0.1:18200 default_server', '127.0.0.1:18201'],
+    ['127.0.0.1:18200', '127.0.0.1:18201'],
   );
+  // One upstream server: two at one address would be one peer counted twice.
   assert.deepEqual(
     [...text.matchAll(/^\s*server (\S+);/gm)].map((m) => m[1]),
-    ['127.0.0.1:18202', '127.0.0.1:18202'],
+    ['127.0.0.1:18202'],
   );
-  assert.match(text, /limit_req_zone \$lab_client zone=per_ip:10m rate=5r\/s;/);
-  assert.match(text, /limit_req_zone \$server_name zone=per_server/);
-  assert.match(text, /map \$http_x_lab_case \$lab_client/);
+  assert.match(text, /limit_req_zone \$binary_remote_addr zone=per_ip:10m rate=5r\/s;/);
+  assert.match(text, /set_real_ip_from 127\.0\.0\.0\/8;\s+set_real_ip_from unix:;\s+real_ip_header X-Lab-Client;/);
+  assert.equal(clientHeader, 'X-Lab-Client');
   assert.ok(text.includes(`pid ${join(dir, 'nginx.pid')};`));
-  // The file's own /healthz is kept (no second one), and both limited locations are watched.
+  // The file's own /healthz is kept (no second one), and the limited locations are watched.
   assert.equal(text.match(/location = \/healthz/g).length, 2);
-  assert.equal(text.match(/require\("lab_clock"\)\.stamp\(\)/g).length, 2);
+  assert.equal(text.match(/require\("lab_clock"\)\.stamp\(\)/g).length, 3);
   const conf = join(dir, 'nginx.conf');
   writeFileSync(conf, text);
   const r = spawnSync('nginx', ['-t', '-q', '-p', `${dir}/`, '-c', conf, '-e', 'stderr'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
 });
 
-test('nginx: what the lab cannot point at its backend is refused, naming its file:line', (t) => {
-  if (needs(t, missing, './labw setup installs crossplane')) return;
+test("nginx: a TLS and HTTP/2 listener runs with the lab's certificate; what it would fetch goes, and is said", (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and nginx')) return;
+  const dir = scratch(t);
+  const file = join(dir, 'tls.conf');
+  writeFileSync(
+    file,
+    [
+      'events {}',
+      'http {',
+      '  limit_req_zone $binary_remote_addr zone=z:1m rate=5r/s;',
+      '  resolver 9.9.9.9;',
+      '  server {',
+      '    listen 443 ssl;',
+      '    http2 on;',
+      '    server_name shop.example;',
+      '    ssl_certificate /etc/ssl/shop.pem; ssl_certificate_key /etc/ssl/shop.key;',
+      '    ssl_stapling on; ssl_trusted_certificate /etc/ssl/chain.pem;',
+      '    location /static/ { limit_req zone=z burst=5; root /srv/www; }',
+      '    location / { limit_req zone=z; fastcgi_pass unix:/run/php.sock; }',
+      '  }',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const policy = readPolicy(file, tools);
+  const { text, notes } = renderNginx(policy, {
+    ...PORTS,
+    ports: { '*:443': 18210 },
+    prefix: dir,
+    root,
+    python: tools.python,
+  });
+  assert.match(text, /listen 127\.0\.0\.1:18210 ssl http2;/);
+  assert.ok(text.includes(`ssl_certificate ${join(dir, 'lab-cert.pem')};`));
+  assert.doesNotMatch(text, /ssl_stapling|trusted_certificate|resolver|shop\.pem|fastcgi_pass/);
+  assert.ok(text.includes(`root ${join(dir, 'www', 'srv', 'www')};`));
+  assert.deepEqual(
+    notes.map((n) => n.at),
+    ['tls.conf:4', 'tls.conf:7', 'tls.conf:10', 'tls.conf:10', 'tls.conf:12'],
+  );
+  // nginx named the file /static/ serves: the probe made it, and so does the stack.
+  assert.ok(
+    policy.explored.files.some((f) => f.startsWith('www/srv/www/static/')),
+    JSON.stringify(policy.explored.files),
+  );
+  assert.equal(policy.explored.targets.length, 2);
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(conf, text);
+  const r = spawnSync('nginx', ['-t', '-q', '-p', `${dir}/`, '-c', conf, '-e', 'stderr'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+});
+
+test('nginx: what the lab cannot point at its backend or see into is refused, naming its file:line', (t) => {
+  if (needs(t, missing, './labw setup installs crossplane and nginx')) return;
   const dir = scratch(t);
   const cases = [
     [
-      'location /php { limit_req zone=z; fastcgi_pass 127.0.0.1:9000; }',
-      /x\.conf:5: fastcgi_pass: the lab's backend speaks HTTP only/,
+      'location /g { limit_req zone=z; grpc_pass 127.0.0.1:9000; }',
+      /x\.conf:5: grpc_pass: the lab's backend speaks HTTP/,
     ],
     [
-      'location / { limit_req zone=z; proxy_pass http://$upstream_host; }',
-      /x\.conf:5: proxy_pass http:\/\/\$upstream_host: an address from variables needs a resolver/,
-    ],
-    [
-      'location / { limit_req zone=z; log_by_lua_block { ngx.log(ngx.ERR, "x") } }',
-      /x\.conf:5: log_by_lua_block: the lab counts every request with its own log_by_lua/,
+      'location / { limit_req zone=z; content_by_lua_block { ngx.say("x") } }',
+      /x\.conf:5: content_by_lua_block: lua code whose network use the lab cannot see/,
     ],
   ];
   for (const [location, message] of cases) {
@@ -89,10 +138,7 @@ test('nginx: what the lab cannot point at its backend is refused, naming its fil
       file,
       `events {}\nhttp {\n  limit_req_zone $http_x_key zone=z:1m rate=1r/s;\n  server {\n    ${location}\n  }\n}\n`,
     );
-    assert.throws(
-      () => renderNginx(readPolicy(file, tools), { ...PORTS, prefix: dir, root, python: tools.python }),
-      message,
-    );
+    assert.throws(() => readPolicy(file, tools), message);
   }
 });
 
@@ -117,19 +163,21 @@ test("Envoy: listener, admin and clusters moved, the lab's access log and readin
   assert.equal(r.status, 0, r.stderr + r.stdout);
 });
 
-test("each case's requests carry its route's Host and its own key, in the header or argument the zone keys by", (t) => {
-  if (needs(t, missing, './labw setup installs crossplane and Envoy')) return;
-  const casesOf = (file) => {
+test("each case's requests carry its origin, its route's Host and its own client, where nginx gives it its own key", (t) => {
+  if (needs(t, missing, './labw setup installs crossplane, nginx and Envoy')) return;
+  const casesOf = (file, suite = 'smoke') => {
     const { experiment } = policyExperiment(readPolicy(file, tools));
     addExperiment(experiment);
-    return makePlan({ experiment: experiment.name, suite: 'smoke' }).cases;
+    return makePlan({ experiment: experiment.name, suite }).cases;
   };
-  const [header] = casesOf(policyFile('header-key.conf'));
-  assert.deepEqual([header.path, header.headers], ['/v1/', { 'x-api-key': 'v1-smoke' }]);
-  const [argument] = casesOf(policyFile('argument-key.conf'));
-  assert.deepEqual([argument.path, argument.headers], ['/search?user=search-smoke', undefined]);
+  // A header key: a client without it is not limited, and each case of those with it sends its own.
+  const header = casesOf(policyFile('header-key.conf'), 'spike').filter((c) => c.target === 'v1');
+  assert.equal(new Set(header.map((c) => c.headers['x-api-key'])).size, header.length);
+  assert.ok(header.every((c) => c.headers['x-api-key'].startsWith('lab-')));
+  const argument = casesOf(policyFile('argument-key.conf')).find((c) => c.target === 'search');
+  assert.match(argument.path, /^\/search\?user=lab-t\d+s0$/);
   const [named] = casesOf(policyFile('per-minute.conf'));
-  assert.deepEqual(named.headers, { host: 'auth.example' });
+  assert.equal(named.origin, 'http://auth.example:18200');
   const envoy = casesOf(policyFile('envoy-route-bucket.yaml'));
   assert.deepEqual(
     envoy.map((c) => [c.id, c.headers?.host]),
@@ -145,6 +193,7 @@ test('--policy and --stack-policy are read off the words; a policy run names its
     rest: ['spike', 'x=1'],
     policy: 'a.conf',
     stackPolicy: 'b.conf',
+    includeDirs: [],
   });
   assert.throws(() => policyFlags(['spike', '--stack-policy=b.conf']), /give --policy too/);
   assert.throws(() => policyFlags(['spike', '--policy=a', '--policy=b']), /--policy is given twice/);

@@ -4,6 +4,8 @@
  */
 
 /** One check: the answer is 200 or the status the policy limits with. */
-export const statusChecks = (limitedStatus) => ({
+export const statusChecks = (limitedStatus, proto = null) => ({
   [`status is 200 or ${limitedStatus}`]: (r) => r.status === 200 || r.status === limitedStatus,
+  // A listener that speaks HTTP/2 (a team's `listen ... ssl http2`) is spoken to in it.
+  ...(proto ? { [`protocol is ${proto}`]: (r) => r.proto === proto } : {}),
 });

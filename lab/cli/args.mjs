@@ -97,7 +97,9 @@ export function policyFlags(words) {
   if (files.name && !files.policy) throw new Error('--name=NAME names a policy: give --policy=FILE too');
   if (files.stackPolicy && !files.policy)
     throw new Error('--stack-policy=FILE2 runs FILE2 while the model reads --policy=FILE: give --policy too');
-  return { rest, ...files };
+  if (includeDirs.length && !files.policy)
+    throw new Error('--include-dir=FROM=DIR reads a policy: give --policy=FILE too');
+  return { rest, ...files, includeDirs };
 }
 
 /**

@@ -59,12 +59,13 @@ function showPolicy(words, root, say) {
     `\nhow each route's cases meet its buckets:\n${formatTable(
       routes.map((r) => [
         r.route,
+        r.class ?? '-',
         r.at,
         r.target ?? '-',
         casesWords(r, request.factor),
         (r.keys || []).map((k) => `${k.zone ?? k.bucket}: ${k.how}`).join('; '),
       ]),
-      ['route', 'at', 'target', 'cases', 'buckets'],
+      ['route', 'class of client', 'at', 'target', 'cases', 'buckets'],
     )}`,
   );
   if (sens) {

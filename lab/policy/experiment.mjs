@@ -22,6 +22,9 @@ export const policyPlaces = (policy) =>
     ? policy.explored.places.map((p) => p.place)
     : [...new Set(policy.routes.map((r) => r.listener))];
 
+/** A fill's length at `rate`: a second, or as long as 24 requests take, at most 5 s (fewer tell no burst apart). */
+const fillSeconds = (rate) => Math.min(5, Math.max(1, Math.ceil(24 / rate)));
+
 /**
  * The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests);
  * the load knobs (LOAD_KNOBS), where set, give the spike's and the soak's rates and length instead.
@@ -35,7 +38,9 @@ function steps(id, t, k) {
   if (t.exempt)
     return {
       smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
-      spike: [{ name: 'fill', rate: at(2 * (R + t.burst)), seconds: 1, targets: [id] }],
+      spike: [
+        { name: 'fill', rate: at(2 * (R + t.burst)), seconds: fillSeconds(at(2 * (R + t.burst))), targets: [id] },
+      ],
       soak: [{ name: 'over-long', rate: at(2 * R), seconds: k.load_seconds || 60, targets: [id] }],
     };
   return {
@@ -45,10 +50,17 @@ function steps(id, t, k) {
       : [
           // Under its rate for 10 s: nothing limited, nothing waits long.
           { name: 'under', rate: at(R / 2), seconds: 10, targets: [id] },
-          // Twice burst and rate in one second: the burst fills and the rest is limited, by the burst's size.
-          { name: 'fill', rate: at(2 * (R + t.burst)), seconds: 1, targets: [id] },
-          // Three times its rate for 5 s: what it lets through in a sustained overload, by its rate.
-          { name: 'over', rate: at(3 * R), seconds: 5, targets: [id] },
+          // Twice burst and rate, for a second or as long as 24 requests take (5 s at most): the
+          // burst fills and the rest is limited, by the burst's size.
+          { name: 'fill', rate: at(2 * (R + t.burst)), seconds: fillSeconds(at(2 * (R + t.burst))), targets: [id] },
+          // Three times its rate, long enough to fill its burst half as much again (5 s at least, a
+          // minute at most): what it lets through in a sustained overload, by its rate.
+          {
+            name: 'over',
+            rate: at(3 * R),
+            seconds: Math.min(60, Math.max(5, Math.ceil((1.5 * t.burst) / (2 * R)))),
+            targets: [id],
+          },
           ...chainSteps(id, t),
         ],
     soak: [
@@ -103,16 +115,24 @@ const TARGETS = {
 function nginxPlan(policy) {
   const targets = nginxTargets(policy).map((t) => ({
     ...t,
-    label: `${t.host} ${t.route.location}${t.cls.name === 'ordinary' ? '' : ` (${t.cls.name})`}`,
+    label: `${t.host} ${t.route.location}`,
+    class: `${t.cls.name}: ${t.cls.why}${t.exempt ? ' (no zone counts it)' : ''}`,
     at: t.route.at,
   }));
   const routes = [];
+  for (const r of policy.routes.filter((x) => (x.limits?.length || x.conns?.length) && x.answeredBefore))
+    routes.push({
+      route: r.location,
+      at: r.at,
+      none: `answered ${r.answeredBefore.code} by return (${r.answeredBefore.at}) before its limits`,
+    });
   for (const t of policy.explored.targets)
     for (const c of t.classes.filter((x) => x.read.status !== 200))
       routes.push({
-        route: `${t.host} ${t.route.location} (${c.name})`,
+        route: `${t.host} ${t.route.location}`,
+        class: `${c.name}: ${c.why}`,
         at: t.route.at,
-        none: `${c.why}: answered ${c.read.status} before its limits count it`,
+        none: `answered ${c.read.status} before its limits count it`,
       });
   for (const u of policy.explored.unreached) routes.push({ route: u.route.location, at: u.route.at, none: u.why });
   return { targets, routes };
@@ -128,7 +148,7 @@ function routeTargets(policy) {
     while (used.has(id)) id = `${id}-2`;
     used.add(id);
     t.id = id;
-    routes.push({ route: t.label, at: t.at, target: id, keys: t.keys, shared: t.shared });
+    routes.push({ route: t.label, class: t.class, at: t.at, target: id, keys: t.keys, shared: t.shared });
   }
   routes.push(...unplanned);
   if (!targets.length)
@@ -188,9 +208,8 @@ export function policyExperiment(policy, { name: given = null } = {}) {
   const { name, from } = policyName(policy.file, policy.says, given);
   const { routes, targets } = routeTargets(policy);
   const { sequential, pauseS } = casePacing(routes, targets);
-  const ports = placePorts(
-    [...new Set(targets.map((t) => t.place.place)), ...policyPlaces(policy)].filter((p, i, a) => a.indexOf(p) === i),
-  );
+  // The stack's ports (lab/policy/stack.mjs), by the same order of places.
+  const ports = placePorts(policyPlaces(policy));
   const suites = {};
   for (const suite of ['smoke', 'spike', 'soak']) {
     suites[suite] = (k) =>

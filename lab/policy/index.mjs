@@ -46,73 +46,85 @@ export function readPolicy(file, tools, opts = {}) {
 const delayWords = (l) => (l.nodelay ? 'nodelay' : l.delay ? `delay=${l.delay}` : 'delay all');
 const shareWords = (x) => `${Math.round(x * 1000) / 10} %`;
 
-/** The policy as the model read it, route by route: [head, rows] for a table (every cell shown, not judged). */
-export function policyRows(policy) {
-  if (policy.proxy === 'nginx') {
-    const head = ['route', 'limit', 'key', 'rate', 'burst', 'delay', 'status', 'dry run', 'from'];
-    const rows = policy.routes.flatMap((r) => {
-      const route = `${r.server.names[0] ?? r.server.listens[0]?.where ?? '-'} ${r.location}`;
-      if (r.answeredBefore)
-        return [
-          [
-            route,
-            '-',
-            `answered ${r.answeredBefore.code} by return before limit_req`,
-            '',
-            '',
-            '',
-            '',
-            '',
-            r.answeredBefore.at,
-          ],
-        ];
-      if (!r.limits?.length && !r.conns?.length) return [];
-      const req = (r.limits ?? []).map((l) => {
-        const z = policy.zones[l.zone];
-        return [
-          l.zone,
-          z.key,
-          z.rate,
-          String(l.burst),
-          delayWords(l),
-          String(r.status.code),
-          r.dryRun.on ? 'on' : 'off',
-          `${z.at}, ${l.at}${r.limitsFrom !== 'own' ? ` (from ${r.limitsFrom})` : ''}`,
-        ];
-      });
-      const conn = (r.conns ?? []).map((l) => {
-        const z = policy.connZones[l.zone];
-        return [
-          `${l.zone} (limit_conn)`,
-          z.key,
-          `${l.conn} at once`,
-          '',
-          '',
-          String(r.connStatus.code),
-          r.connDryRun.on ? 'on' : 'off',
-          `${z.at}, ${l.at}${r.connsFrom !== 'own' ? ` (from ${r.connsFrom})` : ''}`,
-        ];
-      });
-      return [...req, ...conn].map((row, i) => [i ? '' : route, ...row]);
-    });
-    return [head, rows];
-  }
-  const head = ['route', 'bucket', 'tokens', 'refill', 'per connection', 'enabled', 'enforced', 'status', 'from'];
-  const rows = policy.routes.map((r) => {
-    const route = `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
-    const b = r.bucket;
-    if (!b) return [route, 'none', '', '', '', '', '', '', r.at];
+/** An nginx route's rows: one per limit_req, then one per limit_conn, the route named on the first. */
+function nginxRouteRows(policy, r) {
+  const route = `${r.server.names[0] ?? r.server.listens[0]?.where ?? '-'} ${r.location}`;
+  if (r.answeredBefore)
     return [
-      route,
-      `${b.stat} (${r.bucketFrom})`,
-      String(b.maxTokens),
-      `${b.tokensPerFill} per ${b.fillIntervalMs} ms`,
-      b.perConnection ? 'yes' : 'no',
-      shareWords(b.enabled),
-      shareWords(b.enforced),
-      String(b.status),
-      b.at,
+      [
+        route,
+        '-',
+        `answered ${r.answeredBefore.code} by return before its limits`,
+        '',
+        '',
+        '',
+        '',
+        '',
+        r.answeredBefore.at,
+      ],
+    ];
+  const from = (z, l, inherited) => `${z.at}, ${l.at}${inherited !== 'own' ? ` (from ${inherited})` : ''}`;
+  const req = (r.limits ?? []).map((l) => {
+    const z = policy.zones[l.zone];
+    const dry = r.dryRun.on ? 'on' : 'off';
+    return [
+      l.zone,
+      z.key,
+      z.rate,
+      String(l.burst),
+      delayWords(l),
+      String(r.status.code),
+      dry,
+      from(z, l, r.limitsFrom),
     ];
   });
-  return [head, rows];
+  const conn = (r.conns ?? []).map((l) => {
+    const z = policy.connZones[l.zone];
+    const dry = r.connDryRun.on ? 'on' : 'off';
+    return [
+      `${l.zone} (limit_conn)`,
+      z.key,
+      `${l.conn} at once`,
+      '',
+      '',
+      String(r.connStatus.code),
+      dry,
+      from(z, l, r.connsFrom),
+    ];
+  });
+  return [...req, ...conn].map((row, i) => [i ? '' : route, ...row]);
+}
+
+/** An Envoy route's row: the bucket it meets. */
+function envoyRouteRow(r) {
+  const route = `${r.listener}/${r.host} ${JSON.stringify(r.match)}`;
+  const b = r.bucket;
+  if (!b) return [route, 'none', '', '', '', '', '', '', r.at];
+  const refill = `${b.tokensPerFill} per ${b.fillIntervalMs} ms`;
+  const shares = [shareWords(b.enabled), shareWords(b.enforced)];
+  return [
+    route,
+    `${b.stat} (${r.bucketFrom})`,
+    String(b.maxTokens),
+    refill,
+    b.perConnection ? 'yes' : 'no',
+    ...shares,
+    String(b.status),
+    b.at,
+  ];
+}
+
+// The policy table's head per proxy.
+const HEADS = {
+  nginx: ['route', 'limit', 'key', 'rate', 'burst', 'delay', 'status', 'dry run', 'from'],
+  envoy: ['route', 'bucket', 'tokens', 'refill', 'per connection', 'enabled', 'enforced', 'status', 'from'],
+};
+
+/** The policy as the model read it, route by route: [head, rows] for a table (every cell shown, not judged). */
+export function policyRows(policy) {
+  const rows =
+    policy.proxy === 'nginx'
+      ? policy.routes.flatMap((r) => (r.limits?.length || r.conns?.length ? nginxRouteRows(policy, r) : []))
+      : policy.routes.map(envoyRouteRow);
+  return [HEADS[policy.proxy], rows];
 }

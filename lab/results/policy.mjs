@@ -17,10 +17,11 @@ export function policyHtml(run, asRead, factor = 1) {
   if (!asRead) return null;
   const configs = asRead.configs.map((c) => `${link(run, c.path, c.file)} (${esc(c.what)})`).join(' · ');
   const routes = table(
-    ['route', 'at', 'target', 'cases', 'buckets'].map(esc),
+    ['route', 'class of client', 'at', 'target', 'cases', 'buckets'].map(esc),
     asRead.routes.map((r) =>
       [
         r.route,
+        r.class ?? '-',
         r.at,
         r.target ?? '-',
         r.cases ?? casesWords(r, factor),

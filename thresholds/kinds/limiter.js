@@ -92,6 +92,8 @@ function caseRequest(target, id, index = 0) {
       path: slot.path,
       ...(Object.keys(slot.headers ?? {}).length ? { headers: slot.headers } : {}),
       ...(target.request.origin ? { origin: target.request.origin } : {}),
+      // A TLS listener with http2 is spoken to in HTTP/2 (k6 negotiates it): the case checks it did.
+      ...(target.request.http2 && target.request.origin?.startsWith('https:') ? { proto: 'HTTP/2.0' } : {}),
     };
   }
   const fill = (v) => v.split('{case}').join(id);

@@ -31,7 +31,7 @@ export default function limiter(plan, baseUrls) {
       },
     ]),
   );
-  const checks = Object.fromEntries(plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus)]));
+  const checks = Object.fromEntries(plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus, c.proto)]));
   return {
     setup() {
       for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });

@@ -5,7 +5,8 @@
  * by Debian's openssl, with every server name the config gives as a subject alternative name.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
+import { serviceUser } from '../../stack/privilege.mjs';
 import { join } from 'node:path';
 
 /** The pair in `dir` ({cert, key} paths), made once: a P-256 key, valid two days. */
@@ -38,5 +39,10 @@ export function labCertificate(dir, names = []) {
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  // The services' user reads it (a root runner's nginx runs as `lab`: lab/stack/privilege.mjs), no one else.
+  const user = serviceUser();
+  if (user) for (const f of [cert, key]) chownSync(f, 0, user.gid);
+  chmodSync(key, 0o640);
+  chmodSync(cert, 0o644);
   return { cert, key };
 }

@@ -46,7 +46,7 @@ function definitions(http) {
   return defs;
 }
 
-/** The request inputs a set of keys reads, through map, geo and set: [{input, def}], def the map or geo that reads it. */
+/** The request inputs a set of keys reads, through map, geo and set: [{input, via}], via the map or geo reading it. */
 export function inputsOf(keys, http) {
   const defs = definitions(http);
   const out = [];
@@ -104,25 +104,25 @@ function entryValues(def) {
   return out;
 }
 
-/** How an input variable is carried by a request: {kind: address|header|cookie|arg|args, name}, or null (fixed by the route). */
+/** How a request carries an input: {by: address|header|cookie|arg|args, name}, or null (the route fixes it). */
 export function carrierOf(input) {
-  if (['remote_addr', 'binary_remote_addr'].includes(input)) return { kind: 'address' };
-  if (input.startsWith('http_')) return { kind: 'header', name: input.slice(5).replace(/_/g, '-') };
-  if (input.startsWith('cookie_')) return { kind: 'cookie', name: input.slice(7) };
-  if (input.startsWith('arg_')) return { kind: 'arg', name: input.slice(4) };
-  if (input === 'args' || input === 'query_string') return { kind: 'args' };
+  if (['remote_addr', 'binary_remote_addr'].includes(input)) return { by: 'address' };
+  if (input.startsWith('http_')) return { by: 'header', name: input.slice(5).replace(/_/g, '-') };
+  if (input.startsWith('cookie_')) return { by: 'cookie', name: input.slice(7) };
+  if (input.startsWith('arg_')) return { by: 'arg', name: input.slice(4) };
+  if (input === 'args' || input === 'query_string') return { by: 'args' };
   return null;
 }
 
 /** A client with one input set (`value` null: absent). */
 export function withInput(client, carrier, value) {
   const c = structuredClone(client);
-  if (carrier.kind === 'address') c.address = value;
-  else if (carrier.kind === 'args') c.query = value;
+  if (carrier.by === 'address') c.address = value;
+  else if (carrier.by === 'args') c.query = value;
   else {
-    const bag = { header: 'headers', cookie: 'cookies', arg: 'args' }[carrier.kind];
-    if (value === null) delete c[bag][carrier.kind === 'header' ? carrier.name.toLowerCase() : carrier.name];
-    else c[bag][carrier.kind === 'header' ? carrier.name.toLowerCase() : carrier.name] = value;
+    const bag = { header: 'headers', cookie: 'cookies', arg: 'args' }[carrier.by];
+    if (value === null) delete c[bag][carrier.by === 'header' ? carrier.name.toLowerCase() : carrier.name];
+    else c[bag][carrier.by === 'header' ? carrier.name.toLowerCase() : carrier.name] = value;
   }
   return c;
 }
@@ -140,7 +140,7 @@ export function variations(keys, http, { cap = 400, base = baseline() } = {}) {
     // A whole-input map or geo singles out its entries; any input may be absent or free.
     const whole = via && variablesOf(via.source).length === 1 && via.source.trim() === `$${input}`;
     const values = [
-      ...(carrier.kind === 'address'
+      ...(carrier.by === 'address'
         ? []
         : [
             { value: null, why: 'absent' },

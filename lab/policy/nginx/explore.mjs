@@ -12,7 +12,7 @@
  */
 import { runProbe, keyColumns } from './probe.mjs';
 import { placesOf, pathsOf, hostOf, serverPlaces, errorPageUris } from './requests.mjs';
-import { baseline, variations, guardVariations, headersOf, queryOf, personal } from './clients.mjs';
+import { FREE, baseline, variations, guardVariations, headersOf, queryOf, personal } from './clients.mjs';
 import { clientHeader } from './render.mjs';
 
 // Cases per target the plan can give keys of their own; more share the slots' keys in turn.
@@ -160,16 +160,16 @@ export function explore(policy, { python, version, cacheDir }) {
   const missed = policy.routes.filter(
     (r) => (r.limits?.length || r.conns?.length) && !r.answeredBefore && !reached.has(r.id),
   );
-  let requests = first;
-  let { rows, files } = round1;
+  let { files } = round1;
   if (missed.length) {
     const only = new Set(missed.map((r) => r.server.at));
     const guards = guardVariations(policy.http).flatMap((v, i) =>
       candidates(policy, places, addressHeader, v.client, only, `g${i}-`),
     );
-    requests = [...first, ...guards];
-    ({ rows, files } = reachRounds(policy, requests, opts));
-    ({ reached, met, byId } = reachedRoutes(policy, requests, rows, columns));
+    const requests = [...first, ...guards];
+    const round2 = reachRounds(policy, requests, opts);
+    files = round2.files;
+    ({ reached, met, byId } = reachedRoutes(policy, requests, round2.rows, columns));
   }
   const keys = columns.map((c) => c.key);
   const notes = variations(keys, policy.http).notes;
@@ -247,7 +247,7 @@ function classRound(policy, reached, keys, ctx) {
       const { carrier, value, why } = a.v;
       classes.push({
         name: className(a.v),
-        why: `${carrier.kind}${carrier.name ? ` ${carrier.name}` : ''} ${value === null ? 'absent' : JSON.stringify(value)}: ${why}`,
+        why: `${carrier.by}${carrier.name ? ` ${carrier.name}` : ''} ${value === null ? 'absent' : JSON.stringify(value)}: ${why}`,
         client: a.v.client,
         read,
         keys: keysOf(row, ctx.columns),
@@ -259,8 +259,8 @@ function classRound(policy, reached, keys, ctx) {
 
 /** A class's short name from the input that puts a client in it. */
 function className(v) {
-  const what = v.carrier.kind === 'address' ? 'addr' : (v.carrier.name ?? v.carrier.kind);
-  const value = v.value === null ? 'absent' : String(v.value);
+  const what = v.carrier.by === 'address' ? 'addr' : (v.carrier.name ?? v.carrier.by);
+  const value = v.value === null ? 'absent' : v.value === FREE ? 'any' : String(v.value);
   return `${what}-${value}`
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')

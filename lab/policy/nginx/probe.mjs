@@ -117,7 +117,7 @@ function parseLine(line, dir) {
 /** A path relative to `dir` where it is inside it (with a folder's trailing slash kept), else as it is. */
 const insideOr = (dir, path) => (path.startsWith(`${dir}/`) ? path.slice(dir.length + 1) : path);
 
-/** What nginx said when it refused the probe's config, with the file's own file:line where the directive is the file's. */
+/** What nginx said when it refused the probe's config, with the file's own file:line of the directive it names. */
 function refusal(policy, said) {
   const line = said.split('\n').find((l) => /\[emerg\]|\[alert\]/.test(l)) ?? said.split('\n').pop();
   const msg = line.replace(/^.*?\[(emerg|alert)\] (\d+#\d+: )?/, '').replace(/ in \S+:\d+$/, '');

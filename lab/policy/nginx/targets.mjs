@@ -164,57 +164,65 @@ function slotRequest(t, slot, addressHeader) {
   };
 }
 
+/** The target of one class at one explored location (`named`: it takes the route's own name). */
+function classTarget(policy, t, cls, named, { knob, dryKnobs }) {
+  const route = t.route;
+  const live = cls.read.req?.route === route.id ? cls.read.req.zones : [];
+  const liveLimits = (route.limits ?? []).filter((l) => live.includes(l.zone));
+  const zones = liveLimits.map((l) => policy.zones[l.zone]);
+  const dryKnob = route.dryRun.at.startsWith('(')
+    ? null
+    : dryKnobs.size === 1
+      ? 'dry_run'
+      : knobName('dry_run', placeWords(policy, route.dryRun.at));
+  const slowest = zones.reduce((a, z) => (!a || z.rateMilli < a.rateMilli ? z : a), null);
+  const binding = slowest ? liveLimits[zones.indexOf(slowest)] : null;
+  return {
+    id: slug(`${route.match.pattern.replace(/^@/, 'named-')}${named ? '' : `-${cls.name}`}`),
+    route,
+    cls,
+    exempt: !liveLimits.length,
+    numbers: [
+      ...liveLimits.flatMap((l, i) => limitNumbers(l, zones[i], knob)),
+      ...(liveLimits.length && dryKnob ? dryRunNumbers(route, dryKnob) : []),
+    ],
+    build: chainFrom(route, policy.zones, liveLimits, knob, dryKnob),
+    status: route.status.code,
+    rate: slowest ? slowest.rateMilli / 1000 : null,
+    burst: binding?.burst ?? null,
+    chain: liveLimits
+      .map((l, i) => ({ zone: l.zone, rate: zones[i].rateMilli / 1000, burst: l.burst }))
+      .sort((a, b) => a.rate - b.rate),
+    keys: keyWords(cls, live),
+    shared: live.some((z) => new Set(cls.slots.map((s) => s.keys[z])).size < cls.slots.length),
+    drainS: Math.max(0, ...liveLimits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli)),
+    place: t.place,
+    host: t.host,
+    slots: cls.slots.map((s) => slotRequest(t, s, policy.explored.addressHeader)),
+    slotKeys: cls.slots.map((s) => Object.fromEntries(live.map((z) => [z, s.keys[z]]))),
+  };
+}
+
 /**
  * The nginx targets of `policy` (with its `explored`): [{id, route, cls, numbers, build, status,
- * rate, burst, chain, keys, shared, drainS, place, host, slots, exempt}] and the routes' words.
+ * rate, burst, chain, keys, shared, drainS, place, host, slots, exempt}], per route its counted
+ * classes first; a class answered before its limits has none.
  */
 export function nginxTargets(policy) {
   const { explored } = policy;
-  const knob = knobNamer(policy);
-  const dryKnobs = new Set(policy.routes.filter((r) => !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at));
+  const ctx = {
+    knob: knobNamer(policy),
+    dryKnobs: new Set(policy.routes.filter((r) => !r.dryRun.at.startsWith('(')).map((r) => r.dryRun.at)),
+  };
   const out = [];
   for (const t of explored.targets) {
-    const route = t.route;
-    t.classes.forEach((cls, ci) => {
-      const live = cls.read.req?.route === route.id ? cls.read.req.zones : [];
-      if (cls.read.status !== 200) return;
-      const liveLimits = (route.limits ?? []).filter((l) => live.includes(l.zone));
-      const zones = liveLimits.map((l) => policy.zones[l.zone]);
-      const dryKnob = route.dryRun.at.startsWith('(')
-        ? null
-        : dryKnobs.size === 1
-          ? 'dry_run'
-          : knobName('dry_run', placeWords(policy, route.dryRun.at));
-      const slowest = zones.reduce((a, z) => (!a || z.rateMilli < a.rateMilli ? z : a), null);
-      const binding = slowest ? liveLimits[zones.indexOf(slowest)] : null;
-      out.push({
-        id: slug(`${route.match.pattern.replace(/^@/, 'named-')}${ci ? `-${cls.name}` : ''}`),
-        route,
-        cls,
-        exempt: !liveLimits.length,
-        numbers: [
-          ...liveLimits.flatMap((l, i) => limitNumbers(l, zones[i], knob)),
-          ...(liveLimits.length && dryKnob ? dryRunNumbers(route, dryKnob) : []),
-        ],
-        build: chainFrom(route, policy.zones, liveLimits, knob, dryKnob),
-        status: route.status.code,
-        // An exempt class is loaded as its route's limited ones are: at their rate and burst.
-        rate: slowest ? slowest.rateMilli / 1000 : null,
-        burst: binding?.burst ?? null,
-        chain: liveLimits
-          .map((l, i) => ({ zone: l.zone, rate: zones[i].rateMilli / 1000, burst: l.burst }))
-          .sort((a, b) => a.rate - b.rate),
-        keys: keyWords(cls, live),
-        shared: live.some((z) => new Set(cls.slots.map((s) => s.keys[z])).size < cls.slots.length),
-        drainS: Math.max(0, ...liveLimits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli)),
-        place: t.place,
-        host: t.host,
-        slots: cls.slots.map((s) => slotRequest(t, s, explored.addressHeader)),
-        slotKeys: cls.slots.map((s) => Object.fromEntries(live.map((z) => [z, s.keys[z]]))),
-      });
-    });
+    // The route's name goes to its first class its limits count; every other class adds its own.
+    const counted = t.classes.find((c) => c.read.status === 200 && c.read.req?.route === t.route.id);
+    const answered = t.classes.filter((c) => c.read.status === 200);
+    const mine = [...answered.filter((c) => c === counted), ...answered.filter((c) => c !== counted)];
+    out.push(...mine.map((cls) => classTarget(policy, t, cls, cls === counted, ctx)));
   }
-  // An exempt class takes its route's first limited class's rate and burst, so that its load is one that class would feel.
+  // An exempt class takes its route's first limited class's rate and burst: a load that class would feel.
   for (const t of out.filter((x) => x.exempt)) {
     const twin = out.find((x) => x.route === t.route && !x.exempt) ?? out.find((x) => !x.exempt);
     t.rate = twin?.rate ?? 10;

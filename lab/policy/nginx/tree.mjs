@@ -94,6 +94,10 @@ export function includeFiles(pattern, { folder, dirs = [], stockDir = STOCK_DIR,
   const stock = (rest) => ({ files: globbed(join(stockDir, rest), at, pattern), from: 'stock' });
   if (!isAbsolute(pattern)) {
     const own = globbed(join(folder, pattern), at, pattern);
+    if (own.some((f) => !inside(folder, f)))
+      throw new Error(
+        `${at}: include ${pattern} is outside the config's folder (${folder}): the lab reads only what it was pointed at; --include-dir=FROM=DIR reads an absolute folder from DIR`,
+      );
     if (own.length || !stockName(pattern)) return { files: own, from: 'folder', wanted: join(folder, pattern) };
     return stock(pattern);
   }
