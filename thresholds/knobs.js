@@ -14,6 +14,12 @@ const kinds = {
   // Whole microseconds: what the proxies' duration fields take, and so what the model must use.
   seconds: { parse: posNumber, scale: (v, f) => Math.round((v / f) * 1e6) / 1e6, doc: 'a duration in seconds, > 0' },
   status: { parse: httpStatus, scale: (v) => v, doc: 'an HTTP status from 400 to 599' },
+  // A duration that may be 0 (the lab's own choice), scaled as seconds are.
+  holdSeconds: {
+    parse: (s) => (String(s) === '0' ? 0 : posNumber(s)),
+    scale: (v, f) => Math.round((v / f) * 1e6) / 1e6,
+    doc: 'a duration in seconds, >= 0',
+  },
   // Whole numbers that are not rates or intervals of the policy: --quick leaves them alone.
   whole: { parse: posInt, scale: (v) => v, doc: 'a whole number > 0' },
   percent: {

@@ -62,6 +62,7 @@ function steps(id, t, k) {
             targets: [id],
           },
           ...chainSteps(id, t),
+          ...connSteps(id, t, k),
         ],
     soak: [
       {
@@ -89,6 +90,30 @@ function chainSteps(id, t) {
   });
 }
 
+/**
+ * Per limit_conn a class meets, two loads under its limit_req's rate (half of it, 20 r/s at most;
+ * 20 r/s where no limit_req counts it), each answer held by the backend so that the requests in
+ * progress are twice its number (it binds: about half are rejected) or half of it (it must not),
+ * for three holds or 5 s at least. The hold is the load knob conn_hold_s where set.
+ */
+function connSteps(id, t, k) {
+  return (t.conns ?? []).flatMap((c) => {
+    const n = k[c.knob];
+    const rate = Math.max(1, Math.floor(Math.min(20, (t.rate ?? 40) / 2)));
+    const hold = (inFlight) => k.conn_hold_s || Math.round((inFlight / rate) * 1000) / 1000;
+    const step = (name, holdS) => ({
+      name,
+      rate,
+      seconds: Math.min(60, Math.max(5, Math.ceil(3 * holdS))),
+      holdS,
+      status: c.status,
+      targets: [id],
+    });
+    const zone = c.zone.replace(/_/g, '-');
+    return [step(`conn-${zone}`, hold(2 * n)), step(`conn-${zone}-free`, hold(n / 2))];
+  });
+}
+
 // The load, settable as knobs (not the policy's: the sensitivity leaves them alone).
 const LOAD_KNOBS = {
   load_rates: {
@@ -102,6 +127,12 @@ const LOAD_KNOBS = {
     kind: 'count',
     load: true,
     doc: "spike and soak: each step's length in s (0: the lab's, 10 s and 60 s)",
+  },
+  conn_hold_s: {
+    default: 0,
+    kind: 'holdSeconds',
+    load: true,
+    doc: "limit_conn cases: how long the backend holds each answer, in s (0: the lab's, so that twice or half the limit's number are in progress)",
   },
 };
 
@@ -184,7 +215,9 @@ function casePacing(routes, targets) {
 
 /** The experiment's knobs (the load's and every number of the file) and where each number stands. */
 function knobsOf(targets) {
-  const knobs = { ...LOAD_KNOBS };
+  // The hold of limit_conn's cases, where a class meets one.
+  const { conn_hold_s: hold, ...load } = LOAD_KNOBS;
+  const knobs = { ...load, ...(targets.some((t) => t.conns?.length) ? { conn_hold_s: hold } : {}) };
   const numbers = new Map(); // knob -> where it stands in the file
   for (const n of targets.flatMap((t) => t.numbers)) {
     knobs[n.knob] = {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /*
  * The service behind the rate limiters (seed 003's "hello", seed 002's "web"): answers every
- * GET at once, so any wait or rejection a client sees comes from the proxy in front.
+ * GET at once, so any wait or rejection a client sees comes from the proxy in front; a request
+ * that asks for it (x-lab-hold-ms, a team's limit_conn cases) is answered that many ms later.
  * GET /metrics: what it served, by lab case (x-lab-case) and status, in Prometheus text format.
  * What it will not act on (lib/request-guard.js) gets 400, counted under case 'other': a target
  * that is no path, an x-lab-case that is no case name, a case beyond the first 512 it has seen.
@@ -54,8 +55,12 @@ const server = http.createServer((req, res) => {
   served += 1;
   count(200);
   const body = `Hello from ${opt.name}\n`;
-  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  const answer = () => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+  if (checked.hold) setTimeout(answer, checked.hold);
+  else answer();
 });
 server.keepAliveTimeout = 65_000;
 refuseConnect(server);

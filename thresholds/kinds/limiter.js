@@ -119,6 +119,9 @@ export function possibleCounts(c) {
   };
 }
 
+/** A case's policy with the hold its requests ask of the backend (a limit_conn case's), if any. */
+const withHold = (policy, c) => (c.holdMs ? { ...policy, holdMs: c.holdMs } : policy);
+
 /**
  * What the model predicts for each case (keyed by case) when each target runs its policy. Every
  * case meets a limiter of its own, fresh (its own key of the zone, its own Envoy route), as the
@@ -128,7 +131,7 @@ export function predict(targets, cases, seed, segments = 1) {
   const out = new Map();
   for (const target of targets) {
     for (const c of cases.filter((x) => x.target === target.id))
-      out.set(c, simulate(target.policy, [c], { seed, segments })[0]);
+      out.set(c, simulate(withHold(target.policy, c), [c], { seed, segments })[0]);
   }
   return out;
 }
@@ -154,6 +157,9 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         rate: step.rate * factor,
         durationMs,
         step: step.name,
+        // A step may ask its answers held (a limit_conn's cases), and count another limited status.
+        ...(step.holdS ? { holdMs: Math.round((step.holdS * 1000) / factor) } : {}),
+        ...(step.status ? { limitedStatus: step.status } : {}),
       });
     // A step may ask for a pause after it (afterS): a bucket its cases share empties or refills.
     if (!exp.stepsTogether) t += durationMs + ((step.afterS ?? 0) * 1000) / factor;
@@ -190,7 +196,7 @@ function caseDetails(c, { target, s, seed, name, factor, segments, index }) {
     name: `${name}/${c.id}`,
     service: target.service,
     ...caseRequest(target, c.id, index),
-    limitedStatus: target.limitedStatus,
+    limitedStatus: c.limitedStatus ?? target.limitedStatus,
     requests: requestCount(c),
     // A queue wait shrinks with --quick; the seed's millisecond response times do not.
     seed: seed ? { ...seed, maxS: expected.maxMs ? seed.maxS / factor : seed.maxS } : null,
@@ -354,7 +360,7 @@ export function caseNotes(c) {
  * sensitivity tries).
  */
 const policyOf = (exp, plan, c) =>
-  plan.targetPolicies?.[c.target] ?? exp.targets(plan.policy).find((t) => t.id === c.target).policy;
+  withHold(plan.targetPolicies?.[c.target] ?? exp.targets(plan.policy).find((t) => t.id === c.target).policy, c);
 
 /**
  * What the model predicts for one case from the sends k6 really made (replaySends), in the

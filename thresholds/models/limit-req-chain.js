@@ -5,6 +5,13 @@
  * up; the first limit whose bucket is over its burst rejects the request, and then no limit is
  * charged at all; when none rejects, every limit looked at is charged, and the request waits the
  * longest of the delays they give. A limit whose key is empty for the request is skipped.
+ *
+ * limit_conn beside it (ngx_http_limit_conn_module.c, run after limit_req in the preaccess phase):
+ * a request limit_req passes reaches it when its delay is over (it holds no slot while it waits);
+ * it is rejected if a limit already counts `conn` requests in progress for its key, else it takes
+ * a slot in every limit until its answer is done (the pool's cleanup, after the log). A request
+ * limit_req rejects never meets it. It counts requests in progress, so an idle keep-alive
+ * connection holds nothing, and each HTTP/2 stream is one.
  */
 
 /** What the bucket of `node` holds at `nowMs` if this request were added: nginx's excess, and the ms since its last. */
@@ -77,19 +84,33 @@ function charge(held, nowMs) {
 /**
  * `limits`: [{rateMilli (nginx's ctx->rate: r/s * 1000, or r/m * 1000 / 60 by integer division),
  * burst (requests), delay (requests; Infinity for nodelay)}], in the location's order. With
- * `dryRun` (limit_req_dry_run on) a request the limits reject passes, charged to none, and none waits.
+ * `dryRun` (limit_req_dry_run on) a request the limits reject passes, charged to none, and none
+ * waits. `conns`: [{conn}], the limit_conn a request passed meets (one key: the case's), and
+ * `connDryRun` (limit_conn_dry_run on: nothing rejected).
  */
-export function limitReqChain(limits, { dryRun = false } = {}) {
+export function limitReqChain(limits, { dryRun = false, conns = [], connDryRun = false } = {}) {
   const zones = limits.map((l) => ({ ...l, burstMilli: l.burst * 1000, delayMilli: l.delay * 1000, nodes: new Map() }));
+  // Per limit_conn, when each slot it counts is given back.
+  const slots = conns.map(() => []);
   return {
     /**
      * Offers one request at nginx's clock `nowMs` with its key per limit (`keys[i]`, '' where the
-     * request's key is empty; one key for all when a string); returns {ok, delayMs, by} where
-     * `by` is the index of the limit that rejected or delayed it most.
+     * request's key is empty; one key for all when a string); `holdMs`: how long its answer takes
+     * once limit_req lets it on (limit_conn's slot). Returns {ok, delayMs, by} where `by` is the
+     * index of the limit that rejected or delayed it most, or 'conn' for a limit_conn.
      */
-    offer(nowMs, keys = 'one key') {
+    offer(nowMs, keys = 'one key', { holdMs = 0 } = {}) {
       const r = this.judge(nowMs, keys);
-      return dryRun ? { ...r, ok: true, delayMs: 0, dry: !r.ok ? 'rejected' : r.delayMs ? 'delayed' : null } : r;
+      const req = dryRun ? { ...r, ok: true, delayMs: 0, dry: !r.ok ? 'rejected' : r.delayMs ? 'delayed' : null } : r;
+      if (!req.ok || !conns.length) return req;
+      const at = nowMs + req.delayMs;
+      slots.forEach((s, i) => {
+        slots[i] = s.filter((end) => end > at);
+      });
+      const full = conns.findIndex((c, i) => slots[i].length >= c.conn);
+      if (full >= 0 && !connDryRun) return { ok: false, delayMs: req.delayMs, by: 'conn' };
+      for (const s of slots) s.push(at + holdMs);
+      return req;
     },
 
     /** What the limits do with one request, dry run or not. */

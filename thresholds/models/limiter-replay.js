@@ -23,13 +23,23 @@ export const TRIALS = 48;
 // connection, and k6 itself reading the answer on a busy machine), for VU sizing and grace
 // only: with too few VUs an open model drops arrivals (docs/model.md#vus).
 export const SERVICE_MS = 150;
+// How much longer than the hold it asks for (x-lab-hold-ms) a request keeps a limit_conn slot:
+// proxying to the backend and back, the backend's timer, nginx's log before the slot is freed.
+// Drawn per request in [0, HOLD_OVERHEAD_MS]; the runs' own request times are what it must cover.
+export const HOLD_OVERHEAD_MS = 25;
+
+/** What a request holds of a limit_conn slot, one draw: the policy's hold and a drawn overhead. */
+const holdOf = (policy, rand) => (policy.holdMs ? { holdMs: policy.holdMs + rand() * HOLD_OVERHEAD_MS } : undefined);
 
 // Each policy kind's model, made per trial (`rand`: the trial's draws, for a model that draws),
 // and the proxy whose recorded lags (SEEN_LAG_MS, by its seed's model) its requests draw.
 const limiters = {
   limit_req: (p) => ({ limiter: limitReq(p), msClock: true }),
   token_bucket: (p) => ({ limiter: tokenBucket(p), msClock: false }),
-  limit_req_chain: (p) => ({ limiter: limitReqChain(p.limits, { dryRun: p.dryRun }), msClock: true }),
+  limit_req_chain: (p) => ({
+    limiter: limitReqChain(p.limits, { dryRun: p.dryRun, conns: p.conns ?? [], connDryRun: p.connDryRun }),
+    msClock: true,
+  }),
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
 };
 const LAGS_OF = {
@@ -72,15 +82,18 @@ function trial(policy, cases, rand, jitterMs, offsets = [0], answers = null) {
   events.sort((a, b) => a.t - b.t);
   const out = cases.map(() => ({ ok: 0, limited: 0, maxDelayMs: 0, spans: [] }));
   for (const { t, ci } of events) {
-    const r = limiter.offer(msClock ? Math.floor(t + phase) : t);
+    const hold = holdOf(policy, rand);
+    const r = limiter.offer(msClock ? Math.floor(t + phase) : t, undefined, hold);
     const o = out[ci];
+    // A held answer (limit_conn's cases) takes its hold after its wait.
+    const heldMs = r.ok ? (policy.holdMs ?? 0) : 0;
     if (r.ok) {
       o.ok += 1;
-      if (r.delayMs > o.maxDelayMs) o.maxDelayMs = r.delayMs;
+      if (r.delayMs + heldMs > o.maxDelayMs) o.maxDelayMs = r.delayMs + heldMs;
     } else {
       o.limited += 1;
     }
-    o.spans.push([t, t + r.delayMs + SERVICE_MS]);
+    o.spans.push([t, t + r.delayMs + heldMs + SERVICE_MS]);
     // When each answer reaches k6: a limited one at once, a passed one after its wait.
     answers?.[ci].push([r.ok ? t + r.delayMs : t, r.ok]);
   }
@@ -227,8 +240,8 @@ function replayTrials(
   const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
   const sorted = [...sends].sort((a, b) => a - b);
   const draw = seenDraw(sorted, sightings, lags, rand);
-  // The limiter's own clock leaves nothing to draw: one trial is all of them.
-  const exact = sightings?.clock === 'monotonic';
+  // The limiter's own clock leaves nothing to draw (but a held answer's overhead): one trial is all.
+  const exact = sightings?.clock === 'monotonic' && !policy.holdMs;
   for (let k = 0; k < (exact ? 1 : trials); k += 1) {
     const { limiter, msClock } = make(policy, rand);
     // nginx's own clock readings are the limiter's time as they are.
@@ -238,8 +251,8 @@ function replayTrials(
       .sort((a, b) => a[0] - b[0]);
     onTrial(
       seen.map(([t, sent]) => {
-        const r = limiter.offer(msClock ? Math.floor(t + at) : t);
-        return { sent, ok: r.ok, delayMs: r.delayMs };
+        const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, holdOf(policy, rand));
+        return { sent, ok: r.ok, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
       }),
     );
   }

@@ -26,7 +26,12 @@ export default function limiter(plan, baseUrls) {
       c.id,
       {
         timeout: `${c.timeoutS}s`,
-        headers: { 'x-lab-case': c.id, ...(c.headers || {}) },
+        // A limit_conn case asks the backend to hold its answers (servers/node/hello.js).
+        headers: {
+          'x-lab-case': c.id,
+          ...(c.headers || {}),
+          ...(c.holdMs ? { 'x-lab-hold-ms': String(c.holdMs) } : {}),
+        },
         responseCallback: allowed[c.id],
       },
     ]),

@@ -113,9 +113,29 @@ const dryRunNumbers = (r, knob) =>
         },
       ];
 
-/** The model's policy of a class at a route from the knobs' values: its live limits as a limit_req chain. */
-const chainFrom = (route, zones, liveLimits, knob, dryKnob) => (k) => ({
+/** A limit_conn's number as a knob. */
+const connNumbers = (l, knob) => [
+  {
+    knob: knob(l.zone, l.at, 'conn'),
+    kind: 'count',
+    // nginx refuses 0 ("invalid number of connections").
+    min: 1,
+    value: l.conn,
+    at: l.at,
+    param: 'conn',
+    doc: `limit_conn ${l.zone} (${l.at})`,
+  },
+];
+
+/**
+ * The model's policy of a class at a route from the knobs' values: its live limits as a limit_req
+ * chain, and the limit_conn it meets (`conn`: {route, limits}).
+ */
+const chainFrom = (route, zones, liveLimits, knob, dryKnob, conn) => (k) => ({
   kind: 'limit_req_chain',
+  ...(conn.limits.length
+    ? { conns: conn.limits.map((l) => ({ conn: k[knob(l.zone, l.at, 'conn')] })), connDryRun: conn.route.connDryRun.on }
+    : {}),
   dryRun: dryKnob && k[dryKnob] !== undefined ? k[dryKnob] === 'on' : route.dryRun.on,
   limits: liveLimits.map((l) => {
     const z = zones[l.zone];
@@ -177,17 +197,31 @@ function classTarget(policy, t, cls, named, { knob, dryKnobs }) {
       : knobName('dry_run', placeWords(policy, route.dryRun.at));
   const slowest = zones.reduce((a, z) => (!a || z.rateMilli < a.rateMilli ? z : a), null);
   const binding = slowest ? liveLimits[zones.indexOf(slowest)] : null;
+  // The limit_conn that counts it: in the location where its key is not empty (nginx counts once).
+  const connRoute = cls.read.conn ? policy.routes.find((r) => r.id === cls.read.conn.route) : null;
+  const conn = {
+    route: connRoute,
+    limits: connRoute ? connRoute.conns.filter((l) => cls.read.conn.zones.includes(l.zone)) : [],
+  };
   return {
     id: slug(`${route.match.pattern.replace(/^@/, 'named-')}${named ? '' : `-${cls.name}`}`),
     route,
     cls,
-    exempt: !liveLimits.length,
+    exempt: !liveLimits.length && !conn.limits.length,
     numbers: [
       ...liveLimits.flatMap((l, i) => limitNumbers(l, zones[i], knob)),
       ...(liveLimits.length && dryKnob ? dryRunNumbers(route, dryKnob) : []),
+      ...conn.limits.flatMap((l) => connNumbers(l, knob)),
     ],
-    build: chainFrom(route, policy.zones, liveLimits, knob, dryKnob),
+    build: chainFrom(route, policy.zones, liveLimits, knob, dryKnob, conn),
     status: route.status.code,
+    // Its limit_conn cases: each limit's number, and the status it answers a rejection with.
+    conns: conn.limits.map((l) => ({
+      zone: l.zone,
+      conn: l.conn,
+      knob: knob(l.zone, l.at, 'conn'),
+      status: conn.route.connStatus.code,
+    })),
     rate: slowest ? slowest.rateMilli / 1000 : null,
     burst: binding?.burst ?? null,
     chain: liveLimits
@@ -222,9 +256,10 @@ export function nginxTargets(policy) {
     const mine = [...answered.filter((c) => c === counted), ...answered.filter((c) => c !== counted)];
     out.push(...mine.map((cls) => classTarget(policy, t, cls, cls === counted, ctx)));
   }
-  // An exempt class takes its route's first limited class's rate and burst: a load that class would feel.
-  for (const t of out.filter((x) => x.exempt)) {
-    const twin = out.find((x) => x.route === t.route && !x.exempt) ?? out.find((x) => !x.exempt);
+  // An exempt class (and one only a limit_conn counts) takes its route's first limited class's rate
+  // and burst: a load that class would feel.
+  for (const t of out.filter((x) => x.rate === null)) {
+    const twin = out.find((x) => x.route === t.route && x.rate !== null) ?? out.find((x) => x.rate !== null);
     t.rate = twin?.rate ?? 10;
     t.burst = twin?.burst ?? 10;
   }

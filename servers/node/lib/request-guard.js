@@ -6,6 +6,9 @@
  *     paths only;
  *   - x-lab-case, when sent, is one case name as the lab writes them (b400-fill, envoy-1s,
  *     cpu0.5-mem256m: CASE_NAME); anything else, a repeated field too, is refused with 400;
+ *   - x-lab-hold-ms, when sent (hello.js: how long a case's answer is held, for a proxy's
+ *     limit_conn to count), is a whole number of ms up to MAX_HOLD_MS; anything else is refused
+ *     with 400;
  *   - a server keeps counts for at most MAX_NAMES distinct names (cases, paths): the lab's
  *     suites name a few dozen. A request naming one more is refused with 400 rather than counted
  *     elsewhere, so a figure the lab reads is never silently short;
@@ -16,6 +19,15 @@ import { STATUS_CODES } from 'node:http';
 
 export const CASE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const MAX_NAMES = 512;
+export const MAX_HOLD_MS = 60_000;
+
+/** How long a request asks its answer held (x-lab-hold-ms): ms, 0 when it asks nothing, null when not a hold. */
+export function holdMs(req) {
+  const value = req.headers['x-lab-hold-ms'];
+  if (value === undefined || value === '') return 0;
+  if (!/^[0-9]{1,5}$/.test(value) || Number(value) > MAX_HOLD_MS) return null;
+  return Number(value);
+}
 
 // RFC 3986: a path's characters (pchar and '/'), a query's (pchar, '/', '?'); % only as %XX.
 const ORIGIN_FORM =
@@ -62,7 +74,9 @@ export function checkRequest(req, cases) {
   const kase = labCase(req);
   if (kase === null) return { status: 400, why: 'x-lab-case must be one case name, like b400-fill' };
   if (!cases.admit(kase)) return { status: 400, why: `this server counts at most ${MAX_NAMES} lab cases` };
-  return { path, kase };
+  const hold = holdMs(req);
+  if (hold === null) return { status: 400, why: `x-lab-hold-ms must be a whole number of ms up to ${MAX_HOLD_MS}` };
+  return { path, kase, hold };
 }
 
 /** Answers with `status` and a one-line plain-text reason. */
