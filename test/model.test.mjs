@@ -257,9 +257,15 @@ test('a failed limiter case is explained by the knob whose prediction holds what
     (x) => x.id === 'b50-9rps',
   );
   const fits = explainCase(p, 'b50-9rps', { ok: other.expected.ok.min, limited: other.expected.limited.min });
-  assert.deepEqual(fits[0], { knob: 'rate', value: 4, planned: 3 });
-  // Counts no single knob of the plan can give: no explanation.
-  assert.deepEqual(explainCase(p, 'b50-9rps', { ok: 5, limited: 0 }), []);
+  assert.deepEqual(fits.found[0], { knob: 'rate', lo: 4, hi: 4, planned: 3 });
+  assert.equal(fits.on, 'plan');
+  // Counts no single knob of the plan can give: no explanation, and how far it searched.
+  const none = explainCase(p, 'b50-9rps', { ok: 5, limited: 0 });
+  assert.deepEqual(none.found, []);
+  assert.ok(
+    none.searched.some((s) => /^rate 1\.\.48$/.test(s)),
+    JSON.stringify(none.searched),
+  );
   assert.equal(explainCase(plan({ experiment: 'caching', suite: 'smoke' }), 'none-smoke', { ok: 1, limited: 0 }), null);
 });
 

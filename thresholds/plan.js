@@ -169,8 +169,8 @@ export const experimentOfPlan = (plan) => experiments[plan.experiment] ?? { name
  * Which policy explains what a case measured, where its kind can search (limiter: a knob's value
  * whose predicted counts hold the measured ones), e.g. [{knob: 'rate', value: 16, planned: 15}].
  */
-export function explainCase(plan, caseId, measured) {
+export function explainCase(plan, caseId, measured, replayInput = null) {
   const kind = kindOfPlan(plan);
   const c = plan.cases.find((x) => x.id === caseId);
-  return kind.explain && c ? kind.explain(experimentNamed(plan.experiment), plan, c, measured) : null;
+  return kind.explain && c ? kind.explain(experimentNamed(plan.experiment), plan, c, measured, replayInput) : null;
 }

@@ -12,7 +12,13 @@ import { list } from '../../thresholds/experiments/index.js';
 const benchFile = (root, name) => join(root, 'lab', 'bench', `${name}.mjs`);
 
 /** The benches of the lab's own tools, which take only --quick: name -> module. */
-export const TOOLS = { k6: './k6.mjs', results: './results.mjs', stores: './stores.mjs' };
+export const TOOLS = {
+  k6: './k6.mjs',
+  results: './results.mjs',
+  stores: './stores.mjs',
+  'limiter-rate': './limiter-rate.mjs',
+  tls: './tls.mjs',
+};
 
 /** The names `bench` takes: the experiments that have a bench, in the list's order, then the tools'. */
 export function benchNames(root) {

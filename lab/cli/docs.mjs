@@ -4,6 +4,7 @@
  * and `just docs` rewrites it from the plans and the sensitivity search; a unit test fails when
  * a committed table differs from what the model gives now.
  */
+import { machineRateModule } from '../docs/machine-rate.mjs';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -156,6 +157,7 @@ export function regenerate(text, makers, file) {
  */
 export const FILES = {
   ...Object.fromEntries(experimentData.flat()),
+  'thresholds/machine-rate.js': machineRateModule,
   'k6/lib/services.json': (root) => {
     const t = loadTopology(join(root, 'docker-compose.yml'));
     const ports = Object.fromEntries(

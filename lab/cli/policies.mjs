@@ -1,5 +1,6 @@
 /*
- * `policies [smoke|spike|perturbed ...]`: every policy of test/policies/tests.json through the
+ * `policies [smoke|spike|perturbed ...] [--quick[=N]] [FILE ...]`: every policy of
+ * test/policies/tests.json (or those named) through the
  * lab: `test smoke --policy=FILE` and `test spike --policy=FILE` must pass, and `test spike`
  * with one number changed in the stack's copy (--stack-policy) must fail on the cases the entry
  * names. One row per entry and run; the exit code says whether every row came out as it must.
@@ -29,10 +30,18 @@ const failedCases = (root) =>
     .map((o) => o.case.split('/').pop());
 
 export default async function policies(words, { root, say }) {
-  const which = words.length ? words : RUNS;
-  const unknown = which.filter((w) => !RUNS.includes(w));
-  if (unknown.length) throw new Error(`policies: '${unknown.join(' ')}': name runs among ${RUNS.join(', ')}`);
-  const entries = JSON.parse(readFileSync(join(root, 'test', 'policies', 'tests.json'), 'utf8'));
+  // --quick[=N] goes to every spike run (a smoke run takes none).
+  const quick = words.filter((w) => /^--quick(=\d+)?$/.test(w));
+  const files = words.filter((w) => !quick.includes(w) && !RUNS.includes(w));
+  const runs = words.filter((w) => RUNS.includes(w));
+  const which = runs.length ? runs : RUNS;
+  const all = JSON.parse(readFileSync(join(root, 'test', 'policies', 'tests.json'), 'utf8'));
+  const unknown = files.filter((f) => !all.some((e) => e.file === f));
+  if (unknown.length)
+    throw new Error(
+      `policies: '${unknown.join(' ')}': name runs among ${RUNS.join(', ')}, --quick[=N], or files of test/policies/tests.json`,
+    );
+  const entries = files.length ? all.filter((e) => files.includes(e.file)) : all;
   const scratch = join(root, '.lab', 'tmp', `policies-${process.pid}`);
   const log = join(root, '.lab', 'logs', `policies-${process.pid}.log`);
   mkdirSync(join(root, '.lab', 'logs'), { recursive: true });
@@ -45,10 +54,11 @@ export default async function policies(words, { root, say }) {
           run === 'perturbed'
             ? [
                 'spike',
+                ...quick,
                 `--policy=${entry.file}`,
                 `--stack-policy=${perturbedCopy(root, entry, join(scratch, String(rows.length)))}`,
               ]
-            : [run, `--policy=${entry.file}`];
+            : [run, ...(run === 'spike' ? quick : []), `--policy=${entry.file}`];
         say(`policies: ${entry.file} ${run}`);
         const code = await test(flags, { root, say: quiet });
         const failed = failedCases(root);

@@ -52,11 +52,10 @@ function replayOf(plan, c, sent, sends) {
     return {
       why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted, and the proxy logged ${logged?.ms.length ?? 'no'} sightings`,
     };
+  const input = { times, clockOffsetMs: sends.offsetMs, sightings: seen };
   return {
-    expected: replayExpected(experimentOfPlan(plan), plan, c, times, {
-      clockOffsetMs: sends.offsetMs,
-      sightings: seen,
-    }),
+    expected: replayExpected(experimentOfPlan(plan), plan, c, times, input),
+    input,
   };
 }
 
@@ -102,13 +101,16 @@ function judgeCase(plan, c, summary, sends) {
   // the lab's checks are (docs/model.md#the-verdict-and-k6s-exit-code).
   const thresholds = replay.expected ? {} : caseThresholds(c);
   const o = outcome({ plan, c, params, measured, checks, summary, thresholds });
-  return {
+  const out = {
     ...o,
     expected: e,
     plan: c.expected,
     judgedOn: replay.expected ? 'replay' : 'plan',
     ...(replay.why ? { noReplay: replay.why } : {}),
   };
+  // What the replay ran on, for the diagnosis of a failed case (lab/run/judge.mjs), not kept in outcomes.json.
+  if (replay.input) Object.defineProperty(out, 'replayInput', { value: replay.input, enumerable: false });
+  return out;
 }
 
 /** A case's rows: 200s, limited, the longest wait or p99, how late k6 was, what it failed to send. */

@@ -15,33 +15,59 @@ import { policyName, slug } from './name.mjs';
 import { nginxTargets } from './nginx/targets.mjs';
 import { envoyTargets } from './envoy-targets.mjs';
 import { placePorts } from './ports.mjs';
+import machineRate from '../../thresholds/machine-rate.js';
+
+// The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).
+const JUDGED_RATE = machineRate.judgedRate;
 
 /** Every place the policy listens on, in the file's order (the stack's ports follow it). */
 export const policyPlaces = (policy) =>
   policy.proxy === 'nginx'
     ? policy.explored.places.map((p) => p.place)
-    : [...new Set(policy.routes.map((r) => r.listener))];
+    : [...new Set(policy.routes.map((r) => r.place))];
 
-/** A fill's length at `rate`: a second, or as long as 24 requests take, at most 5 s (fewer tell no burst apart). */
-const fillSeconds = (rate) => Math.min(5, Math.max(1, Math.ceil(24 / rate)));
+/**
+ * A fill of a bucket of `burst` refilled at `R` r/s, at most `top` r/s (the machine's judged rate
+ * at the run's --quick): twice burst and rate, for a second or as long as 24 requests take (5 s
+ * at most); where that is more than the machine judges, `top`, as long as it takes to fill the
+ * burst and as much again of it (a minute at most). Null where even `top` cannot reach the limit.
+ */
+function fillStep(R, burst, top) {
+  const at = (x) => Math.max(1, Math.round(x));
+  const want = at(2 * (R + burst));
+  if (want <= top) return { rate: want, seconds: Math.min(5, Math.max(1, Math.ceil(24 / want))) };
+  const rate = Math.floor(top);
+  if (rate <= R * 1.1) return null;
+  return { rate, seconds: Math.min(60, Math.max(1, Math.ceil((2 * burst + 2) / (rate - R)))) };
+}
+
+/** Where a fill needs more than the machine judges, the refusal naming the rate it needs. */
+function tooFast(id, t, top, factor) {
+  throw new Error(
+    `${id}: its bucket (${t.burst} refilled at ${t.rate} r/s) fills only above ${Math.ceil(t.rate * 1.1 * factor)} r/s, and this machine judges at most ${JUDGED_RATE} r/s exactly (thresholds/machine-rate.js, \`./labw bench limiter-rate\`)${factor > 1 ? `; without --quick it needs ${Math.ceil(t.rate * 1.1)} r/s` : ''}`,
+  );
+}
 
 /**
  * The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests);
  * the load knobs (LOAD_KNOBS), where set, give the spike's and the soak's rates and length instead.
  */
-function steps(id, t, k) {
+function steps(id, t, k, factor) {
   const R = t.rate;
   // Whole requests per second: k6's arrival rates are whole numbers per time unit.
   const at = (x) => Math.max(1, Math.round(x));
   const chosen = k.load_rates.length > 0;
+  // The machine's judged rate, in the seed time the steps are written in (--quick multiplies).
+  const top = JUDGED_RATE / factor;
+  const fill =
+    fillStep(R, t.burst, top) ??
+    (t.exempt ? { rate: at(Math.min(top, 2 * (R + t.burst))), seconds: 1 } : tooFast(id, t, top, factor));
   // A class no zone counts (an allow-listed client) has one case: the load its route's others fill with.
   if (t.exempt)
     return {
       smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
-      spike: [
-        { name: 'fill', rate: at(2 * (R + t.burst)), seconds: fillSeconds(at(2 * (R + t.burst))), targets: [id] },
-      ],
-      soak: [{ name: 'over-long', rate: at(2 * R), seconds: k.load_seconds || 60, targets: [id] }],
+      spike: [{ name: 'fill', ...fill, targets: [id] }],
+      soak: [{ name: 'over-long', rate: at(Math.min(top, 2 * R)), seconds: k.load_seconds || 60, targets: [id] }],
     };
   return {
     smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
@@ -50,14 +76,13 @@ function steps(id, t, k) {
       : [
           // Under its rate for 10 s: nothing limited, nothing waits long.
           { name: 'under', rate: at(R / 2), seconds: 10, targets: [id] },
-          // Twice burst and rate, for a second or as long as 24 requests take (5 s at most): the
-          // burst fills and the rest is limited, by the burst's size.
-          { name: 'fill', rate: at(2 * (R + t.burst)), seconds: fillSeconds(at(2 * (R + t.burst))), targets: [id] },
-          // Three times its rate, long enough to fill its burst half as much again (5 s at least, a
-          // minute at most): what it lets through in a sustained overload, by its rate.
+          // The burst filled and the rest limited, by the burst's size (fillStep).
+          { name: 'fill', ...fill, targets: [id] },
+          // Three times its rate (at most the machine's), long enough to fill its burst half as much
+          // again (5 s at least, a minute at most): what it lets through in a sustained overload.
           {
             name: 'over',
-            rate: at(3 * R),
+            rate: at(Math.min(3 * R, top)),
             seconds: Math.min(60, Math.max(5, Math.ceil((1.5 * t.burst) / (2 * R)))),
             targets: [id],
           },
@@ -67,7 +92,7 @@ function steps(id, t, k) {
     soak: [
       {
         name: 'over-long',
-        rate: chosen ? Math.max(...k.load_rates) : at(2 * R),
+        rate: chosen ? Math.max(...k.load_rates) : at(Math.min(2 * R, top)),
         seconds: k.load_seconds || 60,
         targets: [id],
       },
@@ -245,8 +270,10 @@ export function policyExperiment(policy, { name: given = null } = {}) {
   const ports = placePorts(policyPlaces(policy));
   const suites = {};
   for (const suite of ['smoke', 'spike', 'soak']) {
-    suites[suite] = (k) =>
-      targets.flatMap((t) => steps(t.id, t, k)[suite]).map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
+    suites[suite] = (k, { factor = 1 } = {}) =>
+      targets
+        .flatMap((t) => steps(t.id, t, k, factor)[suite])
+        .map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
   }
   const { knobs, numbers } = knobsOf(targets);
   const experiment = {

@@ -1,7 +1,8 @@
 /*
  * A team's Envoy bootstrap as the lab runs it: the file as written, with only what must move
  * moved, and what the lab needs to watch it added:
- *   - its listener on the lab's port on 127.0.0.1, its admin on the lab's admin port;
+ *   - each listener on a port of the lab's on 127.0.0.1 (`ports`, by where it listened), its
+ *     admin on the lab's admin port;
  *   - every cluster's endpoints at the lab's backend (plain HTTP: an upstream TLS socket goes);
  *   - its access logs replaced by the lab's: per request its case, when Envoy began it (µs)
  *     and the status it answered, in the service's folder: the sightings the replay reads, and
@@ -12,6 +13,7 @@
  */
 import YAML from 'yaml';
 import { join } from 'node:path';
+import { envoyOutbound, refuseOutbound } from './outbound.mjs';
 
 const LOCAL = 'envoy.filters.http.local_ratelimit';
 const HCM = 'envoy.filters.network.http_connection_manager';
@@ -55,26 +57,39 @@ function moveClusters(clusters, backendPort) {
   }
 }
 
-/**
- * The YAML the lab runs for `policy` (lab/policy/envoy.mjs: its parsed bootstrap): `port` the
- * lab's listener, `adminPort` its admin, `backend` the backend's host:port, `prefix` the service's
- * folder, `placed` the knobs' values where they stand (lab/policy/experiment.mjs).
- */
-export function renderEnvoy(policy, { port, adminPort, backend, prefix, placed = [] }) {
-  const cfg = structuredClone(policy.config);
-  // Each knob's value in its bucket's token_bucket.
+/** Each knob's value in its bucket's token_bucket (a descriptor's where `descriptor` says which). */
+function placeNumbers(cfg, placed) {
   for (const p of placed) {
-    const bucket = p.path.reduce((o, k) => o[k], cfg).token_bucket;
+    const holder = p.path.reduce((o, k) => o[k], cfg);
+    const bucket = p.descriptor === undefined ? holder.token_bucket : holder.descriptors[p.descriptor].token_bucket;
     bucket[p.param] = p.param === 'fill_interval' ? `${p.value}s` : p.value;
   }
-  const listeners = cfg.static_resources.listeners ?? [];
-  if (listeners.length !== 1)
-    throw new Error(`${policy.file}: ${listeners.length} listeners: the lab runs one, on its own port`);
-  const l = listeners[0];
-  if (l.filter_chains?.some((fc) => fc.transport_socket))
-    throw new Error(`${policy.file}: listener ${l.name}: a TLS listener: the lab sends plain HTTP/1.1`);
+}
+
+/**
+ * The YAML the lab runs for `policy` (lab/policy/envoy.mjs: its parsed bootstrap): `ports` each
+ * listener's port by where it listened, `adminPort` its admin, `backend` the backend's host:port,
+ * `prefix` the service's folder, `placed` the knobs' values where they stand (lab/policy/experiment.mjs).
+ */
+export function renderEnvoy(policy, { ports, adminPort, backend, prefix, placed = [] }) {
+  const cfg = structuredClone(policy.config);
+  placeNumbers(cfg, placed);
   cfg.admin = { address: at(adminPort) };
-  l.address = at(port);
+  for (const l of cfg.static_resources.listeners ?? []) moveListener(l, ports, policy, prefix);
+  moveClusters(cfg.static_resources.clusters ?? [], Number(backend.split(':')[1]));
+  // Nothing leaves the machine: checked on what Envoy will read, before it reads it.
+  refuseOutbound(policy.file, envoyOutbound(cfg));
+  return `# ${policy.file}, as the lab runs it (lab/policy/render-envoy.mjs says what moved)\n${YAML.stringify(cfg, { lineWidth: 0 })}`;
+}
+
+/** One listener at its lab port, with the lab's access log and readiness route in each connection manager. */
+function moveListener(l, ports, policy, prefix) {
+  const place = `${l.address?.socket_address?.address ?? '*'}:${l.address?.socket_address?.port_value ?? 0}`;
+  if (l.filter_chains?.some((fc) => fc.transport_socket))
+    throw new Error(
+      `${policy.file}: listener ${l.name ?? place}: a TLS listener: the lab runs Envoy's over plain HTTP/1.1`,
+    );
+  l.address = at(ports[place]);
   for (const fc of l.filter_chains ?? []) {
     for (const f of (fc.filters ?? []).filter((x) => x.name === HCM)) {
       f.typed_config.access_log = labLog(prefix);
@@ -85,6 +100,4 @@ export function renderEnvoy(policy, { port, adminPort, backend, prefix, placed =
         hosts.push({ name: 'lab_healthz', domains: ['*'], routes: [healthRoute()] });
     }
   }
-  moveClusters(cfg.static_resources.clusters ?? [], Number(backend.split(':')[1]));
-  return `# ${policy.file}, as the lab runs it (lab/policy/render-envoy.mjs says what moved)\n${YAML.stringify(cfg, { lineWidth: 0 })}`;
 }

@@ -5,8 +5,12 @@
  * memory: the policy is known only to the command that read its file. The rendered config and
  * the original are both kept in the run's config folder.
  */
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { renderConfigs, renderArgs, serviceView } from '../stack/render.mjs';
+import { resolveKnobs } from '../../thresholds/knobs.js';
 import { renderNginx } from './nginx/render.mjs';
 import { makeFiles } from './nginx/probe.mjs';
 import { renderEnvoy } from './render-envoy.mjs';
@@ -41,7 +45,13 @@ const proxies = {
   envoy: {
     file: 'envoy.yaml',
     render: (policy, view, tools, backend, placed) =>
-      renderEnvoy(policy, { port: view.self.http, adminPort: view.self.own, backend, prefix: view.prefix, placed }),
+      renderEnvoy(policy, {
+        ports: placePorts(policyPlaces(policy)),
+        adminPort: view.self.own,
+        backend,
+        prefix: view.prefix,
+        placed,
+      }),
     // Envoy as the lab installs it (lab/install.sh, on the runner's PATH), flushing its access log
     // every 100 ms: the sightings.
     command: [
@@ -120,4 +130,43 @@ export function policyServices(experiment, policy, tools) {
     },
   });
   return { [backend.name]: backend, [front.name]: front };
+}
+
+/**
+ * The proxy's config rendered with the file's own numbers and checked by the proxy itself (nginx
+ * -t, Envoy's validate mode), and for what could leave the machine (lab/policy/outbound.mjs),
+ * before anything starts: a config the run would be refused is refused here, naming why.
+ */
+export function preflight(experiment, root) {
+  const front = Object.values(experiment.services).find((s) => s.configs.conf);
+  const ports = Object.fromEntries(Object.values(experiment.services).map((s) => [s.name, s.ports]));
+  const dir = mkdtempSync(join(tmpdir(), 'lab-policy-preflight-'));
+  try {
+    const base = serviceView({
+      policy: resolveKnobs(experiment),
+      targets: [],
+      ports,
+      service: front,
+      prefix: dir,
+      root,
+      native: true,
+    });
+    const view = { ...base, config: renderConfigs(root, front, base, dir) };
+    const argv = renderArgs(front.validate, view);
+    // The lab's own tools first, as the runner finds them (Envoy in its venv).
+    const PATH = [join(root, '.lab', 'venv', 'bin'), join(root, '.lab', 'bin'), process.env.PATH].join(':');
+    const r = spawnSync(argv[0], argv.slice(1), {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, PATH },
+    });
+    if (r.error) throw new Error(`${front.name}: cannot run '${argv[0]}' to check its config: ${r.error.message}`);
+    if (r.status !== 0)
+      throw new Error(
+        `${experiment.policyFile}: as the lab runs it, ${argv[0]} refuses it:\n${(r.stderr + r.stdout).trim()}`,
+      );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -9,7 +9,7 @@ import { addExperiment } from '../../thresholds/experiments/index.js';
 import { resolveKnobs } from '../../thresholds/knobs.js';
 import { readPolicy, policyTools, policyRows } from './index.mjs';
 import { policyExperiment } from './experiment.mjs';
-import { policyServices } from './stack.mjs';
+import { policyServices, preflight } from './stack.mjs';
 
 /** What a policy plans, but for its numbers: targets, statuses, keys and which knobs it has. */
 const shape = (experiment) =>
@@ -65,6 +65,7 @@ export function usePolicy({ policy: file, stackPolicy: stackFile, name = null, i
   const { experiment, routes } = policyExperiment(policy, { name });
   const untold = stackFile ? untoldOf(experiment, file, stackFile, tools, includeDirs) : null;
   experiment.services = policyServices(experiment, policy, tools);
+  preflight(experiment, root);
   experiment.asRead = asRead(experiment, policy, routes, stackFile);
   addExperiment(experiment);
   return { experiment, routes, policy, stackPolicy: stackFile ? resolve(stackFile) : null, untold };

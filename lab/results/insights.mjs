@@ -55,11 +55,7 @@ function failedCase(exp, o, say) {
     `${o.case} failed${checks.length ? ` (checks: ${checks.join(', ')})` : " (k6's thresholds, or the phase broke)"}${missed.length ? `: ${missed.join('; ')}` : ''}.`,
   );
   // The model searched over the knobs at the end of the run (lab/run/judge.mjs).
-  if (o.explanation?.startsWith('no single knob'))
-    say(
-      'fail',
-      `${o.case}: no knob of the plan, moved on its own from a quarter to four times its value, gives what it measured, by the model.`,
-    );
+  if (o.explanation?.startsWith('no single knob')) say('fail', `${o.case}: ${o.explanation}, by the model.`);
   else if (o.explanation)
     say('fail', `${o.case}: what it measured fits ${o.explanation}, by the model; the plan says ${planned(exp, o)}.`);
 }

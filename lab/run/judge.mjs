@@ -9,17 +9,20 @@ import { resourceRows } from '../stack/resources.mjs';
 import { runName } from './k6.mjs';
 import { explainCase } from '../../thresholds/plan.js';
 
+/** A diagnosis in words: each knob's values that give the counts, or how far the search went. */
+const fitWords = (fits) =>
+  fits.found.length
+    ? `${fits.found.map((f) => `${f.knob}=${f.lo === f.hi ? f.lo : `${f.lo}..${f.hi}`} (planned ${f.planned})`).join(' or ')}${fits.on === 'replay' ? ', replayed over what k6 sent' : ''}`
+    : `no single knob of the plan gives these counts (searched ${fits.searched.join('; ')})`;
+
 export function judgePhase(plan, kind, measured, { broken }, { run }) {
   const j = kind.judge(plan, measured);
   for (const o of j.outcomes) o.figures = kind.figures(o);
   if (broken) for (const o of j.outcomes) o.pass = false;
   // A failed case the model can explain: which single knob's value gives what was measured.
   for (const o of j.outcomes.filter((x) => !x.pass && !broken)) {
-    const fits = explainCase(plan, o.case.split('/')[1], o.measured);
-    if (fits)
-      o.explanation = fits.length
-        ? fits.map((f) => `${f.knob}=${f.value}`).join(' or ')
-        : 'no single knob of the plan gives these counts';
+    const fits = explainCase(plan, o.case.split('/')[1], o.measured, o.replayInput ?? null);
+    if (fits) o.explanation = fitWords(fits);
   }
   const more = [];
   for (const o of j.outcomes.filter((x) => x.measured?.resources?.length)) {

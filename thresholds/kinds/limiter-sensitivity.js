@@ -170,47 +170,63 @@ export function limiterSensitivity(exp, base, predict) {
   };
 }
 
+// How long the diagnosis of one failed case may search (a case of many thousand requests replays slowly).
+const EXPLAIN_BUDGET_MS = 20_000;
+
 /**
- * Which policy explains what a case measured: for each knob on its own, the values nearest the
- * plan's whose predicted range (the model's own, every trial) holds the measured 200 and limited
- * counts. `measured` is {ok, limited}; returns [{knob, value, planned}] (nearest first, at most
- * one per knob), empty when no single knob within [value/4, value x 4] fits.
+ * Which policy explains what a case measured: for each knob on its own, the values whose
+ * predicted range (`predict`'s: the plan's trials, or the replay of what k6 sent) holds the
+ * measured 200 and limited counts, searched outward from the plan's value step by step, then in
+ * growing steps, down to its least and up to 16 times it, and every value next to a fit that
+ * fits too. `measured` is {ok, limited}; returns {found: [{knob, lo, hi, planned}] (nearest
+ * first), searched: ['knob lo..hi', ...], on: 'replay' or 'plan'}.
  */
-export function limiterExplain(exp, plan, c, measured, predict) {
+export function limiterExplain(exp, plan, c, measured, predict, replayed = false, budgetMs = EXPLAIN_BUDGET_MS) {
+  const deadline = Date.now() + budgetMs;
   const baseTargets = exp.targets(plan.policy);
   const holds = (r, v) => v >= r.min && v <= r.max;
-  const fits = [];
+  const found = [];
+  const searched = [];
   for (const k of movable(exp, plan.knobs)) {
-    const lo = Math.max(k.min, Math.floor(k.value / 4));
-    const hi = Math.max(k.value * 4, k.value + 20 * k.step);
-    const tried = [];
-    for (
-      let d = k.step;
-      k.value - d >= lo || k.value + d <= hi;
-      d = d < 20 * k.step ? d + k.step : Math.round((d * 1.1) / k.step) * k.step
-    ) {
-      tried.push(k.value - d, k.value + d);
-    }
-    for (const v of tried.filter((x) => x >= lo && x <= hi)) {
+    const lo = k.min;
+    const hi = Math.max(k.value * 16, k.value + 40 * k.step);
+    const fits = (v) => {
+      if (v < lo || v > hi || Date.now() > deadline) return false;
       let policy;
       try {
         const knobs = withValue(plan.knobs, k, v);
         policy = { ...scaleKnobs(exp, knobs, plan.factor), ...exp.derived?.(knobs) };
         exp.checkScaled?.(policy, plan.factor);
       } catch {
-        continue;
+        return false;
       }
       const target = exp
         .targets(policy)
         .map((t, i) => ({ ...t, id: baseTargets[i].id }))
         .find((t) => t.id === c.target);
-      if (JSON.stringify(target.policy) === JSON.stringify(baseTargets.find((t) => t.id === c.target).policy)) continue;
+      if (JSON.stringify(target.policy) === JSON.stringify(baseTargets.find((t) => t.id === c.target).policy))
+        return false;
       const s = predict([target], [c], exp.name, plan.segments ?? 1).get(c);
-      if (holds(s.ok, measured.ok) && holds(s.limited, measured.limited)) {
-        fits.push({ knob: k.label, value: Number(v.toPrecision(6)), planned: k.value });
-        break;
-      }
-    }
+      return holds(s.ok, measured.ok) && holds(s.limited, measured.limited);
+    };
+    const tried = [];
+    for (
+      let d = k.step;
+      k.value - d >= lo || k.value + d <= hi;
+      d = d < 20 * k.step ? d + k.step : Math.round((d * 1.1) / k.step) * k.step
+    )
+      tried.push(k.value - d, k.value + d);
+    const first = tried.find((v) => fits(v));
+    const reach = Date.now() > deadline ? ' (stopped: the search ran out of its time)' : '';
+    searched.push(`${k.label} ${Number(lo.toPrecision(6))}..${Number(hi.toPrecision(6))}${reach}`);
+    if (first === undefined) continue;
+    // Its neighbours that fit too: the range of values the counts cannot tell apart.
+    let [a, b] = [first, first];
+    while (fits(a - k.step)) a -= k.step;
+    while (fits(b + k.step)) b += k.step;
+    const round = (x) => Number(x.toPrecision(6));
+    found.push({ knob: k.label, lo: round(a), hi: round(b), planned: k.value });
   }
-  return fits.sort((a, b) => Math.abs(a.value - a.planned) / a.planned - Math.abs(b.value - b.planned) / b.planned);
+  const off = (f) => Math.min(Math.abs(f.lo - f.planned), Math.abs(f.hi - f.planned)) / f.planned;
+  return { found: found.sort((a, b) => off(a) - off(b)), searched, on: replayed ? 'replay' : 'plan' };
 }

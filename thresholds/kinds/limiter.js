@@ -119,6 +119,17 @@ export function possibleCounts(c) {
   };
 }
 
+/**
+ * A predict (as `predict` is called) that replays what k6 really sent to the case (its send times
+ * and the proxy's sightings) instead of the plan's schedule: the diagnosis of a replayed case.
+ */
+const replayPredict =
+  ({ times, clockOffsetMs, sightings }) =>
+  (targets, cases, seed) =>
+    new Map(
+      cases.map((c) => [c, replaySends(withHold(targets[0].policy, c), times, { clockOffsetMs, sightings, seed })]),
+    );
+
 /** A case's policy with the hold its requests ask of the backend (a limit_conn case's), if any. */
 const withHold = (policy, c) => (c.holdMs ? { ...policy, holdMs: c.holdMs } : policy);
 
@@ -147,7 +158,7 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   // Real time (not scaled by --quick) for k6's warm-up before the first case; the limiters idle
   // meanwhile, which changes nothing (a token bucket is full, a leaky bucket empty).
   let t = leadInMs;
-  exp.suites[suite](knobs).forEach((step) => {
+  exp.suites[suite](knobs, { factor }).forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets)
       cases.push({
@@ -405,7 +416,8 @@ export default {
     exp.suites[suite](knobs).flatMap((step) => step.targets.map((t) => [t, `${t}-${step.name}`])),
   sensitivity: (exp, base) => limiterSensitivity(exp, base, predict),
   // Which single knob's value explains a case's measured counts (the results pages' insights).
-  explain: (exp, plan, c, measured) => limiterExplain(exp, plan, c, measured, predict),
+  explain: (exp, plan, c, measured, replayInput) =>
+    limiterExplain(exp, plan, c, measured, replayInput ? replayPredict(replayInput) : predict, Boolean(replayInput)),
   // Split over k6 processes (execution segments), its cases are judged from merged summaries.
   segments: true,
 };

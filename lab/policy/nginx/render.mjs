@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { d, moveTree, refusedToRun } from './move.mjs';
 import { labCertificate } from './cert.mjs';
+import { nginxOutbound, refuseOutbound } from '../outbound.mjs';
 
 const BUILD =
   'import crossplane, json, sys; sys.stdout.write(crossplane.build(json.load(sys.stdin), indent=4) + "\\n")';
@@ -144,6 +145,8 @@ export function assemble(policy, opts, add) {
     d('pid', [join(opts.prefix, 'nginx.pid')]),
     ...add.main(main),
   ];
+  // Nothing leaves the machine: checked on what nginx will read, before it reads it.
+  refuseOutbound(policy.file, nginxOutbound(out));
   return { tree: out, notes: moved.notes, clientHeader: header, tls: Boolean(tls) };
 }
 
