@@ -146,7 +146,7 @@ test("Envoy: listener, admin and clusters moved, the lab's access log and readin
   if (needs(t, missing, './labw setup installs Envoy')) return;
   const dir = scratch(t);
   const text = renderEnvoy(readPolicy(policyFile('envoy-route-bucket.yaml'), tools), {
-    port: 18200,
+    ports: { '0.0.0.0:8443': 18200 },
     adminPort: 18201,
     backend: '127.0.0.1:18202',
     prefix: dir,

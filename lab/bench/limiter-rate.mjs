@@ -12,7 +12,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatTable } from '../judge/table.mjs';
-import { parseRunArgs } from '../cli/args.mjs';
 import { runSuite } from '../run/suite.mjs';
 import { usePolicy } from '../policy/use.mjs';
 import { machine } from './tools.mjs';
@@ -64,7 +63,7 @@ const POLICIES = {
 };
 
 /** One proxy's run: its cases' outcomes read back from the run folder, per rate. */
-async function runProxy(root, proxy, rates, seconds, say) {
+async function runProxy(root, proxy, rates, seconds, { say, parseRunArgs }) {
   const tmp = mkdtempSync(join(tmpdir(), 'lab-bench-rate-'));
   try {
     const file = join(tmp, proxy === 'nginx' ? 'bench-nginx.conf' : 'bench-envoy.yaml');
@@ -112,13 +111,19 @@ function caseRow(proxy, rate, outcomes, counts, dir) {
 const range = (r) => (!r ? '-' : r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`);
 
 /** `bench limiter-rate [--quick]`: every rate per proxy (--quick: three rates, 2 s each). */
-export default async function benchLimiterRate(root, request, { say = console.log } = {}) {
+export default async function benchLimiterRate(root, request, { say = console.log, parseRunArgs } = {}) {
   const quick = request.factor > 1;
   const rates = quick ? [800, 2400, 4000] : RATES;
   const seconds = quick ? 2 : 3;
   const rows = [];
-  for (const proxy of ['nginx', 'envoy']) rows.push(...(await runProxy(root, proxy, rates, seconds, say)));
-  const highest = (proxy) => Math.max(0, ...rows.filter((r) => r.proxy === proxy && r.exact).map((r) => r.rate));
+  for (const proxy of ['nginx', 'envoy'])
+    rows.push(...(await runProxy(root, proxy, rates, seconds, { say, parseRunArgs })));
+  // The highest rate below which every rate tried was judged exactly too.
+  const highest = (proxy) => {
+    const mine = rows.filter((r) => r.proxy === proxy).sort((a, b) => a.rate - b.rate);
+    const firstMiss = mine.findIndex((r) => !r.exact);
+    return (firstMiss < 0 ? mine.at(-1) : mine[firstMiss - 1])?.rate ?? 0;
+  };
   const head = [
     'proxy',
     'r/s',

@@ -10,7 +10,12 @@ export default async function bench(words, { root, say }) {
   if (Object.hasOwn(TOOLS, words[0] ?? '')) {
     const extra = words.slice(1).filter((w) => w !== '--quick');
     if (extra.length) throw new Error(`bench ${words[0]} takes only --quick; got '${extra.join(' ')}'`);
-    return runBench(root, { name: words[0], factor: words.includes('--quick') ? 5 : 1, overrides: {} }, { say });
+    // A bench that runs a suite reads its words as `test` does (the command line's own reader).
+    return runBench(
+      root,
+      { name: words[0], factor: words.includes('--quick') ? 5 : 1, overrides: {} },
+      { say, parseRunArgs },
+    );
   }
   // A name with no bench is refused first, naming the benches there are; then its knobs are read.
   const [name] = words;
