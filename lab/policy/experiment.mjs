@@ -276,10 +276,14 @@ export function policyExperiment(policy, { name: given = null } = {}) {
         .map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
   }
   const { knobs, numbers } = knobsOf(targets);
+  // --quick multiplies every rate: as far as the judged rate stays twice the fastest refill, so a
+  // fill gains on it by its own rate again.
+  const fastest = Math.max(...targets.filter((t) => !t.exempt).map((t) => t.rate), 1);
   const experiment = {
     name,
     namedFrom: from,
     kind: 'limiter',
+    maxQuick: Math.max(1, Math.floor(JUDGED_RATE / (2 * fastest))),
     policyFile: policy.file,
     knobs,
     /**
