@@ -105,7 +105,7 @@ test("nginx: a TLS and HTTP/2 listener runs with the lab's certificate; what it 
   assert.ok(text.includes(`root ${join(dir, 'www', 'srv', 'www')};`));
   assert.deepEqual(
     notes.map((n) => n.at),
-    ['tls.conf:4', 'tls.conf:7', 'tls.conf:10', 'tls.conf:10', 'tls.conf:12'],
+    ['tls.conf:4', 'tls.conf:7', 'tls.conf:9', 'tls.conf:10', 'tls.conf:10', 'tls.conf:12'],
   );
   // nginx named the file /static/ serves: the probe made it, and so does the stack.
   assert.ok(

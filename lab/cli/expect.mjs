@@ -53,6 +53,14 @@ function showPolicy(words, root, say) {
   say(
     `${policy.proxy} policy ${policy.file}, named ${experiment.name} after ${experiment.namedFrom} (--name=NAME gives another), as the model read it (every cell shown, not judged):\n${formatTable(rows, head)}`,
   );
+  const changes = experiment.asRead.changes ?? [];
+  if (changes.length)
+    say(
+      `\nwhat the lab reads from where, and changes to run it:\n${formatTable(
+        changes.map((c) => [c.at, c.what]),
+        ['at', 'what'],
+      )}`,
+    );
   if (!flags.rest.length) return 0;
   const request = parseRunArgs(flags.rest, { only: experiment.name });
   say(

@@ -9,6 +9,7 @@ import { addExperiment } from '../../thresholds/experiments/index.js';
 import { resolveKnobs } from '../../thresholds/knobs.js';
 import { readPolicy, policyTools, policyRows } from './index.mjs';
 import { policyExperiment } from './experiment.mjs';
+import { changeNotes } from './nginx/render.mjs';
 import { policyServices, preflight } from './stack.mjs';
 
 /** What a policy plans, but for its numbers: targets, statuses, keys and which knobs it has. */
@@ -47,6 +48,8 @@ export function asRead(experiment, policy, routes, stackFile) {
     stackFile: stackFile ? resolve(stackFile) : null,
     table: { head, rows },
     routes,
+    // What the lab reads from where and changes to run it, said on the Policy tab.
+    changes: policy.proxy === 'nginx' ? changeNotes(policy) : [],
     configs: Object.entries(proxy.configs).map(([key, c]) => ({
       file: c.file,
       path: `config/${proxy.name}/${c.file}`,

@@ -9,6 +9,16 @@ import { casesWords } from '../policy/words.mjs';
 
 const link = (run, path, text) => `<a href="../../../${esc(run.id)}/${esc(path)}">${esc(text)}</a>`;
 
+/** What the lab read from where and changed to run the file, where it says any. */
+const changesHtml = (changes) =>
+  changes?.length
+    ? `<h3>What the lab read and changed to run it</h3>${table(
+        ['at', 'what'].map(esc),
+        changes.map((c) => [esc(c.at), esc(c.what)]),
+        { cls: 'compact prose' },
+      )}`
+    : '';
+
 /**
  * The Policy section's HTML, or null for an experiment that is not a team's policy; `factor`: the
  * run's --quick, by which its pauses were shortened.
@@ -36,5 +46,5 @@ ${table(
   asRead.table.rows.map((r) => r.map(esc)),
   { cls: 'compact' },
 )}
-<h3>How each route's cases met its buckets</h3>${routes}`;
+<h3>How each route's cases met its buckets</h3>${routes}${changesHtml(asRead.changes)}`;
 }

@@ -113,7 +113,9 @@ function moveOne(x, ctx, where) {
   if (MOVED.has(x.directive)) return [];
   if (x.directive === 'listen') return listenMoved(x, ctx, where.server);
   if (TLS_FILES.has(x.directive)) {
-    if (!['ssl_certificate', 'ssl_certificate_key'].includes(x.directive) && x.args[0] !== 'off')
+    if (x.directive === 'ssl_certificate')
+      note(`${x.directive} ${x.args[0]}: the lab's self-signed certificate in its place`);
+    else if (x.directive !== 'ssl_certificate_key' && x.args[0] !== 'off')
       note(`${x.directive} ${x.args.join(' ')}: gone (the lab's self-signed certificate serves, nothing is fetched)`);
     return [];
   }

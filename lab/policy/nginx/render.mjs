@@ -210,3 +210,28 @@ export function renderNginx(policy, { ports, metricsPort, backend, prefix, root,
   );
   return { text, notes: built.notes, clientHeader: built.clientHeader };
 }
+
+/**
+ * What the lab changes of `policy` to run it, in words, with where ({at, what}): what it reads
+ * from where (its includes), and what moves or goes (move.mjs), as the Policy tab lists them.
+ */
+export function changeNotes(policy) {
+  const moved = moveTree(policy.tree, {
+    listenAt: (place) => place,
+    backend: '127.0.0.1:0',
+    prefix: '/lab',
+    www: '/lab/www',
+    version: policy.version,
+    limitStatuses: limitStatuses(policy),
+    serverExtra: () => [],
+    locationExtra: () => [],
+  });
+  return [
+    ...(policy.notes ?? []),
+    ...moved.notes,
+    {
+      at: '(the lab)',
+      what: `each client's address travels in ${clientHeader(policy.tree)}, which the lab, at 127.0.0.1, is trusted to send (set_real_ip_from)`,
+    },
+  ];
+}
