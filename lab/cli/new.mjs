@@ -9,7 +9,7 @@
  */
 import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, isAbsolute, dirname, join, relative, resolve } from 'node:path';
 import { policyFlags } from './args.mjs';
 import { experiments } from '../../thresholds/experiments/index.js';
 import { readPolicy, policyTools } from '../policy/index.mjs';
@@ -19,9 +19,11 @@ const USAGE =
   './labw new <name> --policy=FILE (name: lower case letters, digits and -, 2 to 31 of them, starting with a letter)';
 
 /** The files a policy was read from, relative to its folder: its own and every include (nginx). */
+// The files of the policy's own folder (nginx's stock files come from the installed nginx when it
+// is planned, and are not copied).
 const filesOf = (policy) =>
   policy.proxy === 'nginx'
-    ? [...new Set(collectAts(policy.tree).map((at) => at.replace(/:\d+$/, '')))]
+    ? [...new Set(collectAts(policy.tree).map((at) => at.replace(/:\d+$/, '')))].filter((f) => !isAbsolute(f))
     : [basename(policy.file)];
 const collectAts = (dirs) => dirs.flatMap((d) => [d.at, ...(d.block ? collectAts(d.block) : [])]);
 
@@ -89,6 +91,10 @@ export default async function newExperiment(words, { root, say }) {
   const [name, ...extra] = flags.rest;
   if (!flags.policy || flags.stackPolicy || !name || extra.length)
     throw new Error(`usage: ${USAGE}; got '${words.join(' ')}'`);
+  if (flags.includeDirs.length)
+    throw new Error(
+      `new keeps a policy's files in stacks/${name}/ and reads them there: put what --include-dir reads beside the config, under its folder, and include it from there`,
+    );
   if (!/^[a-z][a-z0-9-]{1,30}$/.test(name)) throw new Error(`'${name}' is not a name the lab takes: ${USAGE}`);
   if (experiments[name]) throw new Error(`an experiment named '${name}' is already in thresholds/experiments/index.js`);
   const tools = policyTools(root);

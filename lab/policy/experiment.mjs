@@ -252,7 +252,7 @@ function knobsOf(targets) {
       ...(n.values ? { values: n.values } : {}),
       ...(n.min ? { min: n.min, minWhy: 'the proxy refuses less' } : {}),
     };
-    numbers.set(n.knob, { at: n.at, path: n.path, param: n.param, unit: n.unit });
+    numbers.set(n.knob, { at: n.at, path: n.path, param: n.param, unit: n.unit, descriptor: n.descriptor });
   }
   return { knobs, numbers };
 }
@@ -311,7 +311,9 @@ export function policyExperiment(policy, { name: given = null } = {}) {
     hosts: Object.fromEntries(targets.filter((t) => t.host).map((t) => [t.host, '127.0.0.1'])),
     // The k6 script that runs any policy's plan (k6/policy.js).
     script: 'policy',
-    stepsTogether: !sequential,
+    // Together where every case has a fresh bucket and their rates together stay within what the
+    // machine judges exactly; else one after another.
+    stepsTogether: (steps, factor) => !sequential && steps.reduce((a, s) => a + s.rate, 0) * factor <= JUDGED_RATE,
     suites,
     seedFigures: {},
   };

@@ -158,7 +158,10 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   // Real time (not scaled by --quick) for k6's warm-up before the first case; the limiters idle
   // meanwhile, which changes nothing (a token bucket is full, a leaky bucket empty).
   let t = leadInMs;
-  exp.suites[suite](knobs, { factor }).forEach((step) => {
+  const steps = exp.suites[suite](knobs, { factor });
+  // An experiment may run its steps together only while their load together stays in bounds.
+  const together = typeof exp.stepsTogether === 'function' ? exp.stepsTogether(steps, factor) : exp.stepsTogether;
+  steps.forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets)
       cases.push({
@@ -173,7 +176,7 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         ...(step.status ? { limitedStatus: step.status } : {}),
       });
     // A step may ask for a pause after it (afterS): a bucket its cases share empties or refills.
-    if (!exp.stepsTogether) t += durationMs + ((step.afterS ?? 0) * 1000) / factor;
+    if (!together) t += durationMs + ((step.afterS ?? 0) * 1000) / factor;
   });
   return cases;
 }
