@@ -5,9 +5,10 @@
  * highest, where none is recorded). Do not edit: record a run and run `./labw docs`.
  */
 export default {
- "judgedRate": 2400,
+ "judgedRate": 1600,
  "runs": [
   "20261126-165704-823-7526-spike",
-  "20261126-172033-606-10639-spike"
+  "20261126-172033-606-10639-spike",
+  "20261126-181530-556-30841-spike"
  ]
 };
