@@ -204,7 +204,7 @@ function expectedOf(c, s) {
 }
 
 /** What a case is given beside its schedule: its request, its seed figures, its thresholds, its VUs and timeouts. */
-function caseDetails(c, { target, s, seed, name, factor, segments, index }) {
+function caseDetails(c, { target, s, seed, name, factor, segments, index, headroom }) {
   const expected = expectedOf(c, s);
   return {
     name: `${name}/${c.id}`,
@@ -220,7 +220,7 @@ function caseDetails(c, { target, s, seed, name, factor, segments, index }) {
     // Split over k6 processes, each gets its share of these (k6 divides them by segment),
     // while the requests a queue holds are not split evenly at every moment: each process
     // gets the whole count (dropped iterations in a spike split in two with the share).
-    vus: (Math.ceil(s.inFlight.max * 1.25) + 10) * segments,
+    vus: (Math.ceil(s.inFlight.max * headroom) + 10) * segments,
     timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
     // How long k6 lets the last queued requests finish: the model's longest wait and a
     // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
@@ -244,7 +244,19 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       .filter((x) => x.target === target.id)
       .forEach((c, index) => {
         const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
-        Object.assign(c, caseDetails(c, { target, s: predictions.get(c), seed, name, factor, segments, index }));
+        Object.assign(
+          c,
+          caseDetails(c, {
+            target,
+            s: predictions.get(c),
+            seed,
+            name,
+            factor,
+            segments,
+            index,
+            headroom: exp.vuHeadroom ?? 1.25,
+          }),
+        );
       });
   return {
     experiment: name,
