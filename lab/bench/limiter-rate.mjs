@@ -108,6 +108,13 @@ function caseRow(proxy, rate, outcomes, counts, dir) {
   };
 }
 
+/** The highest rate below which every rate tried under `proxy` was judged exactly too. */
+function highestExact(rows, proxy) {
+  const mine = rows.filter((r) => r.proxy === proxy).sort((a, b) => a.rate - b.rate);
+  const firstMiss = mine.findIndex((r) => !r.exact);
+  return (firstMiss < 0 ? mine.at(-1) : mine[firstMiss - 1])?.rate ?? 0;
+}
+
 const range = (r) => (!r ? '-' : r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`);
 
 /** `bench limiter-rate [--quick]`: every rate per proxy (--quick: three rates, 2 s each). */
@@ -119,12 +126,7 @@ export default async function benchLimiterRate(root, request, { say = console.lo
   const rows = [];
   for (const proxy of ['nginx', 'envoy'])
     rows.push(...(await runProxy(root, proxy, rates, seconds, { say, parseRunArgs })));
-  // The highest rate below which every rate tried was judged exactly too.
-  const highest = (proxy) => {
-    const mine = rows.filter((r) => r.proxy === proxy).sort((a, b) => a.rate - b.rate);
-    const firstMiss = mine.findIndex((r) => !r.exact);
-    return (firstMiss < 0 ? mine.at(-1) : mine[firstMiss - 1])?.rate ?? 0;
-  };
+  const highest = (proxy) => highestExact(rows, proxy);
   const head = [
     'proxy',
     'r/s',

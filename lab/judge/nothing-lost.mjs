@@ -45,9 +45,12 @@ export async function proxyCounts(plan, kind, topology) {
     // one the case targets counts it.
     // (nginx counts by the URI's path: a case's query, its own key in an argument, is not in it.)
     const entry = Object.fromEntries(mine.map((c) => [c.id, (c.path || '/').split('?')[0]]));
+    // A team's policy is one proxy per request, whose URI an error_page or try_files may have
+    // changed by the time it is logged (/509.html): its every line for the case counts.
+    const anyUri = Boolean(plan.targetPolicies);
     for (const { name, labels, value } of samples) {
       if (name === 'lab_nginx_requests_total' && labels.case in limited) {
-        if (labels.location.startsWith(entry[labels.case])) add(out, labels.case, labels.status, value);
+        if (anyUri || labels.location.startsWith(entry[labels.case])) add(out, labels.case, labels.status, value);
         // Beyond the entry, the back end's 200s are what it got from the application.
         else if (kind.appServed && labels.status === '200') add(out, labels.case, APP, value);
       }

@@ -196,6 +196,13 @@ function nginxPlan(policy) {
         none: `answered ${c.read.status} before its limits count it`,
       });
   for (const u of policy.explored.unreached) routes.push({ route: u.route.location, at: u.route.at, none: u.why });
+  for (const t of targets.filter((x) => x.cls.read.conn && !x.cls.read.proxied))
+    routes.push({
+      route: t.label,
+      class: t.class,
+      at: t.route.at,
+      none: "limit_conn not loaded: its answers come from disk, which the lab cannot hold open (the backend's hold holds a slot)",
+    });
   return { targets, routes };
 }
 

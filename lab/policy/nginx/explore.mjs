@@ -10,7 +10,7 @@
  * Returns the targets the plan can load: a limiting location, a class, its request and its
  * slots' keys; and what was not reached, with why.
  */
-import { runProbe, keyColumns } from './probe.mjs';
+import { runProbe, keyColumns, tryColumns } from './probe.mjs';
 import { placesOf, pathsOf, hostOf, serverPlaces, errorPageUris } from './requests.mjs';
 import { FREE, baseline, variations, guardVariations, headersOf, queryOf, personal } from './clients.mjs';
 import { clientHeader } from './render.mjs';
@@ -48,6 +48,7 @@ export function readRow(routesById, row, columns) {
     status: row.status,
     via: row.via,
     filename: row.filename,
+    proxied: row.proxied,
     limitReq: row.limitReq,
     limitConn: row.limitConn,
   };
@@ -67,9 +68,15 @@ function requestOf(id, place, host, path, client, addressHeader) {
 }
 
 /** The files a 404 row asks for, relative to the probe's folder (an index where it asks for a folder). */
-function filesFor(row) {
-  if (row.status !== 404 || !row.filename || row.filename.startsWith('/') || row.filename.startsWith('..')) return [];
-  return row.filename.endsWith('/') ? [`${row.filename}index.html`] : [row.filename];
+function filesFor(row, byId, tries) {
+  if (row.status !== 404) return [];
+  const inside = (f) => f && !f.startsWith('/') && !f.startsWith('..');
+  const asFile = (f) => (f.endsWith('/') ? `${f}index.html` : f);
+  // Where the answering location's try_files looks first, as nginx expanded it.
+  const route = byId.get(row.via.at(-1));
+  const i = tries.indexOf(route?.tryFiles?.[0]);
+  const tried = i >= 0 && row.docroot && row.tries[i] ? `${row.docroot}/${row.tries[i]}`.replace(/\/+/g, '/') : null;
+  return [row.filename, tried].filter(inside).map(asFile);
 }
 
 /** The signature of a row on one route: which zones count it there, and how it is answered. */
@@ -109,7 +116,9 @@ function candidates(policy, places, addressHeader, client = baseline(), only = n
 function reachRounds(policy, requests, opts) {
   let files = [];
   let rows = runProbe(policy, requests.map(probeRequest), { ...opts, files }).rows;
-  const wanted = new Set(Object.values(rows).flatMap(filesFor));
+  const byId = new Map(policy.routes.map((r) => [r.id, r]));
+  const tries = tryColumns(policy);
+  const wanted = new Set(Object.values(rows).flatMap((row) => filesFor(row, byId, tries)));
   if (wanted.size) {
     files = [...wanted].sort();
     rows = runProbe(policy, requests.map(probeRequest), { ...opts, files }).rows;

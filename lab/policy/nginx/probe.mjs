@@ -43,6 +43,14 @@ export const keyColumns = (policy) => [
   ...Object.values(policy.connZones).map((z) => ({ zone: z.name, conn: true, key: z.key })),
 ];
 
+/**
+ * The first file each try_files of the policy tests (`$uri`, `/$file`, ...): logged as nginx
+ * expands it, so that the file a 404 asked for can be made where try_files looks.
+ */
+export const tryColumns = (policy) => [
+  ...new Set(policy.routes.map((r) => r.tryFiles?.[0]).filter((a) => a && !a.startsWith('@') && !a.startsWith('='))),
+];
+
 /** The probe's config text for `policy` in `dir`: every place a socket (`socketOf(place)`). */
 export function renderProbe(policy, { dir, python, version, socketOf }) {
   const backend = `unix:${join(dir, 'backend.sock')}`;
@@ -74,6 +82,9 @@ export function renderProbe(policy, { dir, python, version, socketOf }) {
             '$limit_conn_status',
             '$request_filename',
             ...keys,
+            '$upstream_addr',
+            '$document_root',
+            ...tryColumns(policy),
           ].join('\t'),
         ]),
         d('access_log', [join(dir, 'probe.log'), 'lab_probe']),
@@ -100,8 +111,9 @@ export function renderProbe(policy, { dir, python, version, socketOf }) {
  * One log line as {probe, status, via: [route ids], limitReq, limitConn, filename (relative to the
  * probe's folder where it is inside it), keys: [value per key column]}.
  */
-function parseLine(line, dir) {
+function parseLine(line, dir, nKeys) {
   const f = line.split('\t');
+  const rest = f.slice(FIELDS.length + nKeys);
   const row = Object.fromEntries(FIELDS.map((k, i) => [k, f[i]]));
   return {
     probe: row.probe,
@@ -110,7 +122,12 @@ function parseLine(line, dir) {
     limitReq: row.limitReq === '-' ? null : row.limitReq,
     limitConn: row.limitConn === '-' ? null : row.limitConn,
     filename: row.filename === '-' ? null : insideOr(dir, row.filename),
-    keys: f.slice(FIELDS.length).map((v) => (v === '-' ? '' : v)),
+    keys: f.slice(FIELDS.length, FIELDS.length + nKeys).map((v) => (v === '-' ? '' : v)),
+    // Whether its answer came from the backend (a limit_conn case needs one to hold it open).
+    proxied: Boolean(rest[0] && rest[0] !== '-'),
+    docroot: rest[1] && rest[1] !== '-' ? insideOr(dir, rest[1]) : null,
+    // Per try_files first argument (tryColumns), as nginx expanded it for the request.
+    tries: rest.slice(2),
   };
 }
 
@@ -220,7 +237,7 @@ function probeOnce(policy, dir, requests) {
   if (out.error) throw new Error(refusal(policy, out.error));
   const rows = {};
   for (const line of out.log.split('\n').filter(Boolean)) {
-    const row = parseLine(line, dir);
+    const row = parseLine(line, dir, keyColumns(policy).length);
     if (row.probe && row.probe !== '-') rows[row.probe] = row;
   }
   return { rows };

@@ -199,9 +199,10 @@ function classTarget(policy, t, cls, named, { knob, dryKnobs }) {
   const binding = slowest ? liveLimits[zones.indexOf(slowest)] : null;
   // The limit_conn that counts it: in the location where its key is not empty (nginx counts once).
   const connRoute = cls.read.conn ? policy.routes.find((r) => r.id === cls.read.conn.route) : null;
+  // Its cases hold a slot by the backend holding the answer: an answer from disk cannot be held.
   const conn = {
     route: connRoute,
-    limits: connRoute ? connRoute.conns.filter((l) => cls.read.conn.zones.includes(l.zone)) : [],
+    limits: connRoute && cls.read.proxied ? connRoute.conns.filter((l) => cls.read.conn.zones.includes(l.zone)) : [],
   };
   return {
     id: slug(`${route.match.pattern.replace(/^@/, 'named-')}${named ? '' : `-${cls.name}`}`),
