@@ -54,7 +54,7 @@ function treeCpuS(pid) {
 /** k6 at `rate` for `seconds` against `url` (k6's hosts mapping the name to 127.0.0.1), with nginx's CPU beside. */
 async function measureWay(env, way, { rate, seconds, tmp, nginxPid }) {
   const before = treeCpuS(nginxPid);
-  const out = join(tmp, `${way.name}.json`);
+  const out = join(tmp, `${way.name.replace(/[^a-z0-9]+/gi, '-')}.json`);
   const m = await runMeasured(env, [
     'run',
     '--quiet',
@@ -98,7 +98,7 @@ async function measureWays(root, experiment, run, { rate, seconds, say }) {
       env,
       topology,
       profile: 'bench-tls',
-      policy: {},
+      policy: resolveKnobs(experiment),
       targets: [],
       tmpDir: run.tmp,
       logDir: join(run.dir, 'logs'),

@@ -4,7 +4,7 @@
  * and `just docs` rewrites it from the plans and the sensitivity search; a unit test fails when
  * a committed table differs from what the model gives now.
  */
-import { machineRateModule, machineRateTable } from '../docs/machine-rate.mjs';
+import { machineRateModule, machineRateTable, tlsTable } from '../docs/machine-rate.mjs';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -130,7 +130,7 @@ export const BLOCKS = {
     'seen-lag': () => seenLagTable(root),
   },
   'docs/knobs.md': { quick: quickChanges },
-  'docs/policies.md': { 'machine-rate': () => machineRateTable(root) },
+  'docs/policies.md': { 'machine-rate': () => machineRateTable(root), 'tls-cost': () => tlsTable(root) },
   'README.md': { 'run-sample': () => runSample(root) },
 };
 

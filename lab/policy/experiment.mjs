@@ -19,6 +19,8 @@ import machineRate from '../../thresholds/machine-rate.js';
 
 // The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).
 const JUDGED_RATE = machineRate.judgedRate;
+// What TLS costs per request against plain HTTP, at most (`bench tls`).
+const TLS_COST = machineRate.tlsCost ?? 1;
 
 /** Every place the policy listens on, in the file's order (the stack's ports follow it). */
 export const policyPlaces = (policy) =>
@@ -57,8 +59,9 @@ function steps(id, t, k, factor) {
   // Whole requests per second: k6's arrival rates are whole numbers per time unit.
   const at = (x) => Math.max(1, Math.round(x));
   const chosen = k.load_rates.length > 0;
-  // The machine's judged rate, in the seed time the steps are written in (--quick multiplies).
-  const top = JUDGED_RATE / factor;
+  // The machine's judged rate, in the seed time the steps are written in (--quick multiplies),
+  // less what TLS costs on a TLS listener.
+  const top = JUDGED_RATE / factor / (t.place?.ssl ? TLS_COST : 1);
   const fill =
     fillStep(R, t.burst, top) ??
     (t.exempt ? { rate: at(Math.min(top, 2 * (R + t.burst))), seconds: 1 } : tooFast(id, t, top, factor));
