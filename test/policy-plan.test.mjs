@@ -152,3 +152,13 @@ test(
       assert.ok(s.knobs.per_ip_min_burst[dir]?.delta <= 4, `${dir}: ${JSON.stringify(s.knobs.per_ip_min_burst)}`);
   },
 );
+
+test("a plan's file keeps the policies the replay judges on: nodelay, delay=N and Envoy's buckets survive JSON", (t) => {
+  if (needs(t, missing, './labw setup installs crossplane, nginx and Envoy')) return;
+  for (const file of ['tls-http2.conf', 'argument-key.conf', 'envoy-descriptors.yaml']) {
+    const { experiment } = policyExperiment(readPolicy(join(root, 'test', 'policies', file), tools));
+    addExperiment(experiment);
+    const { targetPolicies } = makePlan({ experiment: experiment.name, suite: 'spike' });
+    assert.deepEqual(JSON.parse(JSON.stringify(targetPolicies)), targetPolicies, file);
+  }
+});

@@ -83,7 +83,7 @@ function charge(held, nowMs) {
 
 /**
  * `limits`: [{rateMilli (nginx's ctx->rate: r/s * 1000, or r/m * 1000 / 60 by integer division),
- * burst (requests), delay (requests; Infinity for nodelay)}], in the location's order. With
+ * burst (requests), delay (requests; the burst or more for nodelay)}], in the location's order. With
  * `dryRun` (limit_req_dry_run on) a request the limits reject passes, charged to none, and none
  * waits. `conns`: [{conn}], the limit_conn a request passed meets (one key: the case's), and
  * `connDryRun` (limit_conn_dry_run on: nothing rejected).

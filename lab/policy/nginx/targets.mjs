@@ -142,8 +142,12 @@ const chainFrom = (route, zones, liveLimits, knob, dryKnob, conn) => (k) => ({
     return {
       rateMilli: Math.floor((k[knobName(z.name, 'rate')] * 1000) / (z.unit === 'm' ? 60 : 1)),
       burst: k[knob(l.zone, l.at, 'burst')],
-      // Without nodelay, the file's delay (nginx's default, 0: every excess request waits).
-      delay: k[knob(l.zone, l.at, 'mode')] === 'nodelay' ? Infinity : (k[knob(l.zone, l.at, 'delay')] ?? 0),
+      // nodelay is a delay of the whole burst (no request limit_req lets on waits), written as a
+      // number so the plan's file keeps it; without it, the file's delay (nginx's default, 0).
+      delay:
+        k[knob(l.zone, l.at, 'mode')] === 'nodelay'
+          ? k[knob(l.zone, l.at, 'burst')]
+          : (k[knob(l.zone, l.at, 'delay')] ?? 0),
     };
   }),
 });
