@@ -31,8 +31,10 @@ export const policyPlaces = (policy) =>
 /**
  * A fill of a bucket of `burst` refilled at `R` r/s, at most `top` r/s (the machine's judged rate
  * at the run's --quick): twice burst and rate, for a second or as long as 24 requests take (5 s
- * at most); where that is more than the machine judges, `top`, as long as it takes to fill the
- * burst and as much again of it (a minute at most). Null where even `top` cannot reach the limit.
+ * at most); where that is more than the machine judges, `top`, as long as it takes to empty the
+ * burst and 2 s more of limiting (a minute at most): the 200s past the burst tell its size, and a
+ * longer fill only holds the machine at its top longer than the bench measured it (10 s a rate).
+ * Null where even `top` cannot reach the limit.
  */
 function fillStep(R, burst, top) {
   const at = (x) => Math.max(1, Math.round(x));
@@ -40,7 +42,7 @@ function fillStep(R, burst, top) {
   if (want <= top) return { rate: want, seconds: Math.min(5, Math.max(1, Math.ceil(24 / want))) };
   const rate = Math.floor(top);
   if (rate <= R * 1.1) return null;
-  return { rate, seconds: Math.min(60, Math.max(1, Math.ceil((2 * burst + 2) / (rate - R)))) };
+  return { rate, seconds: Math.min(60, Math.max(1, Math.ceil((burst + 1) / (rate - R)) + 2)) };
 }
 
 /** Where a fill needs more than the machine judges, the refusal naming the rate it needs. */
