@@ -73,6 +73,17 @@ function send(r) {
   });
 }
 
+const logLines = () =>
+  existsSync(join(dir, 'probe.log')) ? readFileSync(join(dir, 'probe.log'), 'utf8').split('\n').filter(Boolean).length : 0;
+
+/**
+ * Waits (5 s at most) until the access log holds a line per request: nginx logs a request after
+ * its answer is sent, so the last answer can reach the probe before its line is written.
+ */
+async function logged(n) {
+  for (let i = 0; i < 500 && logLines() < n; i += 1) await sleep(10);
+}
+
 async function main() {
   const n = startNginx();
   try {
@@ -82,6 +93,7 @@ async function main() {
       return { error: `${n.said()}\n${log}`.trim() || 'nginx did not start' };
     }
     for (const r of requests) await send(r);
+    await logged(requests.length);
   } finally {
     // Every request is answered and logged: nothing of nginx's is left to wait for (a graceful
     // stop of a lua-loaded nginx takes a second).

@@ -187,6 +187,9 @@ function handOver(dir, user) {
   for (const f of readdirSync(dir, { recursive: true })) chownSync(join(dir, f), user.uid, user.gid);
 }
 
+// The files whose code makes a probe's answer (kept answers are keyed by them too).
+const PROBE_CODE = ['probe.mjs', 'probe-run.mjs'].map((f) => fileURLToPath(new URL(f, import.meta.url)));
+
 /**
  * Asks nginx: each of `requests` ({id, place, tls, host, path, headers}) sent to the probe's
  * config, with `files` (paths relative to its folder) there to serve; returns {rows: {id: row}}.
@@ -198,7 +201,9 @@ export function runProbe(policy, requests, { python, version, files = [], cacheD
   try {
     const socketOf = (place) => join(probeDir, `p${places.indexOf(place)}.sock`);
     const { text } = renderProbe(policy, { dir: probeDir, python, version, socketOf });
-    const asked = JSON.stringify({ text: text.split(probeDir).join('$DIR'), requests, files, version });
+    // The probe's own code is part of what was asked: an answer read by other code is not kept.
+    const code = PROBE_CODE.map((f) => readFileSync(f, 'utf8'));
+    const asked = JSON.stringify({ text: text.split(probeDir).join('$DIR'), requests, files, version, code });
     const hash = createHash('sha256').update(asked).digest('hex').slice(0, 32);
     const cached = cacheDir && join(cacheDir, `${hash}.json`);
     if (cached && existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8'));
@@ -209,6 +214,11 @@ export function runProbe(policy, requests, { python, version, files = [], cacheD
       probeDir,
       requests.map((r) => ({ ...r, socket: socketOf(r.place) })),
     );
+    const unanswered = requests.filter((r) => !out.rows[r.id]).map((r) => r.id);
+    if (unanswered.length)
+      throw new Error(
+        `the lab's nginx probe got no answer to ${unanswered.length} of its ${requests.length} requests (${unanswered.slice(0, 5).join(', ')}): a lab bug, not the config's`,
+      );
     if (cached) {
       mkdirSync(cacheDir, { recursive: true });
       writeFileSync(cached, JSON.stringify(out));
