@@ -549,7 +549,7 @@ test("the bench's per-CPU points summed up: per load and server, each repetition
     p(400, 0, 'node', 20),
     p(400, 0, 'nginx', 50),
   ];
-  const s = perCpuSummary(points);
+  const s = perCpuSummary(points, 'nginx');
   assert.deepEqual(
     s.map((r) => [r.connections, r.name]),
     [

@@ -90,6 +90,62 @@ test('the kind-branch check sees each way of branching', () => {
   }
 });
 
+// The one place that may tell proxies apart: their modules, listed in lab/policy/proxies/index.mjs.
+const PROXY_MODULES = 'lab/policy/proxies/';
+
+/** Lines that branch on a proxy's name: compare a value with it, or pick by it from a literal. */
+export function proxyBranches(text, names) {
+  const alt = names.join('|');
+  const patterns = [
+    new RegExp(`[!=]==?\\s*['"](${alt})['"]`),
+    new RegExp(`['"](${alt})['"]\\s*[!=]==?`),
+    new RegExp(`case\\s+['"](${alt})['"]\\s*:`),
+    new RegExp(`\\{\\s*(${alt})\\s*:[^}]*\\}\\s*\\[`),
+  ];
+  return text
+    .split('\n')
+    .map((line, i) => ({ line: i + 1, text: line.trim() }))
+    .filter(({ text: t }) => !/^(\/\/|\*|\/\*)/.test(t) && patterns.some((p) => p.test(t)));
+}
+
+const proxyNames = () =>
+  JSON.parse(
+    spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "import('./lab/policy/proxies/index.mjs').then((m) => console.log(JSON.stringify(m.proxies.map((p) => p.name))))",
+      ],
+      { cwd: root, encoding: 'utf8' },
+    ).stdout,
+  );
+
+test("no module outside the proxies' folder branches on a proxy's name", () => {
+  const names = proxyNames();
+  assert.ok(names.length >= 2, JSON.stringify(names));
+  const found = [];
+  for (const f of code(sources()).filter((x) => !x.startsWith(PROXY_MODULES)))
+    for (const b of proxyBranches(readFileSync(join(root, f), 'utf8'), names)) found.push(`${f}:${b.line}: ${b.text}`);
+  assert.deepEqual(
+    found,
+    [],
+    `branch on a proxy's name outside ${PROXY_MODULES}: give the proxy's module a field instead`,
+  );
+});
+
+test('the proxy-branch check sees each way of branching', () => {
+  const names = ['nginx', 'envoy'];
+  for (const line of [
+    "policy.proxy === 'nginx' ? a : b",
+    "if ('envoy' !== proxy) return;",
+    "  case 'nginx':",
+    'const needs = { nginx: tools.crossplane, envoy: tools.envoy }[reader.proxy];',
+  ])
+    assert.equal(proxyBranches(line, names).length, 1, line);
+  for (const line of ["proxy: 'nginx',", "const p = proxyNamed('envoy');", "// policy.proxy === 'nginx' was here"])
+    assert.equal(proxyBranches(line, names).length, 0, line);
+});
+
 test("no module outside an experiment's own files names an experiment", () => {
   const { list } = JSON.parse(
     spawnSync(
@@ -117,7 +173,7 @@ test("no module outside an experiment's own files names an experiment", () => {
     'lab/bench/k6.mjs': ['cdn'],
     'lab/policy/nginx/read.mjs': ['burst'],
     'lab/policy/nginx/targets.mjs': ['burst'],
-    'lab/policy/index.mjs': ['burst'],
+    'lab/policy/nginx/table.mjs': ['burst'],
     'lab/policy/experiment.mjs': ['burst'],
   };
   const re = new RegExp(`['"\`](${list.join('|')})['"\`]`, 'g');

@@ -15,7 +15,7 @@ import { policyName } from '../lab/policy/name.mjs';
 import { readPolicy, policyTools } from '../lab/policy/index.mjs';
 import { policyExperiment } from '../lab/policy/experiment.mjs';
 import { resolveKnobs } from '../thresholds/knobs.js';
-import { statusCode, denominator } from '../lab/policy/envoy-enums.mjs';
+import { statusCode, denominator } from '../lab/policy/envoy/enums.mjs';
 import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

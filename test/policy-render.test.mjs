@@ -1,5 +1,5 @@
 /*
- * A team's policy as the lab runs it (lab/policy/render-nginx.mjs, render-envoy.mjs, stack.mjs):
+ * A team's policy as the lab runs it (lab/policy/render-nginx.mjs, envoy/render.mjs, stack.mjs):
  * the file as written with only what must move moved (listeners, upstreams, pid, logs, temp),
  * the lab's counters, clock and readiness added, accepted by nginx -t and Envoy's validate mode;
  * what cannot be moved refused, naming its file:line; and each case's requests carrying what
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { readPolicy, policyTools } from '../lab/policy/index.mjs';
 import { policyExperiment } from '../lab/policy/experiment.mjs';
 import { renderNginx } from '../lab/policy/nginx/render.mjs';
-import { renderEnvoy } from '../lab/policy/render-envoy.mjs';
+import { renderEnvoy } from '../lab/policy/envoy/render.mjs';
 import { policyFlags, parseRunArgs } from '../lab/cli/args.mjs';
 import { addExperiment } from '../thresholds/experiments/index.js';
 import { plan as makePlan } from '../thresholds/plan.js';

@@ -65,7 +65,7 @@ async function perCpu(env, stack, body, say) {
       }
     }
   }
-  const summary = perCpuSummary(points);
+  const summary = perCpuSummary(points, 'nginx');
   const rows = summary.map((r) => [
     String(r.connections),
     r.name,

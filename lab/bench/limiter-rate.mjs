@@ -19,9 +19,9 @@ import { machine } from './tools.mjs';
 // The rates tried, r/s: from the seeds' highest (2 x 400) to the goal of 4000.
 export const RATES = [800, 1200, 1600, 2000, 2400, 3200, 4000];
 
-/** The bench's policies: a bucket of 100 refilled 100 a second, nodelay nginx and Envoy. */
+/** The bench's policies, by file: a bucket of 100 refilled 100 a second, nodelay nginx and Envoy. */
 const POLICIES = {
-  nginx: [
+  'bench-nginx.conf': [
     'events { worker_connections 8192; }',
     'http {',
     '    limit_req_zone $server_name zone=bench:1m rate=100r/s;',
@@ -33,7 +33,7 @@ const POLICIES = {
     '}',
     '',
   ].join('\n'),
-  envoy: [
+  'bench-envoy.yaml': [
     'static_resources:',
     '  listeners:',
     '  - name: bench',
@@ -62,12 +62,16 @@ const POLICIES = {
   ].join('\n'),
 };
 
+// The proxies benched, by the name their file is read as (bench-<proxy>.<ext> above).
+const BENCHED = Object.keys(POLICIES).map((f) => f.replace(/^bench-|\.[a-z]+$/g, ''));
+
 /** One proxy's run: its cases' outcomes read back from the run folder, per rate. */
 async function runProxy(root, proxy, rates, seconds, { say, parseRunArgs }) {
   const tmp = mkdtempSync(join(tmpdir(), 'lab-bench-rate-'));
   try {
-    const file = join(tmp, proxy === 'nginx' ? 'bench-nginx.conf' : 'bench-envoy.yaml');
-    writeFileSync(file, POLICIES[proxy]);
+    const [own, text] = Object.entries(POLICIES).find(([f]) => f.startsWith(`bench-${proxy}.`));
+    const file = join(tmp, own);
+    writeFileSync(file, text);
     const name = `bench-${proxy}`;
     usePolicy({ policy: file, name }, root);
     const request = parseRunArgs(['spike', `load_rates=${rates.join(',')}`, `load_seconds=${seconds}`], { only: name });
@@ -124,8 +128,7 @@ export default async function benchLimiterRate(root, request, { say = console.lo
   // Long enough for what a large bucket's fill asks (seconds, not a burst's moment).
   const seconds = quick ? 2 : 10;
   const rows = [];
-  for (const proxy of ['nginx', 'envoy'])
-    rows.push(...(await runProxy(root, proxy, rates, seconds, { say, parseRunArgs })));
+  for (const proxy of BENCHED) rows.push(...(await runProxy(root, proxy, rates, seconds, { say, parseRunArgs })));
   const highest = (proxy) => highestExact(rows, proxy);
   const head = [
     'proxy',
@@ -164,7 +167,7 @@ export default async function benchLimiterRate(root, request, { say = console.lo
     machine: machine(),
     rates,
     rows,
-    highest: { nginx: highest('nginx'), envoy: highest('envoy') },
+    highest: Object.fromEntries(BENCHED.map((p) => [p, highest(p)])),
   };
   say(`highest rate judged exactly: nginx ${result.highest.nginx} r/s, Envoy ${result.highest.envoy} r/s`);
   // Kept with the last proxy's run (a bench holds no run of its own beside the runs it makes):

@@ -7,8 +7,11 @@
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 export const spread = (xs) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`;
 
-/** Per load and server, in the points' order: {connections, name, rps, errors, perCpuS: [..], ratios: [..] | null}. */
-export function perCpuSummary(points) {
+/**
+ * Per load and server, in the points' order: {connections, name, rps, errors, perCpuS: [..],
+ * ratios: [..] against `reference`'s (the server the others are measured against), null for it}.
+ */
+export function perCpuSummary(points, reference) {
   const out = [];
   for (const connections of [...new Set(points.map((p) => p.connections))]) {
     const at = points.filter((p) => p.connections === connections);
@@ -21,9 +24,9 @@ export function perCpuSummary(points) {
         errors: mine.reduce((a, p) => a + p.errors, 0),
         perCpuS: mine.map((p) => p.perCpuS),
         ratios:
-          name === 'nginx'
+          name === reference
             ? null
-            : mine.map((p) => p.perCpuS / at.find((q) => q.name === 'nginx' && q.rep === p.rep).perCpuS),
+            : mine.map((p) => p.perCpuS / at.find((q) => q.name === reference && q.rep === p.rep).perCpuS),
       });
     }
   }

@@ -9,23 +9,15 @@
  */
 import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { basename, isAbsolute, dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { policyFlags } from './args.mjs';
 import { experiments } from '../../thresholds/experiments/index.js';
 import { readPolicy, policyTools } from '../policy/index.mjs';
+import { proxyOf } from '../policy/proxies/index.mjs';
 import { policyExperiment } from '../policy/experiment.mjs';
 
 const USAGE =
   './labw new <name> --policy=FILE (name: lower case letters, digits and -, 2 to 31 of them, starting with a letter)';
-
-/** The files a policy was read from, relative to its folder: its own and every include (nginx). */
-// The files of the policy's own folder (nginx's stock files come from the installed nginx when it
-// is planned, and are not copied).
-const filesOf = (policy) =>
-  policy.proxy === 'nginx'
-    ? [...new Set(collectAts(policy.tree).map((at) => at.replace(/:\d+$/, '')))].filter((f) => !isAbsolute(f))
-    : [basename(policy.file)];
-const collectAts = (dirs) => dirs.flatMap((d) => [d.at, ...(d.block ? collectAts(d.block) : [])]);
 
 /** index.js with the experiment's import after the last one and its entry at the end of `list`. */
 function listed(text, name) {
@@ -101,7 +93,7 @@ export default async function newExperiment(words, { root, say }) {
   const policy = readPolicy(flags.policy, tools);
   // Plannable, or refused here, before anything is written.
   policyExperiment(policy, { name });
-  const files = filesOf(policy);
+  const files = proxyOf(policy).ownFiles(policy);
   const own = files[0];
   const written = [
     ...files.map((f) => join('stacks', name, f)),

@@ -7,10 +7,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { table } from '../lib.mjs';
 import { TESTID } from '../run/testid.mjs';
+import { proxies } from '../policy/proxies/index.mjs';
 import { pooledQuantiles, SEEN_LAG_MS } from '../../thresholds/models/seen-lag.js';
 
 const SHOWN = [0, 0.5, 0.9, 0.99, 0.999, 1];
-const PROXY = (id, resolutionMs) => (resolutionMs < 1 ? 'Envoy' : 'nginx');
+// A recorded sightings' proxy, by the clock resolution its log is read at (their own modules').
+const PROXY = (resolutionMs) => proxies.find((p) => p.resolutionMs === resolutionMs)?.title ?? '?';
 
 /** Per recorded run, the seen lags of its cases by proxy: [{testid, byProxy: {proxy: [{n, q}]}}]. */
 export function recordedLags(root) {
@@ -22,8 +24,7 @@ export function recordedLags(root) {
       const byProxy = {};
       for (const f of readdirSync(join(dir, testid)).filter((x) => x.endsWith('.sends.json'))) {
         const rec = JSON.parse(readFileSync(join(dir, testid, f), 'utf8'));
-        for (const [id, lag] of Object.entries(rec.seenLagMs || {}))
-          (byProxy[PROXY(id, lag.resolutionMs)] ||= []).push(lag);
+        for (const lag of Object.values(rec.seenLagMs || {})) (byProxy[PROXY(lag.resolutionMs)] ||= []).push(lag);
       }
       return { testid, byProxy };
     })

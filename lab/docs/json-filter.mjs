@@ -86,7 +86,7 @@ function jsonFilterBounds() {
 export function perCpuRecorded(root = ROOT) {
   const benches = recordedBenches(root, (b) => Array.isArray(b.perCpu));
   if (benches.length === 0) return 'No recorded bench in docs/runs/.';
-  const sums = benches.map((r) => perCpuSummary(r.bench.perCpu));
+  const sums = benches.map((r) => perCpuSummary(r.bench.perCpu, 'nginx'));
   const rows = sums[0].map(({ connections, name }) => [
     `${name}, c${connections}`,
     ...sums.map((s) => {

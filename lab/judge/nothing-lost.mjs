@@ -1,8 +1,8 @@
 /*
  * Counts survive the trip: per case and status, what k6 counted (its summary), what the stores
  * hold (Prometheus's k6_http_reqs_total, and the same counter as Prometheus forwarded it to
- * InfluxDB) and, for limiter cases, what the proxy itself counted (nginx's lab counters, Envoy's
- * per-case local rate limit stats) must be the same number. A mismatch fails the run.
+ * InfluxDB) and, for limiter cases, what the proxy itself counted (each proxy's module reads its
+ * own counters: lab/policy/proxies/) must be the same number. A mismatch fails the run.
  *
  * InfluxDB's count is never taken from k6's own points (database k6): InfluxDB keeps one point
  * per series and timestamp, so two http_reqs samples with the same tags in the same nanosecond
@@ -13,6 +13,7 @@
 import { okMetric, limitedMetric, sentMetric } from '../../thresholds/kinds/limiter.js';
 import { parsePrometheusText } from '../../k6/lib/prom-text.js';
 import { sentByK6 } from '../../thresholds/generator.js';
+import { proxies } from '../policy/proxies/index.mjs';
 
 export { parsePrometheusText };
 
@@ -41,27 +42,22 @@ export async function proxyCounts(plan, kind, topology) {
     const samples = parsePrometheusText(await res.text());
     const mine = plan.cases.filter((c) => c.service === service);
     const limited = Object.fromEntries(mine.map((c) => [c.id, String(c.limitedStatus)]));
-    // Where a request passes two of the proxy's locations (caching's front and back ends), the
-    // one the case targets counts it.
-    // (nginx counts by the URI's path: a case's query, its own key in an argument, is not in it.)
+    // Where each case enters (the proxies' modules say how their counters name a case).
     const entry = Object.fromEntries(mine.map((c) => [c.id, (c.path || '/').split('?')[0]]));
-    // A team's policy is one proxy per request, whose URI an error_page or try_files may have
-    // changed by the time it is logged (/509.html): its every line for the case counts.
-    const anyUri = Boolean(plan.targetPolicies);
-    for (const { name, labels, value } of samples) {
-      if (name === 'lab_nginx_requests_total' && labels.case in limited) {
-        if (anyUri || labels.location.startsWith(entry[labels.case])) add(out, labels.case, labels.status, value);
-        // Beyond the entry, the back end's 200s are what it got from the application.
-        else if (kind.appServed && labels.status === '200') add(out, labels.case, APP, value);
-      }
+    const ask = { limited, entry, anyUri: Boolean(plan.targetPolicies) };
+    for (const sample of samples) {
+      const { labels, value } = sample;
       // The application reached directly counts what it answered itself.
-      if (name === 'lab_app_requests_total' && labels.case in limited) {
+      if (sample.name === 'lab_app_requests_total' && labels.case in limited) {
         add(out, labels.case, labels.status, value);
         if (labels.status === '200') add(out, labels.case, APP, value);
       }
-      const kase = labels.envoy_local_http_ratelimit_prefix;
-      if (kase in limited && name === 'envoy_http_local_rate_limit_ok') add(out, kase, '200', value);
-      if (kase in limited && name === 'envoy_http_local_rate_limit_rate_limited') add(out, kase, limited[kase], value);
+      for (const proxy of proxies) {
+        const counted = proxy.countOf(sample, ask);
+        if (counted?.status) add(out, counted.case, counted.status, value);
+        // Beyond the case's entry, the back end's 200s are what it got from the application.
+        else if (counted?.app && kind.appServed) add(out, counted.case, APP, value);
+      }
     }
   }
   return out;

@@ -12,8 +12,7 @@
  * bucket. The plan says which, per route.
  */
 import { policyName, slug } from './name.mjs';
-import { nginxTargets } from './nginx/targets.mjs';
-import { envoyTargets } from './envoy-targets.mjs';
+import { proxyOf } from './proxies/index.mjs';
 import { placePorts } from './ports.mjs';
 import machineRate from '../../thresholds/machine-rate.js';
 
@@ -23,10 +22,7 @@ const JUDGED_RATE = machineRate.judgedRate;
 const TLS_COST = machineRate.tlsCost ?? 1;
 
 /** Every place the policy listens on, in the file's order (the stack's ports follow it). */
-export const policyPlaces = (policy) =>
-  policy.proxy === 'nginx'
-    ? policy.explored.places.map((p) => p.place)
-    : [...new Set(policy.routes.map((r) => r.place))];
+export const policyPlaces = (policy) => proxyOf(policy).places(policy);
 
 /**
  * A fill of a bucket of `burst` refilled at `R` r/s, at most `top` r/s (the machine's judged rate
@@ -171,49 +167,9 @@ const LOAD_KNOBS = {
   },
 };
 
-/** Each proxy's targets and its routes' words (lab/policy/<proxy>-targets.mjs). */
-const TARGETS = {
-  nginx: (policy) => nginxPlan(policy),
-  envoy: (policy) => envoyTargets(policy),
-};
-
-/** The nginx targets with the routes' words: planned ones, classes answered before their limits, and the unreached. */
-function nginxPlan(policy) {
-  const targets = nginxTargets(policy).map((t) => ({
-    ...t,
-    label: `${t.host} ${t.route.location}`,
-    class: `${t.cls.name}: ${t.cls.why}${t.exempt ? ' (no zone counts it)' : ''}`,
-    at: t.route.at,
-  }));
-  const routes = [];
-  for (const r of policy.routes.filter((x) => (x.limits?.length || x.conns?.length) && x.answeredBefore))
-    routes.push({
-      route: r.location,
-      at: r.at,
-      none: `answered ${r.answeredBefore.code} by return (${r.answeredBefore.at}) before its limits`,
-    });
-  for (const t of policy.explored.targets)
-    for (const c of t.classes.filter((x) => x.read.status !== 200))
-      routes.push({
-        route: `${t.host} ${t.route.location}`,
-        class: `${c.name}: ${c.why}`,
-        at: t.route.at,
-        none: `answered ${c.read.status} before its limits count it`,
-      });
-  for (const u of policy.explored.unreached) routes.push({ route: u.route.location, at: u.route.at, none: u.why });
-  for (const t of targets.filter((x) => x.cls.read.conn && !x.cls.read.proxied))
-    routes.push({
-      route: t.label,
-      class: t.class,
-      at: t.route.at,
-      none: "limit_conn not loaded: its answers come from disk, which the lab cannot hold open (the backend's hold holds a slot)",
-    });
-  return { targets, routes };
-}
-
 /** Every route of the file, as the Policy tab lists it, and the targets the lab plans cases for (ids unique). */
 function routeTargets(policy) {
-  const { targets, routes: unplanned } = TARGETS[policy.proxy](policy);
+  const { targets, routes: unplanned } = proxyOf(policy).targets(policy);
   const used = new Set();
   const routes = [];
   for (const t of targets) {

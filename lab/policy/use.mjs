@@ -9,7 +9,7 @@ import { addExperiment } from '../../thresholds/experiments/index.js';
 import { resolveKnobs } from '../../thresholds/knobs.js';
 import { readPolicy, policyTools, policyRows } from './index.mjs';
 import { policyExperiment } from './experiment.mjs';
-import { changeNotes } from './nginx/render.mjs';
+import { proxyOf } from './proxies/index.mjs';
 import { policyServices, preflight } from './stack.mjs';
 
 /** What a policy plans, but for its numbers: targets, statuses, keys and which knobs it has. */
@@ -49,7 +49,7 @@ export function asRead(experiment, policy, routes, stackFile) {
     table: { head, rows },
     routes,
     // What the lab reads from where and changes to run it, said on the Policy tab.
-    changes: policy.proxy === 'nginx' ? changeNotes(policy) : [],
+    changes: proxyOf(policy).changes(policy),
     configs: Object.entries(proxy.configs).map(([key, c]) => ({
       file: c.file,
       path: `config/${proxy.name}/${c.file}`,

@@ -83,7 +83,14 @@ export async function runPhase(plan, kind, ctx) {
   }
   // The proxies flushed their logs as they stopped: when each saw each request.
   if (measured.sends && started)
-    addSeenLags(plan, measured.sends, started.stack.procs.map((p) => p.prefix).filter(Boolean), ctx);
+    addSeenLags(
+      plan,
+      measured.sends,
+      started.stack.procs
+        .filter((p) => p.prefix)
+        .map((p) => ({ dir: p.prefix, sightings: ctx.topology.services[p.name]?.sightings ?? null })),
+      ctx,
+    );
   measured.summary = readSummary(plan, ctx);
   measured.sends ??= null;
   measured.wrk = readWrk(plan, ctx);

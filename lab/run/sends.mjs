@@ -10,9 +10,10 @@
  * would write every metric of every request a second time).
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runName } from './k6.mjs';
+import { proxyNamed } from '../policy/proxies/index.mjs';
 
 /**
  * CLOCK_MONOTONIC - CLOCK_REALTIME in ms, read back to back (the closest of a few reads), or
@@ -101,26 +102,18 @@ export async function saveSends(plan, clockBefore, { run, stores }) {
 }
 
 /**
- * When each proxy saw each case's requests, from the `seen.log` its config writes in its
- * folder: nginx `case clock msec request_time` (the limiter's own monotonic ms clock where it
- * could read it, else the request's start on its wall clock, ms), Envoy `case start` (wall
- * clock, µs). {case: {ms: [...] sorted, resolutionMs, clock: 'monotonic' | 'wall'}}; a line of
- * no case (warm-up) is skipped.
+ * When a proxy saw each case's requests, from the `seen.log` its config writes in its folder, each
+ * line read by that proxy's module (`proxy.sighting`: lab/policy/proxies/): {case: {ms: [...]
+ * sorted, resolutionMs, clock: 'monotonic' | 'wall'}}; a line of no case (warm-up) is skipped.
  */
-export function parseSeenLog(text) {
+export function parseSeenLog(text, proxy) {
   const out = {};
   for (const line of text.split('\n')) {
     const f = line.trim().split(/\s+/);
     if (f.length < 2 || f[0] === '-' || f[0] === '') continue;
-    const nginx = f.length === 4;
-    const monotonic = nginx && f[1] !== '-';
-    const ms = !nginx
-      ? Number(f[1]) * 1000
-      : monotonic
-        ? Number(f[1])
-        : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
-    if (!Number.isFinite(ms)) continue;
-    (out[f[0]] ||= { ms: [], resolutionMs: nginx ? 1 : 0.001, clock: monotonic ? 'monotonic' : 'wall' }).ms.push(ms);
+    const s = proxy.sighting(f);
+    if (!s || !Number.isFinite(s.ms)) continue;
+    (out[s.case] ||= { ms: [], resolutionMs: s.resolutionMs, clock: s.clock }).ms.push(s.ms);
   }
   for (const c of Object.values(out)) c.ms.sort((a, b) => a - b);
   return out;
@@ -153,15 +146,15 @@ export function seenLags(sends, seen, offsetMs = null) {
   return out;
 }
 
-/** The seen lags of a phase, from its services' folders, added to its sends file. */
+/**
+ * The seen lags of a phase, from its services' folders: [{dir, sightings}], `sightings` the name
+ * of the proxy whose seen.log the service writes (its topology's), or null.
+ */
 export function addSeenLags(plan, record, folders, { run }) {
   const seen = {};
-  for (const dir of folders) {
-    try {
-      Object.assign(seen, parseSeenLog(readFileSync(join(dir, 'seen.log'), 'utf8')));
-    } catch {
-      /* a service that logs no sightings */
-    }
+  for (const { dir, sightings } of folders.filter((f) => f.sightings)) {
+    const file = join(dir, 'seen.log');
+    if (existsSync(file)) Object.assign(seen, parseSeenLog(readFileSync(file, 'utf8'), proxyNamed(sightings)));
   }
   record.seenLagMs = seenLags(sendsOf(record), seen, usableOffset(record.clock));
   // The sightings themselves, as the sends are kept: the replay reads them.

@@ -39,6 +39,9 @@ export function loadTopology(file) {
       data: native.data === true,
       // Where Prometheus scrapes the service: {port: <name in ports>, path}.
       metrics: native.metrics || null,
+      // The proxy whose seen.log (when it saw each request) the service writes in its folder, read
+      // by that proxy's module (lab/policy/proxies/), or null.
+      sightings: native.sightings || null,
       // CPU and memory caps, a template like "{{caps}}" (cpu=2% mem=25M; empty: none), run in a
       // cgroup of the service's own (lab/stack/cgroups.mjs).
       caps: native.caps || null,

@@ -74,7 +74,9 @@ function send(r) {
 }
 
 const logLines = () =>
-  existsSync(join(dir, 'probe.log')) ? readFileSync(join(dir, 'probe.log'), 'utf8').split('\n').filter(Boolean).length : 0;
+  existsSync(join(dir, 'probe.log'))
+    ? readFileSync(join(dir, 'probe.log'), 'utf8').split('\n').filter(Boolean).length
+    : 0;
 
 /**
  * Waits (5 s at most) until the access log holds a line per request: nginx logs a request after

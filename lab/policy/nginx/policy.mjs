@@ -1,14 +1,14 @@
 /*
- * A team's nginx config, as the lab reads it: the tree nginx reads (nginx/tree.mjs: includes as
+ * A team's nginx config, as the lab reads it: the tree nginx reads (tree.mjs: includes as
  * nginx resolves them, a conf.d file in the installed nginx.conf), the limits it states
- * (nginx/read.mjs), and nginx's own word on where requests go and which keys they have
- * (nginx/explore.mjs, asking a probe nginx). Returns {proxy, file, tree, zones, connZones, routes,
+ * (read.mjs), and nginx's own word on where requests go and which keys they have
+ * (explore.mjs, asking a probe nginx). Returns {proxy, file, tree, zones, connZones, routes,
  * explored, notes, says}; what the model cannot read is refused, naming its file:line.
  */
 import { spawnSync } from 'node:child_process';
-import { readTree } from './nginx/tree.mjs';
-import { readNginx } from './nginx/read.mjs';
-import { explore } from './nginx/explore.mjs';
+import { readTree } from './tree.mjs';
+import { readNginx } from './read.mjs';
+import { explore } from './explore.mjs';
 
 /** The installed nginx's version, [major, minor, patch] (`nginx -v` says it on stderr). */
 export function nginxVersion() {

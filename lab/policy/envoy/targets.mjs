@@ -1,5 +1,5 @@
 /*
- * The targets the lab loads in a team's Envoy bootstrap (lab/policy/envoy.mjs's reading): per
+ * The targets the lab loads in a team's Envoy bootstrap (lab/policy/envoy/read.mjs's reading): per
  * route that meets an enabled local rate limit, one per class of request its descriptors tell
  * apart (the request a descriptor's rate_limits actions make, and one that makes none), each with
  * the model of the buckets it meets (its descriptors', slowest refill first, then the route's
@@ -7,8 +7,8 @@
  * and no earlier route does, a Host its virtual host takes, what its descriptor needs, on its
  * listener's port). Every case on a bucket shares it: Envoy's buckets are per route or listener.
  */
-import { knobName } from './nginx/targets.mjs';
-import { examplesOf } from './nginx/requests.mjs';
+import { knobName } from '../nginx/targets.mjs';
+import { examplesOf } from '../nginx/requests.mjs';
 
 /** A Host for an Envoy virtual host's domains: '*' needs none; a wildcard gets a name it matches. */
 const hostFor = (domains) => (domains.includes('*') ? null : domains[0].replace(/^\*/, 'lab').replace(/\*$/, 'lab'));

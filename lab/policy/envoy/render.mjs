@@ -13,7 +13,7 @@
  */
 import YAML from 'yaml';
 import { join } from 'node:path';
-import { envoyOutbound, refuseOutbound } from './outbound.mjs';
+import { envoyOutbound, refuseOutbound } from '../outbound.mjs';
 
 const LOCAL = 'envoy.filters.http.local_ratelimit';
 const HCM = 'envoy.filters.network.http_connection_manager';
@@ -67,7 +67,7 @@ function placeNumbers(cfg, placed) {
 }
 
 /**
- * The YAML the lab runs for `policy` (lab/policy/envoy.mjs: its parsed bootstrap): `ports` each
+ * The YAML the lab runs for `policy` (lab/policy/envoy/read.mjs: its parsed bootstrap): `ports` each
  * listener's port by where it listened, `adminPort` its admin, `backend` the backend's host:port,
  * `prefix` the service's folder, `placed` the knobs' values where they stand (lab/policy/experiment.mjs).
  */
@@ -79,7 +79,7 @@ export function renderEnvoy(policy, { ports, adminPort, backend, prefix, placed 
   moveClusters(cfg.static_resources.clusters ?? [], Number(backend.split(':')[1]));
   // Nothing leaves the machine: checked on what Envoy will read, before it reads it.
   refuseOutbound(policy.file, envoyOutbound(cfg));
-  return `# ${policy.file}, as the lab runs it (lab/policy/render-envoy.mjs says what moved)\n${YAML.stringify(cfg, { lineWidth: 0 })}`;
+  return `# ${policy.file}, as the lab runs it (lab/policy/envoy/render.mjs says what moved)\n${YAML.stringify(cfg, { lineWidth: 0 })}`;
 }
 
 /** One listener at its lab port, with the lab's access log and readiness route in each connection manager. */

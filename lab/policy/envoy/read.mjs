@@ -6,14 +6,14 @@
  * and enforced for, and its status. Each figure keeps its file:line (the yaml package's ranges).
  * Envoy validates the file first (`envoy --mode validate`). Descriptors are read with the
  * rate_limits actions that make them (local_ratelimit's own, else the route's, else its virtual
- * host's); enum fields by name or number (envoy-enums.mjs). The global rate limit service, and any
+ * host's); enum fields by name or number (envoy/enums.mjs). The global rate limit service, and any
  * action or value the model cannot read, are refused, naming where they are.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { LineCounter, parseDocument, isMap, isSeq } from 'yaml';
-import { statusCode, denominator } from './envoy-enums.mjs';
+import { statusCode, denominator } from './enums.mjs';
 
 const LOCAL = 'envoy.filters.http.local_ratelimit';
 const GLOBAL = 'envoy.filters.http.ratelimit';

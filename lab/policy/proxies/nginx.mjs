@@ -1,0 +1,79 @@
+/*
+ * nginx behind the proxy interface (index.mjs): its config read as nginx reads it (../nginx/),
+ * modelled as a chain of limit_req and limit_conn (thresholds/models/limit-req-chain.js), run
+ * with the lab's counters and its own limiter clock in the access log.
+ */
+import { isAbsolute } from 'node:path';
+import { nginxPolicy } from '../nginx/policy.mjs';
+import { nginxPlan } from '../nginx/plan.mjs';
+import { NGINX_HEAD, nginxRows } from '../nginx/table.mjs';
+import { renderNginx, changeNotes } from '../nginx/render.mjs';
+import { makeFiles } from '../nginx/probe.mjs';
+import { placePorts } from '../ports.mjs';
+
+const places = (policy) => policy.explored.places.map((p) => p.place);
+const collectAts = (dirs) => dirs.flatMap((d) => [d.at, ...(d.block ? collectAts(d.block) : [])]);
+
+export default {
+  name: 'nginx',
+  title: 'nginx',
+  // Anything no other proxy claims is read as nginx's: `nginx -t`'s word comes in preflight.
+  claims: () => true,
+  tool: (tools) => tools.crossplane,
+  read: (file, tools, opts) => nginxPolicy(file, tools, opts),
+  table: (policy) => [NGINX_HEAD, nginxRows(policy)],
+  places,
+  scheme: (policy) => (policy.explored.places[0]?.ssl ? 'https' : 'http'),
+  targets: nginxPlan,
+  changes: changeNotes,
+  // The files of the policy's own folder, its includes with it (nginx's stock files come from the
+  // installed nginx when it is planned, and are not copied).
+  ownFiles: (policy) =>
+    [...new Set(collectAts(policy.tree).map((at) => at.replace(/:\d+$/, '')))].filter((f) => !isAbsolute(f)),
+  service: {
+    file: 'nginx.conf',
+    render: (policy, view, tools, backend, placed) => {
+      // The files its locations serve from disk (nginx named them: ../nginx/explore.mjs).
+      makeFiles(view.prefix, policy.explored.files);
+      return renderNginx(policy, {
+        ports: placePorts(places(policy)),
+        metricsPort: view.self.own,
+        backend,
+        prefix: view.prefix,
+        root: view.root,
+        python: tools.python,
+        version: policy.version,
+        placed,
+      }).text;
+    },
+    command: ['nginx', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr', '-g', 'daemon off;'],
+    validate: ['nginx', '-t', '-q', '-p', '{{prefix}}/', '-c', '{{config.conf}}', '-e', 'stderr'],
+    ready: 'http://127.0.0.1:{{self.own}}/healthz',
+    metrics: { port: 'own', path: '/metrics' },
+    countsLog: null,
+  },
+  /**
+   * One of its metrics' samples as a case's count: the lab's counter per case, location and
+   * status. Where a request passes two of its locations (caching's front and back ends), the one
+   * the case enters by counts it (by the URI's path: a case's query is not in it), and beyond it
+   * the back end's 200s are what the application served; a team's policy (`anyUri`) is one proxy
+   * per request, whose URI an error_page or try_files may have changed (/509.html).
+   */
+  countOf: ({ name, labels }, { limited, entry, anyUri }) => {
+    if (name !== 'lab_nginx_requests_total' || !(labels.case in limited)) return null;
+    if (anyUri || labels.location.startsWith(entry[labels.case])) return { case: labels.case, status: labels.status };
+    return labels.status === '200' ? { case: labels.case, app: true } : null;
+  },
+  /**
+   * A line of its seen.log (`case clock msec request_time`): the limiter's own monotonic ms clock
+   * where the lab's module could read it, else the request's start on its wall clock, in ms.
+   */
+  sighting: (f) => {
+    if (f.length !== 4) return null;
+    const monotonic = f[1] !== '-';
+    const ms = monotonic ? Number(f[1]) : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
+    return { case: f[0], ms, resolutionMs: 1, clock: monotonic ? 'monotonic' : 'wall' };
+  },
+  // The clock resolution its sightings are read at, ms.
+  resolutionMs: 1,
+};
