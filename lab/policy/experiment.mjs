@@ -264,7 +264,7 @@ export function policyExperiment(policy, { name: given = null } = {}) {
     knobs,
     /**
      * The knobs' values placed where they stand in the file: [{at, path, param, unit, value}],
-     * what the rendered config takes (lab/policy/render-<proxy>.mjs), --quick's scaling, a
+     * what the rendered config takes (its proxy's service: lab/policy/proxies/), --quick's scaling, a
      * what-if's and a --stack-knob's included.
      */
     placed: (k) => [...numbers].map(([knob, where]) => ({ ...where, value: k[knob] })),
@@ -276,7 +276,7 @@ export function policyExperiment(policy, { name: given = null } = {}) {
         limitedStatus: t.status,
         policy: t.build(k),
         // Where its cases send (a place of the file's at the lab's port, TLS where it is), and
-        // what each sends: its slot's path and headers (lab/policy/<proxy>-targets.mjs).
+        // what each sends: its slot's path and headers (its proxy's targets: lab/policy/proxies/).
         request: {
           origin: `${t.place.ssl ? 'https' : 'http'}://${t.host ?? '127.0.0.1'}:${ports[t.place.place]}`,
           http2: Boolean(t.place.http2),
