@@ -7,15 +7,18 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The recorded limiter-rate benches: [{testid, highest: {nginx, envoy}, rows}]. */
-export function recordedRates(root) {
+/** The recorded benches of one kind (bench.json's `bench`) in docs/runs/, oldest first: [{testid, ...bench.json}]. */
+function recordedBenches(root, bench) {
   const dir = join(root, 'docs', 'runs');
   return readdirSync(dir)
     .sort()
     .filter((id) => existsSync(join(dir, id, 'bench.json')))
     .map((id) => ({ testid: id, ...JSON.parse(readFileSync(join(dir, id, 'bench.json'), 'utf8')) }))
-    .filter((b) => b.bench === 'limiter-rate');
+    .filter((b) => b.bench === bench);
 }
+
+/** The recorded limiter-rate benches: [{testid, highest: {nginx, envoy}, rows}]. */
+export const recordedRates = (root) => recordedBenches(root, 'limiter-rate');
 
 /** The recorded benches as a table: per run, proxy and rate, what was sent and dropped, and whether judged exactly. */
 export function machineRateTable(root) {
@@ -35,14 +38,7 @@ export function machineRateTable(root) {
 }
 
 /** The recorded TLS benches (`bench tls`): [{testid, rows}]. */
-function recordedTls(root) {
-  const dir = join(root, 'docs', 'runs');
-  return readdirSync(dir)
-    .sort()
-    .filter((id) => existsSync(join(dir, id, 'bench.json')))
-    .map((id) => ({ testid: id, ...JSON.parse(readFileSync(join(dir, id, 'bench.json'), 'utf8')) }))
-    .filter((b) => b.bench === 'tls');
-}
+const recordedTls = (root) => recordedBenches(root, 'tls');
 
 /** What TLS costs per request against plain HTTP, the most over k6, nginx and the ways, in each recorded run. */
 function tlsCost(runs) {

@@ -113,7 +113,7 @@ export function parseSeenLog(text, proxy) {
     if (f.length < 2 || f[0] === '-' || f[0] === '') continue;
     const s = proxy.sighting(f);
     if (!s || !Number.isFinite(s.ms)) continue;
-    (out[s.case] ||= { ms: [], resolutionMs: s.resolutionMs, clock: s.clock }).ms.push(s.ms);
+    (out[s.case] ||= { ms: [], resolutionMs: proxy.resolutionMs, clock: s.clock }).ms.push(s.ms);
   }
   for (const c of Object.values(out)) c.ms.sort((a, b) => a - b);
   return out;

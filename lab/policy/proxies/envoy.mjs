@@ -64,8 +64,7 @@ export default {
     return null;
   },
   /** A line of its seen.log (`case start status`): the request's start on its wall clock, in µs. */
-  sighting: (f) =>
-    f.length === 3 ? { case: f[0], ms: Number(f[1]) * 1000, resolutionMs: 0.001, clock: 'wall' } : null,
+  sighting: (f) => (f.length === 3 ? { case: f[0], ms: Number(f[1]) * 1000, clock: 'wall' } : null),
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 0.001,
 };
