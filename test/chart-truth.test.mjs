@@ -16,6 +16,7 @@ import {
   checkSeries,
   truthSummary,
   meets,
+  disagreement,
 } from '../lab/judge/chart-truth.mjs';
 import { panelTruths, boards } from '../dashboards/src/boards.mjs';
 import { panel } from '../dashboards/src/lib.mjs';
@@ -124,6 +125,33 @@ test('an exact per-second series adds up to the count; a count with no line is n
   };
   assert.equal(checkSeries(figs, { ...bound, points: [[0, (maxMs * 0.5) / 1000]] }).verdict, 'agree');
   assert.equal(checkSeries(figs, { ...bound, points: [[0, (maxMs * 1.5) / 1000]] }).verdict, 'DISAGREE');
+});
+
+test("a chart of k6's points in InfluxDB equals what InfluxDB holds; held short of k6's count by merged samples is said, held above it disagrees", () => {
+  const figs = runFigures(RUN);
+  const run = figureFor(figs, { figure: 'requests' }, { case: 'envoy-2s' }).value;
+  const chart = (shown, held) => ({
+    label: 'case=envoy-2s',
+    labels: { case: 'envoy-2s' },
+    points: [
+      [0, shown - 100],
+      [1000, 100],
+    ],
+    truth: { figure: 'requests', read: 'sum', heldByCase: { 'envoy-2s': held } },
+    unit: 'none',
+  });
+  // Two samples in one nanosecond were one point: the chart shows all InfluxDB holds.
+  const merged = checkSeries(figs, chart(run - 1, run - 1));
+  assert.equal(merged.verdict, 'agree');
+  assert.match(merged.reason, /1 merged/);
+  assert.equal(checkSeries(figs, chart(run, run)).reason, undefined);
+  // A window that cuts a point off: the chart is short of what the store holds.
+  const cut = checkSeries(figs, chart(run - 1, run));
+  assert.equal(cut.verdict, 'DISAGREE');
+  assert.match(disagreement({ where: 'b', chart: 'c', ...cut }), /InfluxDB holds \d+ of k6's points, the run \d+/);
+  assert.equal(checkSeries(figs, chart(run + 1, run + 1)).verdict, 'DISAGREE');
+  const absent = { ...chart(run, run), truth: { figure: 'requests', read: 'sum', heldByCase: {} } };
+  assert.equal(checkSeries(figs, absent).verdict, 'DISAGREE');
 });
 
 // k6's TrendSink.P: linear interpolation between the samples either side of p * (n - 1).

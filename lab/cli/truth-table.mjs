@@ -18,7 +18,7 @@ export function sayTruth(rows, say, what) {
     s.disagree ? 'FAIL' : s.agree ? 'ok' : 'shown',
   ]);
   say(
-    `\nchart truth, ${what}:\n${formatTable(table, ['board / page', 'chart', 'agree', 'disagree', 'no figure', 'why no figure', 'pass'])}`,
+    `\nchart truth, ${what}:\n${formatTable(table, ['board / page', 'chart', 'agree', 'disagree', 'no figure', 'why no figure, or a note', 'pass'])}`,
   );
   const bad = rows.filter((r) => r.verdict === 'DISAGREE');
   for (const r of bad) say(`FAIL ${disagreement(r)}`);

@@ -246,6 +246,7 @@ export function checkSeries(figs, { label, labels, points, truth, unit, stepS, e
       reason: 'the chart has no value',
     };
   const shown = inFigureUnits(read, unit, truth.figure);
+  if (truth.heldByCase) return againstHeld({ label, labels, truth, shown, run: fig.value });
   const ok = meets(shown, fig.value, truth.relation);
   return {
     series: label,
@@ -255,6 +256,28 @@ export function checkSeries(figs, { label, labels, points, truth, unit, stepS, e
     relation: truth.relation || '=',
     verdict: ok ? 'agree' : 'DISAGREE',
   };
+}
+
+/**
+ * A chart of k6's own points in InfluxDB (a truth with `held`, dashboards/src/boards.mjs): it must
+ * equal what InfluxDB holds of the case over the whole run, so a query or window that leaves a
+ * point out disagrees. What InfluxDB holds falls short of k6's figure only by samples merged
+ * (one series, one nanosecond): a count held above k6's disagrees; a short one is said.
+ */
+function againstHeld({ label, labels, truth, shown, run }) {
+  const held = truth.heldByCase[labels.case];
+  const row = { series: label, figure: truth.figure, shown, run, relation: '= held', held };
+  if (held === undefined)
+    return { ...row, verdict: 'DISAGREE', reason: `InfluxDB holds no point of case '${labels.case}'` };
+  const isCount = COUNTS.has(truth.figure);
+  const ok = meets(shown, held) && (!isCount || meets(held, run, '<='));
+  const merged =
+    isCount && held < run
+      ? `InfluxDB holds ${held} of k6's ${run} points: ${run - held} merged (one series, one nanosecond)`
+      : !isCount && !meets(held, run)
+        ? `InfluxDB's points give ${held}, k6's own ${run}: samples merged (one series, one nanosecond)`
+        : null;
+  return { ...row, verdict: ok ? 'agree' : 'DISAGREE', ...(merged ? { reason: merged } : {}) };
 }
 
 /** The step of a query's points in seconds: the least spacing of any of its series (1 s if none). */
@@ -326,8 +349,11 @@ export function truthSummary(rows) {
     if (!by.has(key))
       by.set(key, { where: r.where, chart: r.chart, agree: 0, disagree: 0, none: 0, reasons: new Map() });
     const s = by.get(key);
-    if (r.verdict === 'agree') s.agree += 1;
-    else if (r.verdict === 'DISAGREE') s.disagree += 1;
+    if (r.verdict === 'agree') {
+      s.agree += 1;
+      // An agreeing series' note (InfluxDB merged some of k6's samples) is said beside it.
+      if (r.reason) s.reasons.set(`${r.series}: ${r.reason}`, []);
+    } else if (r.verdict === 'DISAGREE') s.disagree += 1;
     else {
       s.none += 1;
       if (!s.reasons.has(r.reason)) s.reasons.set(r.reason, []);
@@ -342,7 +368,7 @@ export function truthSummary(rows) {
 
 /** A disagreement in words: where, the chart, the series and both figures. */
 export const disagreement = (r) =>
-  `${r.where} / ${r.chart} / ${r.series}: the chart says ${fmt(r.shown)} (${r.figure}), the run ${r.relation && r.relation !== '=' ? `${r.relation} ` : ''}${fmt(r.run)}${r.reason ? ` (${r.reason})` : ''}`;
+  `${r.where} / ${r.chart} / ${r.series}: the chart says ${fmt(r.shown)} (${r.figure}), ${r.held !== undefined ? `InfluxDB holds ${fmt(r.held)} of k6's points, the run ${fmt(r.run)}` : `the run ${r.relation && r.relation !== '=' ? `${r.relation} ` : ''}${fmt(r.run)}`}${r.reason ? ` (${r.reason})` : ''}`;
 
 const fmt = (v) => (typeof v === 'number' ? String(Math.round(v * 1e6) / 1e6) : String(v));
 

@@ -110,6 +110,18 @@ function skippedBecause(run, experiment, panel, needs) {
   return null;
 }
 
+/**
+ * A truth with `held` (an InfluxQL query of one value per case over the whole run: what InfluxDB
+ * holds of k6's own points) with that query's answer, {case: value}, beside it: the chart is
+ * judged against what the store holds, and that against the run (lab/judge/chart-truth.mjs).
+ */
+async function resolvedTruth(truth, urls, m) {
+  if (!truth?.held) return truth;
+  const r = await getJson(`${urls.influx}/query?db=${urls.database}&q=${encodeURIComponent(expand(truth.held, m))}`);
+  const byCase = Object.fromEntries((r.results[0].series || []).map((x) => [x.tags.case, x.values[0][1]]));
+  return { ...truth, heldByCase: byCase };
+}
+
 /** One query of a panel run: its series and points (ok with both), or the store's error. */
 async function queryResult(base, target, { urls, m, run, needs, truths }) {
   try {
@@ -118,7 +130,7 @@ async function queryResult(base, target, { urls, m, run, needs, truths }) {
       ...base,
       refId: target.refId,
       legend: target.legendFormat ?? target.alias,
-      truth: truths[base.panel]?.[target.refId],
+      truth: await resolvedTruth(truths[base.panel]?.[target.refId], urls, m),
       ...r,
       ok: r.series > 0 && r.points > 0,
     };
