@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { TESTID } from './run/testid.mjs';
+import { TESTID } from './lib/run-names.mjs';
 
 export { durationMs } from '../thresholds/k6-duration.js';
 export { escapeHtml } from '../k6/lib/escape.js';

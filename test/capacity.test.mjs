@@ -14,8 +14,8 @@ import {
 import { k6Options } from '../thresholds/k6-options.js';
 import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capacity.mjs';
 import jsonFilter from '../thresholds/experiments/json-filter.js';
-import { walkPhases } from '../lab/run/phases.mjs';
-import { parseWrk } from '../lab/bench/tools.mjs';
+import { walkPhases } from '../lab/kinds/phases.mjs';
+import { parseWrk } from '../lab/lib/wrk.mjs';
 import { wrkGroups, mergeSlices } from '../lab/run/wrk.mjs';
 import { wrkFigures } from '../lab/kinds/capacity.mjs';
 import { recordedSpread } from '../lab/docs/json-filter.mjs';

@@ -7,8 +7,8 @@ import { docs, regenerate } from '../lab/cli/docs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-test('every generated table in the READMEs is what the model gives now (run `just docs` after a model change)', () => {
-  assert.deepEqual(docs(root, { check: true }), []);
+test('every generated table in the READMEs is what the model gives now (run `just docs` after a model change)', async () => {
+  assert.deepEqual(await docs(root, { check: true }), []);
 });
 
 test('a hand edit inside a generated block is caught, and so is a block nobody generates', () => {

@@ -15,7 +15,7 @@ import { kindOf } from '../thresholds/kinds/index.js';
 import { admitsEvery, shownRanges, withTeeth, KEEP_ONLY } from '../thresholds/kinds/judged.js';
 import { okMetric, limitedMetric } from '../thresholds/kinds/limiter.js';
 import { kindFor } from '../lab/kinds/index.mjs';
-import { rowStatus } from '../lab/judge/judged-rows.mjs';
+import { rowStatus } from '../lab/results/judged-rows.mjs';
 import { SHOWN, failedLines } from '../lab/judge/table.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -1,6 +1,6 @@
 // Arrows point one way (docs/layout.md): stacks/ holds configs and READMEs, servers/ the servers,
-// and neither imports the lab; the command line (lab/cli/) imports the lab's rooms, never the
-// other way round.
+// and neither imports the lab; lab/'s rooms stand in floors, and a module imports only from the
+// floors below its own; importing a module of lab/ reads no file.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { figureComments } from './lib/comments.mjs';
 import { join, dirname, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SKIP = new Set(['node_modules', 'vendor', '.lab', 'results']);
@@ -60,6 +60,102 @@ test('the scanner sees the imports it must: static and dynamic, from any depth',
   assert.ok(offending(['lab/cli'], 'lab/run/').length > 0);
   assert.ok(importsOf('lab/docs/burst.mjs').includes('lab/lib.mjs'));
   assert.ok(importsOf('lab/cli/index.mjs').includes('lab/cli/context.mjs'));
+});
+
+// lab/'s rooms from the top floor down: a room imports rooms on lower floors only, never one on
+// its own floor or above. A new room takes a floor here (docs/layout.md says what each holds).
+const FLOORS = [
+  ['lab/cli'],
+  ['lab/docs', 'lab/profiles', 'lab/k8s'],
+  ['lab/bench'],
+  ['lab/run'],
+  ['lab/results'],
+  ['lab/kinds'],
+  ['lab/judge'],
+  ['lab/export', 'lab/policy'],
+  ['lab/stores'],
+  ['lab/stack'],
+  ['lab/lib'],
+];
+
+/** A module's room: its folder under lab/ (lab/lib.mjs is lab/lib's). */
+const roomOf = (file) => {
+  const parts = file.split('/');
+  return parts.length > 2 ? `lab/${parts[1]}` : `lab/${parts[1].replace(/\.m?js$/, '')}`;
+};
+const floorOf = (room) => FLOORS.findIndex((f) => f.includes(room));
+
+/** The imports [from, to] between rooms of lab/ that do not go down a floor, in words. */
+function climbs(imports) {
+  return imports
+    .filter(([from, to]) => to.startsWith('lab/') && roomOf(from) !== roomOf(to))
+    .filter(([from, to]) => floorOf(roomOf(to)) <= floorOf(roomOf(from)))
+    .map(
+      ([from, to]) =>
+        `${from} imports ${to}: ${roomOf(to)} is on ${floorOf(roomOf(to)) === floorOf(roomOf(from)) ? 'the same floor as' : 'a floor above'} ${roomOf(from)}`,
+    );
+}
+
+const labImports = () => modules('lab').flatMap((f) => importsOf(f).map((t) => [f, t]));
+
+test('every room of lab/ stands on a floor, and no import climbs or goes sideways', () => {
+  const rooms = [...new Set(modules('lab').map(roomOf))];
+  assert.deepEqual(
+    rooms.filter((r) => floorOf(r) < 0),
+    [],
+    'rooms on no floor: give each one in FLOORS',
+  );
+  assert.deepEqual(climbs(labImports()), []);
+});
+
+test('the floors check finds a climb and a sideways import where there is one', () => {
+  assert.deepEqual(climbs([['lab/lib/wrk.mjs', 'lab/run/k6.mjs']]), [
+    'lab/lib/wrk.mjs imports lab/run/k6.mjs: lab/run is on a floor above lab/lib',
+  ]);
+  assert.equal(climbs([['lab/docs/burst.mjs', 'lab/k8s/manifests.mjs']]).length, 1);
+  assert.deepEqual(climbs([['lab/run/suite.mjs', 'lab/judge/table.mjs']]), []);
+  // The tree's own imports include downward ones between rooms: an empty list is the rule kept.
+  assert.ok(labImports().filter(([f, t]) => t.startsWith('lab/') && roomOf(f) !== roomOf(t)).length > 100);
+});
+
+/** What importing each of `files` touched on disk (test/lib/import-reads.mjs). */
+const readsOnImport = (files) =>
+  JSON.parse(
+    execFileSync(process.execPath, [join(root, 'test', 'lib', 'import-reads.mjs'), ...files], {
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 1 << 24,
+    }),
+  );
+
+test('importing a module of lab/ reads no file (entry points, #!, are run, not imported)', () => {
+  const imported = modules('lab').filter((f) => !readFileSync(join(root, f), 'utf8').startsWith('#!'));
+  assert.ok(imported.length > 100);
+  assert.deepEqual(
+    readsOnImport(imported.map((f) => join(root, f))).map(
+      (r) => `${relative(root, r.module)}: ${r.call} ${r.path} ${r.at}`,
+    ),
+    [],
+  );
+});
+
+test('the import check sees a module that reads a file when imported', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lab-import-reads-'));
+  try {
+    const file = join(dir, 'reads.mjs');
+    writeFileSync(
+      file,
+      `import { readFileSync } from 'node:fs';\nexport const text = readFileSync(${JSON.stringify(file)}, 'utf8');\n`,
+    );
+    assert.deepEqual(readsOnImport([file])[0], {
+      module: file,
+      call: 'readFileSync',
+      path: file,
+      at: `at ${pathToFileURL(file).href}:2:21`,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('no comment outside the tests carries a date, a run id or a commit: measurements live in recorded runs', () => {

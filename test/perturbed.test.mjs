@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readRun, readJson } from '../lab/results/runs.mjs';
-import { rejudge } from '../lab/judge/rejudge.mjs';
+import { rejudge } from '../lab/results/rejudge.mjs';
 import { parseRunArgs } from '../lab/cli/args.mjs';
 import { kindOfPlan } from '../thresholds/plan.js';
 import perturbed from './fixtures/perturbed/index.mjs';

@@ -1,5 +1,5 @@
 // Stores that last (issue 21): the series a run adds to each store, computed from the tag sets the
-// lab's own k6 code gives its samples (lab/stores/cardinality.mjs), bounded whatever the VUs and
+// lab's own k6 code gives its samples (lab/bench/cardinality.mjs), bounded whatever the VUs and
 // the iterations, and stated in the docs as computed; InfluxDB's counts taken from what
 // Prometheus forwards; the retention the stores start with; a database at its series limit
 // failing the run, naming it; and a store's real refusal, as k6 and Prometheus log it, read as one.
@@ -22,8 +22,8 @@ import {
   withSeriesBlock,
   SERIES_DOC,
   storeSeries,
-} from '../lab/stores/cardinality.mjs';
-import { modules, sim } from '../lab/stores/k6-shim.mjs';
+} from '../lab/bench/cardinality.mjs';
+import { modules, sim } from '../lab/bench/k6-shim.mjs';
 import { storeCounts } from '../lab/judge/nothing-lost.mjs';
 import { refusedWrites, refusalProblems } from '../lab/stores/refusals.mjs';
 import {
@@ -64,7 +64,7 @@ test("every tag of every sample a run emits is bounded, and no experiment's seri
     assert.deepEqual(
       checkBounded(await runTagSets(p)),
       [],
-      `${suite}/${experiment}: a tag not in BOUNDED_TAGS (lab/stores/cardinality.mjs): say what bounds it, or drop it`,
+      `${suite}/${experiment}: a tag not in BOUNDED_TAGS (lab/bench/cardinality.mjs): say what bounds it, or drop it`,
     );
     const g = await growth(p);
     assert.ok(g.planned.size > 10, `${suite}/${experiment}: the simulation saw its samples`);

@@ -4,7 +4,6 @@
  * thresholds/experiments/index.js from its own file, dashboards/src/<experiment>.mjs. What each
  * board shows: dashboards/README.md.
  */
-import { existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { list } from '../../thresholds/experiments/index.js';
@@ -475,11 +474,13 @@ export async function loadExperimentBoards(experiments = list) {
   const loaded = [];
   for (const { name } of experiments) {
     const file = join(here, `${name}.mjs`);
-    if (!existsSync(file))
+    // Imported, not looked for first: loading this module reads no file but the modules it loads.
+    const { default: make } = await import(pathToFileURL(file).href).catch((e) => {
+      if (e.code !== 'ERR_MODULE_NOT_FOUND' || !e.message.includes(file)) throw e;
       throw new Error(
         `experiment ${name} has no dashboard: add dashboards/src/${name}.mjs, whose default export returns its board (see burst.mjs, caching.mjs)`,
       );
-    const { default: make } = await import(pathToFileURL(file).href);
+    });
     if (typeof make !== 'function')
       throw new Error(`dashboards/src/${name}.mjs: the default export must be a function that returns the board`);
     loaded.push({ name, make });

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { buildSite, pageWeight } from '../results/build.mjs';
 import { listRuns } from '../results/runs.mjs';
-import { testidName } from '../run/testid.mjs';
+import { testidName } from '../lib/run-names.mjs';
 import { formatTable } from '../judge/table.mjs';
 
 const mib = (n) => `${(n / 1048576).toFixed(2)} MiB`;

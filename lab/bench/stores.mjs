@@ -4,7 +4,7 @@
  * the lab sets), on ports of their own and with their data in a scratch folder, so neither a
  * team's stores nor their data are touched; then writes the equivalent of 500 runs (--quick:
  * 100) at speed, one suite after another, each with the lab's own tag sets
- * (lab/stores/cardinality.mjs runs the k6 code on every plan): k6's series to Prometheus by
+ * (lab/bench/cardinality.mjs runs the k6 code on every plan): k6's series to Prometheus by
  * remote write and, for the kinds that stream to it, to InfluxDB's database k6 by line protocol,
  * a few samples each; the judged figures as a run writes them (lab/stores/outcomes.mjs); and
  * Prometheus forwards what it holds to InfluxDB's database prometheus, as it does for every run.
@@ -25,13 +25,7 @@ import { storeCounts, countsTable, k6Counts, judgedFiguresRow, COUNTS_HEAD } fro
 import { refusedWrites } from '../stores/refusals.mjs';
 import { METRICS_PROFILE, storeUrls, storesPolicy, applyRetention, influxSeries, rssMiB } from '../stores/stores.mjs';
 import { writeOutcomes, outcomeCounts, remoteWrite } from '../stores/outcomes.mjs';
-import {
-  runTagSets,
-  prometheusSeriesOf,
-  influxSeriesOf,
-  syntheticOutcomes,
-  storeSeries,
-} from '../stores/cardinality.mjs';
+import { runTagSets, prometheusSeriesOf, influxSeriesOf, syntheticOutcomes, storeSeries } from './cardinality.mjs';
 import { duSize } from '../lib.mjs';
 import { machine } from './tools.mjs';
 

@@ -7,11 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { plan as makePlan, experiments, stackTargets } from '../../thresholds/plan.js';
 import { loadTopology } from '../stack/topology.mjs';
-import { completeDeclared } from '../policy/declared.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-// The teams' policies the list declares by their file, read before any command plans.
-completeDeclared(root);
 export const stateDir = join(root, '.lab', 'state');
 export const say = (m) => console.log(m);
 export const topology = () => loadTopology(join(root, 'docker-compose.yml'));

@@ -6,7 +6,7 @@ import { docs } from './docs.mjs';
 
 export default async function docsCommand(words, { root, say }) {
   const check = words.includes('--check');
-  const stale = docs(root, { check });
+  const stale = await docs(root, { check });
   if (check && stale.length) {
     console.error(`stale generated figures in: ${stale.join(', ')}; run './labw docs'`);
     return 1;

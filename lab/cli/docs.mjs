@@ -102,28 +102,33 @@ function quickChanges() {
  * makes (default export {block name: () => markdown}), for every experiment that has one; other
  * files get the blocks its `files` export names ({file: {block name: () => markdown}}).
  */
-const stackBlocks = await Promise.all(
-  Object.keys(experiments).map(async (name) => {
+/**
+ * Each experiment's docs module (lab/docs/<experiment>.mjs), for those that have one: loaded when
+ * the docs are made, not when this module is.
+ */
+async function experimentDocs() {
+  const loaded = [];
+  for (const name of Object.keys(experiments)) {
     const file = join(root, 'lab', 'docs', `${name}.mjs`);
-    if (!existsSync(file)) return [];
-    const mod = await import(pathToFileURL(file).href);
-    // Every stack README also shows, per suite, one case as k6 code (lab/export/readme-block.mjs).
-    return [
-      [`stacks/${name}/README.md`, { ...mod.default, 'k6-script': () => scriptBlock(name) }],
-      ...Object.entries(mod.files || {}),
-    ];
-  }),
-);
-// Whole files an experiment's docs module makes from recorded runs (its `data` export: {path: (root) => text}).
-const experimentData = await Promise.all(
-  Object.keys(experiments).map(async (name) => {
-    const file = join(root, 'lab', 'docs', `${name}.mjs`);
-    return existsSync(file) ? Object.entries((await import(pathToFileURL(file).href)).data || {}) : [];
-  }),
-);
+    if (existsSync(file)) loaded.push({ name, mod: await import(pathToFileURL(file).href) });
+  }
+  return loaded;
+}
 
-export const BLOCKS = {
-  ...Object.fromEntries(stackBlocks.flat()),
+/**
+ * The generated blocks per file: a stack's README gets the blocks its lab/docs/<experiment>.mjs
+ * makes (default export {block name: () => markdown}), for every experiment that has one; other
+ * files get the blocks its `files` export names ({file: {block name: () => markdown}}).
+ */
+const stackBlocks = (loaded) =>
+  loaded.flatMap(({ name, mod }) => [
+    // Every stack README also shows, per suite, one case as k6 code (lab/export/readme-block.mjs).
+    [`stacks/${name}/README.md`, { ...mod.default, 'k6-script': () => scriptBlock(name) }],
+    ...Object.entries(mod.files || {}),
+  ]);
+
+const blocks = (loaded) => ({
+  ...Object.fromEntries(stackBlocks(loaded)),
   'docs/model.md': {
     sensitivity: sensitivityTable,
     'k6-lateness': () => latenessTable(root),
@@ -132,7 +137,7 @@ export const BLOCKS = {
   'docs/knobs.md': { quick: quickChanges },
   'docs/policies.md': { 'machine-rate': () => machineRateTable(root), 'tls-cost': () => tlsTable(root) },
   'README.md': { 'run-sample': () => runSample(root) },
-};
+});
 
 const BLOCK = /(<!-- lab:generated ([\w-]+) -->\n)[\s\S]*?(<!-- lab:end -->)/g;
 
@@ -156,8 +161,9 @@ export function regenerate(text, makers, file) {
  * Whole files made from the topology: the k6 scripts' default addresses (k6 cannot read YAML,
  * and a script must run with k6 alone against `just up <experiment>`).
  */
-export const FILES = {
-  ...Object.fromEntries(experimentData.flat()),
+// Whole files an experiment's docs module makes from recorded runs (its `data` export: {path: (root) => text}).
+const files = (loaded) => ({
+  ...Object.fromEntries(loaded.flatMap(({ mod }) => Object.entries(mod.data || {}))),
   'thresholds/machine-rate.js': machineRateModule,
   'k6/lib/services.json': (root) => {
     const t = loadTopology(join(root, 'docker-compose.yml'));
@@ -168,7 +174,7 @@ export const FILES = {
     );
     return `${JSON.stringify({ generatedFrom: 'docker-compose.yml by `just docs`', httpPorts: ports }, null, 1)}\n`;
   },
-};
+});
 
 /**
  * Single generated lines, where a file's syntax leaves no room for a block (a Justfile's doc
@@ -198,11 +204,12 @@ export function regenerateLines(text, lines, file) {
 }
 
 /** `just docs`: rewrite the blocks, lines and files; with check, only report which files differ. */
-export function docs(root, { check = false } = {}) {
+export async function docs(root, { check = false } = {}) {
+  const loaded = await experimentDocs();
   // Per file, its text now (null: not there yet) to the text it should have.
   const rewrites = [
-    ...Object.entries(FILES).map(([file, make]) => [file, () => make(root)]),
-    ...Object.entries(BLOCKS).map(([file, makers]) => [file, (text) => regenerate(text, makers, file)]),
+    ...Object.entries(files(loaded)).map(([file, make]) => [file, () => make(root)]),
+    ...Object.entries(blocks(loaded)).map(([file, makers]) => [file, (text) => regenerate(text, makers, file)]),
     ...Object.entries(LINES).map(([file, lines]) => [file, (text) => regenerateLines(text, lines, file)]),
   ];
   const stale = [];

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunArgs, policyFlags } from './args.mjs';
 import { readRun } from '../results/runs.mjs';
-import { replaySensitivity } from '../judge/replay-sensitivity.mjs';
+import { replaySensitivity } from '../results/replay-sensitivity.mjs';
 import { table } from '../lib.mjs';
 import { plansFor } from '../run/suite.mjs';
 import { sensitivity } from '../../thresholds/sensitivity.js';

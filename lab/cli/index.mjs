@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { root, stateDir, say, topology } from './context.mjs';
+import { completeDeclared } from '../policy/declared.mjs';
 
 /*
  * The commands, and the words each takes:
@@ -64,10 +65,13 @@ if (!Object.hasOwn(commands, cmd ?? '')) {
   console.error(`usage: lab <${Object.keys(commands).join('|')}> ...; unknown command '${cmd ?? ''}'`);
   process.exit(2);
 }
-const { default: command } = await import(commands[cmd]);
+// The teams' policies the list declares by their file, read before any command plans (the
+// commands' modules list the experiments when they load).
 // ctx: context.mjs's root, stateDir, say and topology(), and `entry`, this file (the keeper
 // runs it).
 try {
+  completeDeclared(root);
+  const { default: command } = await import(commands[cmd]);
   process.exitCode = await command(words, { root, stateDir, say, topology, entry: fileURLToPath(import.meta.url) });
 } catch (e) {
   console.error(`error: ${e.message}`);

@@ -3,7 +3,7 @@
  * process-exporter), kept running between runs by a keeper; status says whether they are up,
  * who started them, where, and per store its series, disk, memory, retention and the oldest run
  * it keeps; series says what one run of each suite adds to each store (computed from the k6
- * code's tag sets, lab/stores/cardinality.mjs).
+ * code's tag sets, lab/bench/cardinality.mjs).
  *
  * Stores come up two ways: kept by `metrics up` (a keeper's state file of kind `metrics`; runs
  * stream to them and leave them up), or started by a run for itself when none were up (in that
@@ -108,7 +108,7 @@ async function metricsDown(rest, ctx) {
 async function metricsSeries(rest, { root, say }) {
   // --write: into the doc that states them (test/stores.test.mjs checks it is current).
   const { seriesPerRun, seriesRows, seriesMarkdown, withSeriesBlock, SERIES_DOC } =
-    await import('../stores/cardinality.mjs');
+    await import('../bench/cardinality.mjs');
   const per = await seriesPerRun();
   const { head, rows } = seriesRows(per);
   say(

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { table } from '../lib.mjs';
-import { TESTID } from '../run/testid.mjs';
+import { TESTID } from '../lib/run-names.mjs';
 import { proxies } from '../policy/proxies/index.mjs';
 import { pooledQuantiles, SEEN_LAG_MS } from '../../thresholds/models/seen-lag.js';
 

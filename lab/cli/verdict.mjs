@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseRunArgs } from './args.mjs';
 import { labEnv, plansFor, openRun } from '../run/suite.mjs';
 import { storesForRun } from '../stores/stores.mjs';
-import { verdict as judge } from '../judge/verdict.mjs';
+import { verdict as judge } from '../results/verdict.mjs';
 import { formatTable, failedLines } from '../judge/table.mjs';
 import { checkTestid } from '../results/runs.mjs';
 

@@ -3,7 +3,7 @@
  * and 503s the model expects, and the longest wait; per suite, which rows are judged or shown.
  */
 import { plan } from '../../thresholds/plan.js';
-import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { judgedRowsTable } from '../results/judged-rows.mjs';
 import { table, byId, outcome } from '../lib.mjs';
 
 function burstExpected() {

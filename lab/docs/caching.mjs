@@ -5,7 +5,7 @@
  */
 import { plan } from '../../thresholds/plan.js';
 import caching from '../../thresholds/experiments/caching.js';
-import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { judgedRowsTable } from '../results/judged-rows.mjs';
 import { table, byId, span } from '../lib.mjs';
 
 function cachingExpected() {

@@ -7,7 +7,7 @@
  */
 import { experiments } from '../../thresholds/plan.js';
 import { withCosts } from '../../thresholds/kinds/capped.js';
-import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { judgedRowsTable } from '../results/judged-rows.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { recordedRuns, recordedLine, table } from '../lib.mjs';

@@ -3,7 +3,7 @@
  * nginx must pass and limit, and nginx's longest wait; per suite, which rows are judged or shown.
  */
 import { plan } from '../../thresholds/plan.js';
-import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { judgedRowsTable } from '../results/judged-rows.mjs';
 import { table, byId, outcome } from '../lib.mjs';
 
 function envoyVsNginxExpected() {

@@ -5,7 +5,7 @@
  */
 import { experiments } from '../../thresholds/plan.js';
 import { comparisonBounds } from '../../thresholds/kinds/capacity.js';
-import { judgedRowsTable } from '../judge/judged-rows.mjs';
+import { judgedRowsTable } from '../results/judged-rows.mjs';
 import { recordedRuns, recordedLine, recordedBenches, table } from '../lib.mjs';
 import { perCpuSummary, spread } from '../bench/per-cpu.mjs';
 import { join, dirname } from 'node:path';

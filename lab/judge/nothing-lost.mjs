@@ -97,16 +97,6 @@ async function getJson(url) {
   return res.json();
 }
 
-/** An instant PromQL query: [{labels, value}]. */
-export async function promQuery(url, q) {
-  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, {
-    signal: AbortSignal.timeout(15_000),
-  });
-  const body = await res.json();
-  if (body.status !== 'success') throw new Error(`Prometheus: ${body.error || res.status}`);
-  return body.data.result.map((r) => ({ labels: r.metric, value: Number(r.value[1]) }));
-}
-
 /**
  * What each store holds for one experiment of a run (testid), per case and status; with `app`
  * ({service, sinceMs}), also the application's own counter of 200s as Prometheus scraped it

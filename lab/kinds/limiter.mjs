@@ -17,8 +17,9 @@ import {
 import { shownRanges } from '../../thresholds/kinds/judged.js';
 import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
-import { storeCounts, promQuery, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
-import { sendsOf, sightingsOf, usableOffset } from '../run/sends.mjs';
+import { storeCounts, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
+import { promQuery } from '../stores/prom-query.mjs';
+import { sendsOf, sightingsOf, usableOffset } from '../judge/sends.mjs';
 import { experimentOfPlan } from '../../thresholds/plan.js';
 
 /** The judged figure of k6's lateness, as outcomes.json names it (lab/cli/k6-lateness.mjs reads it). */
@@ -226,6 +227,6 @@ export default {
   figures,
   streams: ['influx', 'prometheus'],
   summaryFromPrometheus,
-  // Its cases are judged by replaying the sends k6 really made (lab/run/sends.mjs).
+  // Its cases are judged by replaying the sends k6 really made (lab/judge/sends.mjs).
   replaysSends: true,
 };

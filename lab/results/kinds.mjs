@@ -10,7 +10,7 @@ import { kinds as labKinds } from '../kinds/index.mjs';
 import { boardPanels, panelSeries } from './boards.mjs';
 import { chart, chartId, GREEN, BAND, BAND_LINE, PALETTE } from './chart.mjs';
 import { cpuPercent } from './resources.mjs';
-import { sendsOf, sightingsOf, usableOffset } from '../run/sends.mjs';
+import { sendsOf, sightingsOf, usableOffset } from '../judge/sends.mjs';
 
 const ORANGE = '#FF9830';
 const ORANGE_BAND = 'rgba(255, 152, 48, 0.16)';

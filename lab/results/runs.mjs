@@ -7,7 +7,7 @@ import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from '
 import { join } from 'node:path';
 import { kindOfPlan } from '../../thresholds/plan.js';
 import { refusedWrites } from '../stores/refusals.mjs';
-import { TESTID, TESTID_FORM } from '../run/testid.mjs';
+import { TESTID, TESTID_FORM } from '../lib/run-names.mjs';
 
 // The form is the runner's, beside stamp() which makes it (one place).
 export { TESTID };

@@ -6,7 +6,7 @@
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { proxyCounts, addLoggedCounts, k6Counts, storeCounts, countsTable } from '../judge/nothing-lost.mjs';
-import { runName } from './k6.mjs';
+import { runName } from '../lib/run-names.mjs';
 
 /** The CPU the phase used, saved beside its summary; k6's own is said. */
 export function stopSampling(plan, started, { run, stores, say }) {

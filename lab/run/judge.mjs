@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resourceRows } from '../stack/resources.mjs';
-import { runName } from './k6.mjs';
+import { runName } from '../lib/run-names.mjs';
 import { explainCase } from '../../thresholds/plan.js';
 
 /** A diagnosis in words: each knob's values that give the counts, or how far the search went. */

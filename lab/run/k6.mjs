@@ -14,6 +14,7 @@ import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 import { sentByK6 } from '../../thresholds/generator.js';
 import { experimentNamed } from '../../thresholds/plan.js';
+import { runName } from '../lib/run-names.mjs';
 
 /**
  * The measured skew between the segments' schedules, said; a problem when it exceeds what the
@@ -54,8 +55,6 @@ export const k6Priority = (uid = process.getuid?.()) => (uid === 0 ? K6_NICE : n
 export const atPriority = (nice, argv) => (nice === null ? argv : ['nice', '-n', String(nice), ...argv]);
 
 /** A plan's file names: suite.experiment, and the phase of a plan that runs in phases. */
-export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;
-
 /** The k6 script of a plan's experiment: k6/<experiment>.js (or the one it names), runnable with k6 alone too. */
 export const scriptOf = (root, plan) =>
   join(root, 'k6', `${experimentNamed(plan.experiment).script ?? plan.experiment}.js`);

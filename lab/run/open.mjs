@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { plan as makePlan } from '../../thresholds/plan.js';
 import { StateFile, reapStale } from '../stack/procs.mjs';
 import { takeRunLock } from './lock.mjs';
-import { stamp } from './testid.mjs';
+import { stamp } from '../lib/run-names.mjs';
 
 export function labEnv(root) {
   const env = { ...process.env, K6_NO_USAGE_REPORT: 'true' };
@@ -17,7 +17,7 @@ export function labEnv(root) {
   return env;
 }
 
-export { stamp, TESTID, TESTID_FORM, testidName } from './testid.mjs';
+export { stamp, TESTID, TESTID_FORM, testidName } from '../lib/run-names.mjs';
 
 /** The plans of a request (a suite, or one experiment of it), as `expect` prints and `test` runs. */
 export const plansFor = (request) =>

@@ -12,7 +12,7 @@ import { runK6 } from './k6.mjs';
 import { runWrk, wrkCases, readWrk } from './wrk.mjs';
 import { stopSampling, readProxy, readSummary, countRows } from './collect.mjs';
 import { judgePhase } from './judge.mjs';
-import { clockOffsetMs, saveSends, addSeenLags } from './sends.mjs';
+import { clockOffsetMs, saveSends, addSeenLags } from '../judge/sends.mjs';
 
 /** What a phase yields: outcomes, table rows (more tables in `more`), counts, problems. */
 export const nothingJudged = () => ({ outcomes: [], rows: [], head: undefined, more: [], counts: [], problems: [] });

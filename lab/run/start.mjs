@@ -9,7 +9,7 @@ import { stackTargets, stackOf } from '../../thresholds/plan.js';
 import { startStack } from '../stack/start-stop.mjs';
 import { parseCaps } from '../stack/cgroups.mjs';
 import { sampleCpu } from '../stack/cpu.mjs';
-import { runName } from './k6.mjs';
+import { runName } from '../lib/run-names.mjs';
 import { exportOptions } from '../export/options.mjs';
 import { k6Plan } from '../../thresholds/k6-options.js';
 

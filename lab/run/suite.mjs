@@ -19,9 +19,9 @@ import { experiments, stackOf, experimentNamed } from '../../thresholds/plan.js'
 import { kindFor } from '../kinds/index.mjs';
 import { labEnv, openRun, plansFor } from './open.mjs';
 import { runPhase, nothingJudged } from './phase.mjs';
-import { walkPhases } from './phases.mjs';
+import { walkPhases } from '../kinds/phases.mjs';
 
-/** A plan's phases (lab/run/phases.mjs), each run and judged, their tables and counts joined. */
+/** A plan's phases (lab/kinds/phases.mjs), each run and judged, their tables and counts joined. */
 async function runPlan(plan, ctx) {
   const all = nothingJudged();
   for (const j of await walkPhases(plan, (p, kind) => runPhase(p, kind, ctx), ctx)) {

@@ -14,8 +14,8 @@ import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseWrk, wrkArgs } from '../bench/tools.mjs';
-import { runName } from './k6.mjs';
+import { parseWrk, wrkArgs } from '../lib/wrk.mjs';
+import { runName } from '../lib/run-names.mjs';
 import { sentBy } from '../../thresholds/generator.js';
 
 /** The cases wrk sends, in plan order. */

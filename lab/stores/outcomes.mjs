@@ -4,7 +4,7 @@
  * by line protocol, each point tagged testid, suite, experiment, case and measure.
  */
 import { pushTimeseries } from 'prometheus-remote-write';
-import { promQuery } from '../judge/nothing-lost.mjs';
+import { promQuery } from './prom-query.mjs';
 
 /** One series per figure and field: pass (1 or 0), measured, expected low and high (where set). */
 export function outcomeSeries(testid, outcomes, atMs) {

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /*
  * One probe of a team's nginx config (probe.mjs runs it as a child process, so that the readers
  * stay synchronous): reads {dir, requests} as JSON on stdin, starts nginx on `dir`'s nginx.conf

@@ -12,7 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runName } from './k6.mjs';
+import { runName } from '../lib/run-names.mjs';
 import { proxyNamed } from '../policy/proxies/index.mjs';
 
 /**

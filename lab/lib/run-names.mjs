@@ -1,6 +1,7 @@
 /*
- * A run's id (testid), made and checked: no imports, so that anything that reads run folders
- * (the library, the results pages) can check an id without loading the runner.
+ * A run's id (testid), made and checked, and the names of a phase's files in its folder: no
+ * imports, so that anything that reads run folders (the library, the results pages, the judges)
+ * can name them without loading the runner.
  */
 
 /**
@@ -24,3 +25,6 @@ export const TESTID = new RegExp(`^${STAMP}-[a-z][a-z0-9-]*$`);
 export const testidName = (id) => id.replace(new RegExp(`^${STAMP}-`), '');
 export const TESTID_FORM =
   "YYYYMMDD-HHMMSS-mmm-PID-name, or an older run's YYYYMMDD-HHMMSS-name; e.g. 20261123-091050-123-4567-spike-quick5";
+
+/** A phase's files' base name in its run's folder: <suite>.<experiment>[.<phase>] (.plan.json, .sends.json). */
+export const runName = (plan) => `${plan.suite}.${plan.experiment}${plan.phase ? `.${plan.phase}` : ''}`;

@@ -1,7 +1,7 @@
 /*
  * How many series a run adds to each store, computed from the tag sets the lab's own k6 code
  * gives its samples, never listed by hand: the plan's k6 run (k6/lib/run.js, the kinds'
- * executors) runs in Node against stand-ins for k6's modules (lab/stores/k6-shim.mjs), which
+ * executors) runs in Node against stand-ins for k6's modules (lab/bench/k6-shim.mjs), which
  * record every sample's tags, and the stores' rules turn tag sets into series:
  *   - InfluxDB, database k6 (k6's influxdb output, for the kinds that stream to it): one series
  *     per measurement and tag set, `url` being a field there (k6's K6_INFLUXDB_TAGS_AS_FIELDS);
@@ -24,7 +24,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { plan as makePlan, kindOfPlan, experiments, suites } from '../../thresholds/plan.js';
 import { kindFor } from '../kinds/index.mjs';
-import { k6Outputs } from './stores.mjs';
+import { k6Outputs } from '../stores/stores.mjs';
 import { sim, modules, resetSamples, installGlobals, record } from './k6-shim.mjs';
 import { table } from '../lib.mjs';
 import { durationMs } from '../../thresholds/k6-duration.js';
@@ -91,7 +91,7 @@ export async function resolve(specifier, context, next) {
 export async function load(url, context, next) {
   if (!url.startsWith('lab-k6:')) return next(url, context);
   const name = url.slice('lab-k6:'.length);
-  if (!NAMES[name]) throw new Error('lab/stores/k6-shim.mjs has no stand-in for ' + name);
+  if (!NAMES[name]) throw new Error('lab/bench/k6-shim.mjs has no stand-in for ' + name);
   const source = 'import { modules } from ' + JSON.stringify(SHIM) + '; const m = modules[' + JSON.stringify(name) + '];\\nexport default m.default;\\n'
     + NAMES[name].map((n) => 'export const ' + n + ' = m.' + n + ';').join('\\n');
   return { format: 'module', source, shortCircuit: true };

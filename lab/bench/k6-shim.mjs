@@ -1,6 +1,6 @@
 /*
  * k6's own modules (k6, k6/http, k6/metrics, k6/execution, k6/data) and globals (__ENV, open),
- * stood in for in Node, so that lab/stores/cardinality.mjs can run the lab's k6 code
+ * stood in for in Node, so that lab/bench/cardinality.mjs can run the lab's k6 code
  * (k6/lib/run.js and the kinds' executors) on a plan and record the tag set of every sample that
  * code would emit, with the tags k6 itself would add. Nothing is sent anywhere. Why: the series a
  * run adds to each store follow from those tag sets, and they are the k6 code's own, not a list
@@ -151,7 +151,7 @@ const http = {
   patch: (url, body, params) => request('PATCH', url, body, params),
   request: (method, url, body, params) => request(method, url, body, params),
   batch: () => {
-    throw new Error('k6-shim: http.batch is not modelled; add it to lab/stores/k6-shim.mjs');
+    throw new Error('k6-shim: http.batch is not modelled; add it to lab/bench/k6-shim.mjs');
   },
   // As k6's, a value for a request's responseCallback; here the statuses themselves (ranges as {min,
   // max} are not modelled).

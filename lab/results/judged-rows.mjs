@@ -6,7 +6,7 @@
  * the table judges.
  */
 import { kindFor } from '../kinds/index.mjs';
-import { SHOWN } from './table.mjs';
+import { SHOWN } from '../judge/table.mjs';
 import { plan as makePlan, experimentNamed } from '../../thresholds/plan.js';
 import { table } from '../lib.mjs';
 

@@ -5,8 +5,8 @@
  * them, each judged on the folder's summary, CPU samples and resources.
  */
 import { plan as makePlan } from '../../thresholds/plan.js';
-import { measuredFromFolder } from '../results/cases.mjs';
-import { walkPhases } from '../run/phases.mjs';
+import { measuredFromFolder } from './cases.mjs';
+import { walkPhases } from '../kinds/phases.mjs';
 
 /** `run`: readRun's (lab/results/runs.mjs). Returns the outcomes, each with its figures. */
 export async function rejudge(run) {

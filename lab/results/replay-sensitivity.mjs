@@ -6,7 +6,7 @@
  */
 import { plan as makePlan, experimentNamed } from '../../thresholds/plan.js';
 import { kinds } from '../kinds/index.mjs';
-import { measuredFromFolder } from '../results/cases.mjs';
+import { measuredFromFolder } from './cases.mjs';
 import { POLICY_NUMBERS } from '../../thresholds/models/limiter-replay.js';
 
 // Relative steps tried in each direction, smallest first.
