@@ -22,7 +22,7 @@ CROSSPLANE_VERSION=0.5.8
 NODE_MIN=20
 GO_MIN=1.25 # what go.k6.io/k6 v1.8.1's go.mod asks for (go 1.25.0)
 # chromium: the results site's browser tests (playwright-core drives it; no browser download).
-APT_PACKAGES=(nginx libnginx-mod-http-lua libnginx-mod-http-brotli-filter libnginx-mod-http-brotli-static lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy prometheus-process-exporter
+APT_PACKAGES=(nginx haproxy libnginx-mod-http-lua libnginx-mod-http-brotli-filter libnginx-mod-http-brotli-static lua-resty-core lua-resty-lrucache wrk cgroup-tools erlang-nox erlang-jiffy prometheus-process-exporter
               influxdb prometheus docker-compose python3-venv chromium)
 
 say() { printf 'install: %s\n' "$*" >&2; }
@@ -63,12 +63,13 @@ make_service_user() {
 
 # Debian enables the units of the packages above: after a reboot InfluxDB, Prometheus and
 # process-exporter would listen on the stores' ports (on every interface, without auth), where a
-# run would take them for the lab's own stores; nginx would serve port 80 and epmd 4369. The lab
-# starts its own, on 127.0.0.1, as the user above. So each unit is disabled, masked (a link to
-# /dev/null in /etc/systemd/system: nothing starts it, not even a dependency) and stopped.
+# run would take them for the lab's own stores; nginx would serve port 80, HAProxy its stock
+# config, and epmd 4369. The lab starts its own, on 127.0.0.1, as the user above. So each unit
+# is disabled, masked (a link to /dev/null in /etc/systemd/system: nothing starts it, not even a
+# dependency) and stopped.
 # Idempotent: a masked unit is only checked for running. LAB_SYSROOT (tests) points the masking
 # at a scratch tree, where nothing is stopped and no user is made.
-DEBIAN_UNITS=(influxdb.service prometheus.service prometheus-process-exporter.service nginx.service epmd.socket epmd.service)
+DEBIAN_UNITS=(influxdb.service prometheus.service prometheus-process-exporter.service nginx.service haproxy.service epmd.socket epmd.service)
 mask_debian_units() {
   local sysroot=${LAB_SYSROOT:-/} unit name etc pid live=0
   etc="${sysroot%/}/etc/systemd/system"

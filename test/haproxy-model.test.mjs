@@ -1,0 +1,70 @@
+// HAProxy's stick-table rate limit, modelled from its source (thresholds/models/freq-ctr.js,
+// stick-table-rate.js): the counter's grid, rotation and sliding read, worked by hand, and the
+// lockout a steady client above the limit meets.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { freqCtr } from '../thresholds/models/freq-ctr.js';
+import { stickTableRate } from '../thresholds/models/stick-table-rate.js';
+
+test('freq_ctr: the first event starts the grid (on an even tick), a period rotates by exactly one period, two restart it', () => {
+  const c = freqCtr(10_000);
+  assert.equal(c.read(500), 0);
+  c.update(1001);
+  assert.deepEqual(c.state(), { tick: 1000, curr: 1, prev: 0 });
+  for (const t of [2000, 3000, 4000, 5000]) c.update(t);
+  assert.equal(c.read(5000), 5);
+  // 500 ms past the period: the 5 events of the period before weigh 9500/10000 of the window.
+  assert.equal(c.read(11_500), 4);
+  c.update(11_500);
+  assert.deepEqual(c.state(), { tick: 11_000, curr: 1, prev: 5 });
+  // 5 x 9500 + 1 x 10000 over 10000: 5.75, read in whole events.
+  assert.equal(c.read(11_500), 5);
+  // 29 s later: more than two periods, so the previous count goes and the grid starts again.
+  c.update(40_001);
+  assert.deepEqual(c.state(), { tick: 40_000, curr: 1, prev: 0 });
+  assert.equal(c.read(40_001), 1);
+});
+
+test('freq_ctr: one event in the last period reads as 1 until the window has passed it (the flapping correction)', () => {
+  const c = freqCtr(10_000);
+  c.update(1001);
+  // 0.9 of one event by the sliding window, read as 1.
+  assert.equal(c.read(12_000), 1);
+  assert.equal(c.read(21_001), 0);
+});
+
+test('stick table: denied requests count, so a client held just above the limit is locked out', () => {
+  const accepted = (rps, seconds, limit = 20) => {
+    const l = stickTableRate({ periodMs: 10_000, limit, expireMs: 30_000 });
+    let ok = 0;
+    for (let i = 1; i <= Math.round(rps * seconds); i += 1) if (l.offer(Math.floor((i * 1000) / rps) + 3).ok) ok += 1;
+    return ok;
+  };
+  // Under 20 per 10 s: every request through.
+  assert.equal(accepted(1.9, 60), 114);
+  // 5 % over: the first 20, then nothing for the rest of the minute (a token bucket of the
+  // same rate would let about 2 a second through).
+  assert.equal(accepted(2.1, 60), 20);
+  assert.equal(accepted(30, 60), 20);
+});
+
+test('stick table: an entry untouched for its expire is gone, and the next request starts a new one', () => {
+  const l = stickTableRate({ periodMs: 10_000, limit: 2, expireMs: 5000 });
+  assert.deepEqual(
+    [1000, 1100, 1200].map((t) => l.offer(t).ok),
+    [true, true, false],
+  );
+  // 4.9 s after the last touch the entry is still there (3 counted, denied one too).
+  assert.equal(l.offer(6100).ok, false);
+  // 5 s after the last touch: a new entry, its first request reads 1.
+  assert.equal(l.offer(11_100).ok, true);
+});
+
+test('stick table: http_req_cnt counts every request since the entry was made; ge compares as HAProxy does; an unknown comparison is refused', () => {
+  const cnt = stickTableRate({ periodMs: 10_000, limit: 3, op: 'ge', counter: 'http_req_cnt' });
+  assert.deepEqual(
+    [0, 50_000, 100_000].map((t) => cnt.offer(t).ok),
+    [true, true, false],
+  );
+  assert.throws(() => stickTableRate({ periodMs: 1000, limit: 1, op: 'eq' }), /no comparison 'eq'/);
+});
