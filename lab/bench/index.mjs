@@ -18,6 +18,7 @@ export const TOOLS = {
   stores: './stores.mjs',
   'limiter-rate': './limiter-rate.mjs',
   tls: './tls.mjs',
+  'haproxy-window': './haproxy-window.mjs',
 };
 
 /** The names `bench` takes: the experiments that have a bench, in the list's order, then the tools'. */
