@@ -7,12 +7,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { table } from '../lib.mjs';
 import { TESTID } from '../lib/run-names.mjs';
-import { proxies } from '../policy/proxies/index.mjs';
+import { proxyNamed } from '../policy/proxies/index.mjs';
 import { pooledQuantiles, SEEN_LAG_MS } from '../../thresholds/models/seen-lag.js';
 
 const SHOWN = [0, 0.5, 0.9, 0.99, 0.999, 1];
-// A recorded sightings' proxy, by the clock resolution its log is read at (their own modules').
-const PROXY = (resolutionMs) => proxies.find((p) => p.resolutionMs === resolutionMs)?.title ?? '?';
+// A recorded lag's proxy: the one it names; a record made before lags named theirs holds nginx's
+// (read at 1 ms) or Envoy's (at 1 µs), the two proxies whose sightings the lab then read.
+const BEFORE_NAMES = { 1: 'nginx', 0.001: 'envoy' };
+const PROXY = (lag) => proxyNamed(lag.proxy ?? BEFORE_NAMES[lag.resolutionMs]).title;
 
 /** Per recorded run, the seen lags of its cases by proxy: [{testid, byProxy: {proxy: [{n, q}]}}]. */
 export function recordedLags(root) {
@@ -24,7 +26,7 @@ export function recordedLags(root) {
       const byProxy = {};
       for (const f of readdirSync(join(dir, testid)).filter((x) => x.endsWith('.sends.json'))) {
         const rec = JSON.parse(readFileSync(join(dir, testid, f), 'utf8'));
-        for (const lag of Object.values(rec.seenLagMs || {})) (byProxy[PROXY(lag.resolutionMs)] ||= []).push(lag);
+        for (const lag of Object.values(rec.seenLagMs || {})) (byProxy[PROXY(lag)] ||= []).push(lag);
       }
       return { testid, byProxy };
     })

@@ -113,7 +113,7 @@ export function parseSeenLog(text, proxy) {
     if (f.length < 2 || f[0] === '-' || f[0] === '') continue;
     const s = proxy.sighting(f);
     if (!s || !Number.isFinite(s.ms)) continue;
-    (out[s.case] ||= { ms: [], resolutionMs: proxy.resolutionMs, clock: s.clock }).ms.push(s.ms);
+    (out[s.case] ||= { ms: [], resolutionMs: proxy.resolutionMs, clock: s.clock, proxy: proxy.name }).ms.push(s.ms);
   }
   for (const c of Object.values(out)) c.ms.sort((a, b) => a - b);
   return out;
@@ -141,6 +141,7 @@ export function seenLags(sends, seen, offsetMs = null) {
       n: lags.length,
       q: LAG_QUANTILES.map((p) => [p, Math.round(quantile(lags, p) * 1000) / 1000]),
       resolutionMs: s.resolutionMs,
+      proxy: s.proxy,
     };
   }
   return out;

@@ -6,6 +6,7 @@ import { limitReq } from './limit-req.js';
 import { tokenBucket } from './token-bucket.js';
 import { limitReqChain } from './limit-req-chain.js';
 import { localRateLimit } from './local-rate-limit.js';
+import { stickTableRate } from './stick-table-rate.js';
 import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 
@@ -41,16 +42,25 @@ const limiters = {
     msClock: true,
   }),
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
+  // HAProxy's rules run on its millisecond tick (global_now_ms).
+  stick_table_rate: (p) => ({ limiter: stickTableRate(p), msClock: true }),
 };
 const LAGS_OF = {
   limit_req: 'limit_req',
   limit_req_chain: 'limit_req',
   token_bucket: 'token_bucket',
   local_rate_limit: 'token_bucket',
+  // No HAProxy lags are recorded yet: nginx's, another event loop on a millisecond clock, stand in
+  // for a plan's ranges before the run; a run's replay takes HAProxy's own sightings instead.
+  stick_table_rate: 'limit_req',
 };
 
 /** Per policy kind, its numbers and whether each is whole. */
-export const POLICY_NUMBERS = { limit_req: limitReq.numbers, token_bucket: tokenBucket.numbers };
+export const POLICY_NUMBERS = {
+  limit_req: limitReq.numbers,
+  token_bucket: tokenBucket.numbers,
+  stick_table_rate: stickTableRate.numbers,
+};
 
 /**
  * The open-model schedule k6 runs for a case: n = rate x duration requests, the i-th at

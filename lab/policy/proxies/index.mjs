@@ -4,10 +4,11 @@
  * line in this list; nothing outside this folder branches on a proxy's name (test/extending.test.mjs).
  */
 import envoy from './envoy.mjs';
+import haproxy from './haproxy.mjs';
 import nginx from './nginx.mjs';
 
 // In the order their claims are tried: nginx reads what no other claims.
-export const proxies = [envoy, nginx];
+export const proxies = [envoy, haproxy, nginx];
 
 /** The proxy of that name; throws naming the ones there are. */
 export function proxyNamed(name) {

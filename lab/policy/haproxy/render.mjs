@@ -1,0 +1,100 @@
+/*
+ * A team's haproxy.cfg as the lab runs it: the file as written, with only what must move moved,
+ * and what the lab needs to watch it added:
+ *   - each frontend's binds on a port of the lab's on 127.0.0.1 (`ports`, by where it listened);
+ *   - every server at the lab's backend (plain HTTP);
+ *   - what the lab does itself left out of global (daemon, chroot, user, pidfile, logs, stats
+ *     socket): HAProxy runs in the foreground, as the services' user, logging to the lab;
+ *   - per request, a log line of its case, the millisecond HAProxy's rules ran in (its date as
+ *     the rules saw it, set before any of the file's rules) and the status it answered: the
+ *     sightings the replay reads, and the proxy's own count of each case;
+ *   - /healthz on every frontend answered by HAProxy before the file's rules (nothing tracks it);
+ *   - a frontend of the lab's on its own port: /healthz for readiness, /metrics from HAProxy's
+ *     Prometheus exporter.
+ * The knobs' values are written where they stand (the deny's limit, the table's period, expire).
+ */
+const LAB_RULES = [
+  // The lab's readiness and warm-up requests are answered before any rule of the file counts them.
+  'http-request return status 200 content-type text/plain string ok if { path /healthz }',
+  'http-request set-var(txn.lab_rule_ms) date(0,ms)',
+  'http-request set-var(txn.lab_case) req.hdr(x-lab-case)',
+];
+const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST"';
+const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
+
+const quoteWord = (w) => (w === '' || /[\s#"']/.test(w) ? `"${w.replace(/"/g, '\\"')}"` : w);
+const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;
+
+/** A line's words with the knobs placed on it: the deny's limit, the table's period and expire. */
+function placedWords(l, placed) {
+  const here = placed.filter((p) => p.at === l.at);
+  if (!here.length) return l.words;
+  const w = [...l.words];
+  for (const p of here) {
+    if (p.param === 'limit') w[w.length - 2] = String(p.value);
+    if (p.param === 'period') {
+      const i = w.indexOf('store') + 1;
+      w[i] = w[i].replace(/http_req_rate\(\w+\)/, `http_req_rate(${Math.round(p.value * 1000)}ms)`);
+    }
+    if (p.param === 'expire') w[w.indexOf('expire') + 1] = `${Math.round(p.value * 1000)}ms`;
+  }
+  return w;
+}
+
+/** One section's lines as the lab runs them. */
+function sectionLines(sec, { ports, backend, placed }) {
+  const out = [];
+  const proxying = sec.kind === 'frontend' || sec.kind === 'listen';
+  for (const l of sec.lines) {
+    const [kw] = l.words;
+    if (
+      sec.kind === 'global' &&
+      ['daemon', 'chroot', 'user', 'group', 'uid', 'gid', 'pidfile', 'log', 'stats', 'master-worker'].includes(kw)
+    )
+      continue;
+    if (proxying && kw === 'bind') continue;
+    if (proxying && DROPPED_FRONTEND.has(kw)) continue;
+    if (proxying && kw === 'option' && ['httplog', 'tcplog', 'dontlog-normal', 'logasap'].includes(l.words[1]))
+      continue;
+    if (kw === 'server') {
+      out.push(line(['server', l.words[1], backend]));
+      continue;
+    }
+    out.push(line(placedWords(l, placed)));
+  }
+  if (!proxying) return out;
+  const binds = sec.lines.filter((l) => l.words[0] === 'bind').map((l) => l.words[1]);
+  const placeOf = (addr) => (/:\d+$/.test(addr) ? addr.replace(/^:/, '*:') : `${addr}:80`);
+  const own = binds.map((b) => line(['bind', `127.0.0.1:${ports[placeOf(b)]}`]));
+  // The lab's rules first: when the file's rules ran, and the case, before any of them decides.
+  const firstRule = out.findIndex((x) => /^\s+(http-request|tcp-request)/.test(x));
+  const lab = [...own, '  log global', `  ${LAB_LOG}`, ...LAB_RULES.map((r) => `  ${r}`)];
+  return firstRule < 0 ? [...out, ...lab] : [...out.slice(0, firstRule), ...lab, ...out.slice(firstRule)];
+}
+
+/**
+ * The haproxy.cfg the lab runs for `policy` (lab/policy/haproxy/read.mjs's reading): `ports` each
+ * bind's port by where it listened, `ownPort` the lab's frontend, `backend` host:port, `placed`
+ * the knobs' values where they stand (lab/policy/experiment.mjs).
+ */
+export function renderHaproxy(policy, { ports, ownPort, backend, placed = [] }) {
+  const text = [`# ${policy.file}, as the lab runs it (lab/policy/haproxy/render.mjs says what moved)`];
+  for (const sec of policy.sections) {
+    text.push(`${sec.kind}${sec.name ? ` ${sec.name}` : ''}`);
+    if (sec.kind === 'global') text.push('  log stdout format raw local0');
+    text.push(...sectionLines(sec, { ports, backend, placed }));
+    text.push('');
+  }
+  if (!policy.sections.some((s) => s.kind === 'global')) text.unshift('global', '  log stdout format raw local0', '');
+  text.push(
+    'frontend lab_own',
+    '  mode http',
+    `  bind 127.0.0.1:${ownPort}`,
+    '  timeout client 10s',
+    '  http-request use-service prometheus-exporter if { path /metrics }',
+    '  http-request return status 200 content-type text/plain string ok if { path /healthz }',
+    '  http-request return status 404',
+    '',
+  );
+  return `${text.join('\n')}\n`;
+}

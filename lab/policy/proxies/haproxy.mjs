@@ -1,0 +1,68 @@
+/*
+ * HAProxy behind the proxy interface (index.mjs): a haproxy.cfg's stick-table rate limits read
+ * line by line (../haproxy/), modelled as HAProxy's sliding window over its stick table
+ * (thresholds/models/stick-table-rate.js), run with the lab's log of when its rules ran, which is
+ * also its count per case (its own counters are per frontend, not per case).
+ */
+import { basename } from 'node:path';
+import { haproxyPolicy, HAPROXY } from '../haproxy/read.mjs';
+import { haproxyTargets } from '../haproxy/targets.mjs';
+import { renderHaproxy } from '../haproxy/render.mjs';
+import { placePorts } from '../ports.mjs';
+
+const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
+
+const HEAD = ['frontend', 'where', 'tracked by', 'counter', 'limit', 'period s', 'expire s', 'denied with'];
+const rows = (policy) =>
+  policy.routes.map((r) =>
+    r.limit
+      ? [
+          r.frontend,
+          r.limit.deny.at,
+          'src',
+          r.limit.deny.counter,
+          `${r.limit.deny.op} ${r.limit.deny.limit}`,
+          r.limit.table.periodMs === null ? '-' : String(r.limit.table.periodMs / 1000),
+          r.limit.table.expireMs === null ? '-' : String(r.limit.table.expireMs / 1000),
+          String(r.limit.deny.status),
+        ]
+      : [r.frontend, r.at, '-', '-', '-', '-', '-', r.none],
+  );
+
+export default {
+  name: 'haproxy',
+  title: 'HAProxy',
+  // A config with a frontend or listen section (HAProxy's keywords start a line).
+  claims: (text) => /(^|\n)(frontend|listen|backend)\s+\S+/.test(text) && /(^|\n)\s+(bind|mode|server)\s/.test(text),
+  tool: () => HAPROXY,
+  read: (file) => haproxyPolicy(file),
+  table: (policy) => [HEAD, rows(policy)],
+  places,
+  scheme: () => 'http',
+  targets: haproxyTargets,
+  changes: (policy) => [
+    ...policy.globalOwn.map((l) => ({
+      at: l.at,
+      what: `${l.words.join(' ')}: left out (the lab runs HAProxy in the foreground, as its own user, logging to its own file)`,
+    })),
+    { at: '(the lab)', what: 'each bind at a port of the lab on 127.0.0.1; each server at the lab backend' },
+  ],
+  ownFiles: (policy) => [basename(policy.file)],
+  service: {
+    file: 'haproxy.cfg',
+    render: (policy, view, tools, backend, placed) =>
+      renderHaproxy(policy, { ports: placePorts(places(policy)), ownPort: view.self.own, backend, placed }),
+    // In the foreground; its log (stdout) is the sightings file, its alerts (stderr) the service's log.
+    command: ['sh', '-c', 'exec haproxy -db -f "$0" >"$1"', '{{config.conf}}', '{{prefix}}/seen.log'],
+    validate: ['haproxy', '-c', '-q', '-f', '{{config.conf}}'],
+    ready: 'http://127.0.0.1:{{self.own}}/healthz',
+    metrics: { port: 'own', path: '/metrics' },
+    countsLog: 'seen.log',
+  },
+  // Its metrics count per frontend and status class, not per case: the log counts per case.
+  countOf: () => null,
+  /** A line of its seen.log (`case ms status`): the millisecond its rules ran in, on its wall clock. */
+  sighting: (f) => (f.length === 3 ? { case: f[0], ms: Number(f[1]), clock: 'wall' } : null),
+  // The clock resolution its sightings are read at, ms.
+  resolutionMs: 1,
+};
