@@ -1,10 +1,11 @@
 /*
  * A team's haproxy.cfg as the lab reads it: what the lab refuses whatever HAProxy says (peers,
- * Lua, maps), then HAProxy's own word on it (`haproxy -c`), then its sections line by line, each directive with its file:line. What the model reads: a frontend
- * (or listen) in HTTP mode, its binds, its stick table storing http_req_rate(P) or http_req_cnt,
- * `http-request track-sc0 src` and `http-request deny [deny_status N] if { sc_http_req_rate(0)
- * gt N }` (or sc0_http_req_rate, sc_http_req_cnt; gt, ge). What it cannot read yet is refused by
- * name, with where it stands; it is never guessed.
+ * Lua, maps), then HAProxy's own word on it (`haproxy -c`), then its sections line by line, each
+ * directive with its file:line. What the model reads: a frontend (or listen) in HTTP mode, its
+ * binds, its stick table storing http_req_rate(P) or http_req_cnt, `http-request track-sc0 src`
+ * and `http-request deny [deny_status N] if { sc_http_req_rate(0) gt N }` (or sc0_http_req_rate,
+ * sc_http_req_cnt; gt, ge). What it cannot read yet is refused by name, with where it stands; it
+ * is never guessed.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
