@@ -3,8 +3,8 @@
  * (thresholds/models/stick-table-rate.js) say what HAProxy itself does, request by request? One
  * HAProxy (Debian's 2.6) with `http_req_rate(2s)` tracked per source and a deny above 10, and a
  * steady client at rates under, at and over the limit's 5 r/s. The model is replayed on the times
- * HAProxy itself logged for each request (its accept date, idle and header time: when the rule
- * ran, in HAProxy's millisecond), and each answer it predicts is compared with HAProxy's.
+ * HAProxy itself logged for each request (the millisecond its rules ran in, as the lab's render
+ * logs it), and each answer it predicts is compared with HAProxy's.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +15,7 @@ import { labEnv, openRun } from '../run/suite.mjs';
 import { spawnLogged, stopProcess, freePort, requireTools, assertPortsFree } from '../stack/procs.mjs';
 import { serviceLaunch, serviceUser, giveDir } from '../stack/privilege.mjs';
 import { machine } from './tools.mjs';
+import { RULE_MS } from '../policy/haproxy/render.mjs';
 
 const POLICY = { periodMs: 2000, limit: 10, expireMs: 30_000 };
 
@@ -33,7 +34,7 @@ const config = (port) =>
     // When the rules ran, in HAProxy's own millisecond (its date as the rules saw it), and the status.
     '  log-format "%[var(txn.lab_rule_ms)] %ST"',
     `  stick-table type ip size 1k expire ${POLICY.expireMs / 1000}s store http_req_rate(${POLICY.periodMs / 1000}s)`,
-    '  http-request set-var(txn.lab_rule_ms) date(0,ms)',
+    `  ${RULE_MS}`,
     '  http-request track-sc0 src',
     `  http-request deny deny_status 429 if { sc_http_req_rate(0) gt ${POLICY.limit} }`,
     '  http-request return status 200 content-type text/plain string ok',
@@ -73,12 +74,12 @@ const loggedRequests = (text) =>
 async function measureRate(run, env, { rate, seconds }) {
   const port = await freePort();
   await assertPortsFree([port]);
-  const dir = join(run.tmp, `rate-${String(rate).replace('.', '_')}`);
-  const file = `${dir}.cfg`;
+  const name = `rate-${String(rate).replace('.', '_')}`;
+  const file = join(run.tmp, `${name}.cfg`);
   writeFileSync(file, config(port));
   const user = serviceUser();
   // Kept in the run's folder: the bench's evidence, request by request.
-  const logFile = join(run.dir, `haproxy-${String(rate).replace('.', '_')}.log`);
+  const logFile = join(run.dir, `haproxy-${name}.log`);
   const launch = serviceLaunch({ argv: ['haproxy', '-db', '-f', file], env, user });
   const proc = spawnLogged('haproxy', launch.argv, { env: launch.env, logFile });
   // Recorded, so that a bench killed midway leaves no HAProxy behind (the next run reaps it).

@@ -98,7 +98,7 @@ const HARMLESS = new Set([
 ]);
 // What the global section may hold that the lab sets itself (it runs HAProxy in the foreground, as
 // its own user, logging to its own file).
-const GLOBAL_OWN = new Set([
+export const GLOBAL_OWN = new Set([
   'daemon',
   'chroot',
   'user',
@@ -149,26 +149,23 @@ function tableOf(sections, own, name, at) {
   const rate = store.map((x) => /^http_req_rate\((\w+)\)$/.exec(x)).find(Boolean);
   return {
     at: line.at,
-    line,
     periodMs: rate ? timeMs(rate[1], line.at) : null,
     count: store.includes('http_req_cnt'),
     expireMs: opt('expire') ? timeMs(opt('expire'), line.at) : null,
-    size: opt('size'),
   };
 }
 
 /** The deny rule's condition on the tracked counter: {counter, op, limit}, or a refusal naming it. */
 function conditionOf(rest, at) {
   const text = rest.join(' ');
-  const m =
-    /^(if|unless) \{ (?:sc_(http_req_rate|http_req_cnt)\(0\)|sc0_(http_req_rate|http_req_cnt)) (gt|ge) (\d+) \}$/.exec(
-      text,
-    );
-  if (!m || m[1] !== 'if')
+  const m = /^if \{ (?:sc_(http_req_rate|http_req_cnt)\(0\)|sc0_(http_req_rate|http_req_cnt)) (gt|ge) (\d+) \}$/.exec(
+    text,
+  );
+  if (!m)
     throw new Error(
       `${at}: http-request deny ${text}: the lab reads a deny if { sc_http_req_rate(0) gt N } (or ge, or sc_http_req_cnt) yet`,
     );
-  return { counter: m[2] ?? m[3], op: m[4], limit: Number(m[5]) };
+  return { counter: m[1] ?? m[2], op: m[3], limit: Number(m[4]) };
 }
 
 /** A frontend's (or listen's) rate limit: its track and deny, read; null when it has none. */
@@ -194,7 +191,7 @@ function limitOf(sections, sec) {
       if (!track) throw new Error(`${l.at}: a deny before any track-sc0: the counter it reads is not tracked yet`);
       const statusAt = rest.indexOf('deny_status');
       const status = statusAt === 0 ? Number(rest[1]) : 403;
-      deny = { at: l.at, line: l, status, ...conditionOf(statusAt === 0 ? rest.slice(2) : rest, l.at) };
+      deny = { at: l.at, status, ...conditionOf(statusAt === 0 ? rest.slice(2) : rest, l.at) };
     } else if (!HARMLESS.has(action)) {
       throw new Error(`${l.at}: http-request ${action}: the lab's HAProxy model does not read it yet`);
     }
@@ -208,15 +205,17 @@ function limitOf(sections, sec) {
   return { track, table: t, deny };
 }
 
-/** A frontend's binds: [{place, at}] ('addr:port', as the lab tells places apart). */
+/** Where a bind listens, as the lab tells places apart: 'addr:port' (`:8080` is '*:8080'). */
+export const placeOfBind = (addr) => (/:\d+$/.test(addr) ? addr.replace(/^:/, '*:') : `${addr}:80`);
+
+/** A frontend's binds: [{place, at}]. */
 function bindsOf(sec) {
   return sec.lines
     .filter((l) => l.words[0] === 'bind')
     .map((l) => {
       if (l.words.includes('ssl'))
         throw new Error(`${l.at}: bind ... ssl: the lab runs HAProxy over plain HTTP/1.1 yet`);
-      const addr = l.words[1];
-      return { place: /:\d+$/.test(addr) ? addr.replace(/^:/, '*:') : `${addr}:80`, at: l.at };
+      return { place: placeOfBind(l.words[1]), at: l.at };
     });
 }
 

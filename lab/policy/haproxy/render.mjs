@@ -13,10 +13,15 @@
  *     Prometheus exporter.
  * The knobs' values are written where they stand (the deny's limit, the table's period, expire).
  */
+import { GLOBAL_OWN, placeOfBind } from './read.mjs';
+
+// When HAProxy's rules ran, in its own millisecond (its date as the rules see it); the bench of
+// its model logs the same (lab/bench/haproxy-window.mjs).
+export const RULE_MS = 'http-request set-var(txn.lab_rule_ms) date(0,ms)';
 const LAB_RULES = [
   // The lab's readiness and warm-up requests are answered before any rule of the file counts them.
   'http-request return status 200 content-type text/plain string ok if { path /healthz }',
-  'http-request set-var(txn.lab_rule_ms) date(0,ms)',
+  RULE_MS,
   'http-request set-var(txn.lab_case) req.hdr(x-lab-case)',
 ];
 const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST"';
@@ -47,11 +52,7 @@ function sectionLines(sec, { ports, backend, placed }) {
   const proxying = sec.kind === 'frontend' || sec.kind === 'listen';
   for (const l of sec.lines) {
     const [kw] = l.words;
-    if (
-      sec.kind === 'global' &&
-      ['daemon', 'chroot', 'user', 'group', 'uid', 'gid', 'pidfile', 'log', 'stats', 'master-worker'].includes(kw)
-    )
-      continue;
+    if (sec.kind === 'global' && GLOBAL_OWN.has(kw)) continue;
     if (proxying && kw === 'bind') continue;
     if (proxying && DROPPED_FRONTEND.has(kw)) continue;
     if (proxying && kw === 'option' && ['httplog', 'tcplog', 'dontlog-normal', 'logasap'].includes(l.words[1]))
@@ -64,8 +65,7 @@ function sectionLines(sec, { ports, backend, placed }) {
   }
   if (!proxying) return out;
   const binds = sec.lines.filter((l) => l.words[0] === 'bind').map((l) => l.words[1]);
-  const placeOf = (addr) => (/:\d+$/.test(addr) ? addr.replace(/^:/, '*:') : `${addr}:80`);
-  const own = binds.map((b) => line(['bind', `127.0.0.1:${ports[placeOf(b)]}`]));
+  const own = binds.map((b) => line(['bind', `127.0.0.1:${ports[placeOfBind(b)]}`]));
   // The lab's rules first: when the file's rules ran, and the case, before any of them decides.
   const firstRule = out.findIndex((x) => /^\s+(http-request|tcp-request)/.test(x));
   const lab = [...own, '  log global', `  ${LAB_LOG}`, ...LAB_RULES.map((r) => `  ${r}`)];
