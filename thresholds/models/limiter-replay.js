@@ -7,6 +7,7 @@ import { tokenBucket } from './token-bucket.js';
 import { limitReqChain } from './limit-req-chain.js';
 import { localRateLimit } from './local-rate-limit.js';
 import { stickTableRate } from './stick-table-rate.js';
+import { rateReservation } from './rate-reservation.js';
 import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 
@@ -32,7 +33,8 @@ export const HOLD_OVERHEAD_MS = 25;
 /** What a request holds of a limit_conn slot, one draw: the policy's hold and a drawn overhead. */
 const holdOf = (policy, rand) => (policy.holdMs ? { holdMs: policy.holdMs + rand() * HOLD_OVERHEAD_MS } : undefined);
 
-// Each policy kind's model, made per trial (`rand`: the trial's draws, for a model that draws),
+// Each policy kind's model, made per trial (`rand`: the trial's draws, for a model that draws;
+// `wall`: the times offered are wall-clock ms, as a run's replay offers),
 // and the proxy whose recorded lags (SEEN_LAG_MS, by its seed's model) its requests draw.
 const limiters = {
   limit_req: (p) => ({ limiter: limitReq(p), msClock: true }),
@@ -44,6 +46,12 @@ const limiters = {
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
   // HAProxy's rules run on its millisecond tick (global_now_ms).
   stick_table_rate: (p) => ({ limiter: stickTableRate(p), msClock: true }),
+  // Traefik reads Go's nanosecond clock; its ttl counts whole Unix seconds, at a phase a plan
+  // cannot know (drawn per trial; a run's replay is on the wall clock already).
+  rate_reservation: (p, rand, { wall = false } = {}) => ({
+    limiter: rateReservation({ ...p, epochPhaseMs: wall ? 0 : rand() * 1000 }),
+    msClock: false,
+  }),
 };
 const LAGS_OF = {
   limit_req: 'limit_req',
@@ -53,6 +61,8 @@ const LAGS_OF = {
   // No HAProxy lags are recorded yet: nginx's, another event loop on a millisecond clock, stand in
   // for a plan's ranges before the run; a run's replay takes HAProxy's own sightings instead.
   stick_table_rate: 'limit_req',
+  // Nor Traefik's: Envoy's, another proxy logging at 1 µs, stand in for a plan's ranges.
+  rate_reservation: 'token_bucket',
 };
 
 /** Per policy kind, its numbers and whether each is whole. */
@@ -60,6 +70,7 @@ export const POLICY_NUMBERS = {
   limit_req: limitReq.numbers,
   token_bucket: tokenBucket.numbers,
   stick_table_rate: stickTableRate.numbers,
+  rate_reservation: rateReservation.numbers,
 };
 
 /**
@@ -253,7 +264,7 @@ function replayTrials(
   // The limiter's own clock leaves nothing to draw (but a held answer's overhead): one trial is all.
   const exact = sightings?.clock === 'monotonic' && !policy.holdMs;
   for (let k = 0; k < (exact ? 1 : trials); k += 1) {
-    const { limiter, msClock } = make(policy, rand);
+    const { limiter, msClock } = make(policy, rand, { wall: true });
     // nginx's own clock readings are the limiter's time as they are.
     const at = sightings?.clock === 'monotonic' ? 0 : (phase ?? rand());
     const seen = draw()
