@@ -64,14 +64,14 @@ export async function proxyCounts(plan, kind, topology) {
 }
 
 /**
- * A proxy's own count per case and status from its access log of `case start status` lines
- * (the lab's log in a team's Envoy: its rate-limit stats count per bucket, not per case), added
- * into `into`; lines of no case (warm-up, readiness) are not a case's.
+ * A proxy's own count per case and status from its access log (the lab's log in a team's Envoy:
+ * its rate-limit stats count per bucket, not per case), each line read by the proxy's module
+ * (`proxy.seen`), added into `into`; lines of no case (warm-up, readiness) are not a case's.
  */
-export function addLoggedCounts(into, text, cases) {
+export function addLoggedCounts(into, text, cases, proxy) {
   for (const line of text.split('\n')) {
-    const [kase, , status] = line.trim().split(/\s+/);
-    if (status && cases.has(kase)) add(into, kase, status, 1);
+    const s = proxy.seen(line);
+    if (s?.status && cases.has(s.case)) add(into, s.case, String(s.status), 1);
   }
   return into;
 }

@@ -103,16 +103,14 @@ export async function saveSends(plan, clockBefore, { run, stores }) {
 
 /**
  * When a proxy saw each case's requests, from the `seen.log` its config writes in its folder, each
- * line read by that proxy's module (`proxy.sighting`: lab/policy/proxies/): {case: {ms: [...]
+ * line read by that proxy's module (`proxy.seen`: lab/policy/proxies/): {case: {ms: [...]
  * sorted, resolutionMs, clock: 'monotonic' | 'wall'}}; a line of no case (warm-up) is skipped.
  */
 export function parseSeenLog(text, proxy) {
   const out = {};
   for (const line of text.split('\n')) {
-    const f = line.trim().split(/\s+/);
-    if (f.length < 2 || f[0] === '-' || f[0] === '') continue;
-    const s = proxy.sighting(f);
-    if (!s || !Number.isFinite(s.ms)) continue;
+    const s = proxy.seen(line);
+    if (!s?.case || !Number.isFinite(s.ms)) continue;
     (out[s.case] ||= { ms: [], resolutionMs: proxy.resolutionMs, clock: s.clock, proxy: proxy.name }).ms.push(s.ms);
   }
   for (const c of Object.values(out)) c.ms.sort((a, b) => a - b);

@@ -7,6 +7,7 @@ import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { proxyCounts, addLoggedCounts, k6Counts, storeCounts, countsTable } from '../judge/nothing-lost.mjs';
 import { runName } from '../lib/run-names.mjs';
+import { proxyNamed } from '../policy/proxies/index.mjs';
 
 /** The CPU the phase used, saved beside its summary; k6's own is said. */
 export function stopSampling(plan, started, { run, stores, say }) {
@@ -31,7 +32,8 @@ export async function readProxy(plan, kind, { topology }, stack) {
   const cases = new Set(plan.cases.map((c) => c.id));
   for (const p of stack.procs.filter((x) => topology.services[x.name]?.countsLog)) {
     const file = join(p.prefix, topology.services[p.name].countsLog);
-    if (existsSync(file)) addLoggedCounts(counts, readFileSync(file, 'utf8'), cases);
+    const proxy = proxyNamed(topology.services[p.name].sightings);
+    if (existsSync(file)) addLoggedCounts(counts, readFileSync(file, 'utf8'), cases, proxy);
   }
   return counts;
 }

@@ -9,6 +9,7 @@ import { envoyTargets } from '../envoy/targets.mjs';
 import { ENVOY_HEAD, envoyRows } from '../envoy/table.mjs';
 import { renderEnvoy } from '../envoy/render.mjs';
 import { placePorts } from '../ports.mjs';
+import { fieldsOf } from './seen-line.mjs';
 
 const places = (policy) => [...new Set(policy.routes.map((r) => r.place))];
 
@@ -64,7 +65,10 @@ export default {
     return null;
   },
   /** A line of its seen.log (`case start status`): the request's start on its wall clock, in µs. */
-  sighting: (f) => (f.length === 3 ? { case: f[0], ms: Number(f[1]) * 1000, clock: 'wall' } : null),
+  seen: (line) => {
+    const f = fieldsOf(line);
+    return f.length === 3 ? { case: f[0], ms: Number(f[1]) * 1000, clock: 'wall', status: f[2] } : null;
+  },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 0.001,
 };

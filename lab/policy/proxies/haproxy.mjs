@@ -9,6 +9,7 @@ import { haproxyPolicy, HAPROXY } from '../haproxy/read.mjs';
 import { haproxyTargets } from '../haproxy/targets.mjs';
 import { renderHaproxy } from '../haproxy/render.mjs';
 import { placePorts } from '../ports.mjs';
+import { fieldsOf } from './seen-line.mjs';
 
 const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
 
@@ -62,7 +63,10 @@ export default {
   // Its metrics count per frontend and status class, not per case: the log counts per case.
   countOf: () => null,
   /** A line of its seen.log (`case ms status`): the millisecond its rules ran in, on its wall clock. */
-  sighting: (f) => (f.length === 3 ? { case: f[0], ms: Number(f[1]), clock: 'wall' } : null),
+  seen: (line) => {
+    const f = fieldsOf(line);
+    return f.length === 3 ? { case: f[0], ms: Number(f[1]), clock: 'wall', status: f[2] } : null;
+  },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 1,
 };

@@ -10,6 +10,7 @@ import { NGINX_HEAD, nginxRows } from '../nginx/table.mjs';
 import { renderNginx, changeNotes } from '../nginx/render.mjs';
 import { makeFiles } from '../nginx/probe.mjs';
 import { placePorts } from '../ports.mjs';
+import { fieldsOf } from './seen-line.mjs';
 
 const places = (policy) => policy.explored.places.map((p) => p.place);
 const collectAts = (dirs) => dirs.flatMap((d) => [d.at, ...(d.block ? collectAts(d.block) : [])]);
@@ -68,7 +69,8 @@ export default {
    * A line of its seen.log (`case clock msec request_time`): the limiter's own monotonic ms clock
    * where the lab's module could read it, else the request's start on its wall clock, in ms.
    */
-  sighting: (f) => {
+  seen: (line) => {
+    const f = fieldsOf(line);
     if (f.length !== 4) return null;
     const monotonic = f[1] !== '-';
     const ms = monotonic ? Number(f[1]) : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
