@@ -13,6 +13,7 @@ export const policyTools = (root) => {
     python: join(bin, 'python'),
     crossplane: join(bin, 'crossplane'),
     envoy: join(bin, 'envoy'),
+    traefik: join(bin, 'traefik'),
     // Where nginx's answers to the lab's probe are kept (lab/policy/nginx/probe.mjs).
     cacheDir: join(root, '.lab', 'cache', 'nginx-probe'),
   };

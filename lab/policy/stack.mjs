@@ -81,6 +81,8 @@ export function policyServices(experiment, policy, tools) {
  */
 export function preflight(experiment, root) {
   const front = Object.values(experiment.services).find((s) => s.configs.conf);
+  // A proxy with no check of its own (Traefik) says what it refuses when it starts.
+  if (!front.validate) return;
   const ports = Object.fromEntries(Object.values(experiment.services).map((s) => [s.name, s.ports]));
   const dir = mkdtempSync(join(tmpdir(), 'lab-policy-preflight-'));
   try {

@@ -6,9 +6,10 @@
 import envoy from './envoy.mjs';
 import haproxy from './haproxy.mjs';
 import nginx from './nginx.mjs';
+import traefik from './traefik.mjs';
 
 // In the order their claims are tried: nginx reads what no other claims.
-export const proxies = [envoy, haproxy, nginx];
+export const proxies = [envoy, haproxy, traefik, nginx];
 
 /** The proxy of that name; throws naming the ones there are. */
 export function proxyNamed(name) {

@@ -1,0 +1,90 @@
+/*
+ * Traefik behind the proxy interface (index.mjs): a static config and its file provider's
+ * dynamic config, or a dynamic config alone, in YAML or TOML (../traefik/), its rateLimit
+ * middlewares modelled as Go's reservations on a token bucket (thresholds/models/rate-reservation.js),
+ * run with an access log in JSON of each request's start on its nanosecond clock: the sightings,
+ * and its count per case (its Prometheus metrics count per router and code, not per case).
+ */
+import { basename, relative, dirname } from 'node:path';
+import { traefikPolicy } from '../traefik/read.mjs';
+import { traefikTargets } from '../traefik/targets.mjs';
+import { renderTraefik } from '../traefik/render.mjs';
+import { placePorts } from '../ports.mjs';
+
+const places = (policy) => [...new Set(policy.entryPoints.map((e) => e.place))];
+
+const HEAD = ['router', 'where', 'rule', 'middleware', 'average', 'period s', 'burst', 'by', 'answered with'];
+const rows = (policy) =>
+  policy.routes.map((r) =>
+    r.limit
+      ? [
+          r.router,
+          r.at,
+          `${r.host ? `Host ${r.host} ` : ''}${r.path}`,
+          `${r.limit.middleware} (${r.limit.at})`,
+          String(r.limit.average),
+          String(r.limit.periodS),
+          String(r.limit.burst),
+          r.limit.criterion.by === 'header' ? `header ${r.limit.criterion.header}` : r.limit.criterion.by,
+          '429 (or delayed)',
+        ]
+      : [r.router, r.at, '-', '-', '-', '-', '-', '-', r.none],
+  );
+
+/** A JSON line of its access log (StartUTC to the nanosecond, in ms on the wall clock), or null. */
+function seen(line) {
+  if (!line.startsWith('{')) return null;
+  let j;
+  try {
+    j = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  const kase = j['request_X-Lab-Case'];
+  const m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?Z$/.exec(j.StartUTC ?? '');
+  if (!kase || !m) return null;
+  const ms = Date.parse(`${m[1]}Z`) + Number(`0${m[2] ?? ''}`) * 1000;
+  return { case: kase, ms, clock: 'wall', status: String(j.DownstreamStatus) };
+}
+
+export default {
+  name: 'traefik',
+  title: 'Traefik',
+  // A static config (entryPoints, providers) or a dynamic one (http routers), in YAML or TOML.
+  claims: (text) =>
+    /(^|\n)(entryPoints|providers)\s*:/.test(text) ||
+    /(^|\n)http\s*:\s*\n\s+(routers|middlewares|services)\s*:/.test(text) ||
+    /(^|\n)\s*\[(entryPoints|providers|http\.(routers|middlewares|services))[.\]]/.test(text),
+  tool: (tools) => tools.traefik,
+  read: (file) => traefikPolicy(file),
+  table: (policy) => [HEAD, rows(policy)],
+  places,
+  scheme: () => 'http',
+  targets: traefikTargets,
+  changes: (policy) => [
+    ...policy.says.map((s) => ({ at: s.split(': ')[0], what: s.split(': ').slice(1).join(': ') })),
+    {
+      at: '(the lab)',
+      what: "each entry point on a port of the lab's on 127.0.0.1; every load balancer's servers at the lab backend; the file provider is the lab's one file; the API, dashboard, other providers, tracing and logs are the lab's",
+    },
+  ],
+  ownFiles: (policy) => [
+    basename(policy.file),
+    ...policy.sources.filter((f) => f !== policy.file).map((f) => relative(dirname(policy.file), f)),
+  ],
+  service: {
+    file: 'traefik.yml',
+    render: (policy, view, tools, backend, placed) =>
+      renderTraefik(policy, { ports: placePorts(places(policy)), ownPort: view.self.own, backend, prefix: view.prefix, placed }),
+    command: ['traefik', '--configFile={{config.conf}}'],
+    validate: null,
+    ready: 'http://127.0.0.1:{{self.own}}/ping',
+    metrics: { port: 'own', path: '/metrics' },
+    countsLog: 'seen.log',
+  },
+  // Its metrics count per router and code, not per case: the log counts per case.
+  countOf: () => null,
+  seen,
+  // The clock resolution its sightings are read at, ms (Go's wall clock in ns, logged to the ns).
+  resolutionMs: 0.001,
+};

@@ -1,0 +1,178 @@
+/*
+ * A team's Traefik config as the lab reads it: a static config (its entry points, and the file
+ * provider's dynamic config it names, a file or a folder), or a dynamic config alone, in YAML or
+ * TOML. What the model reads: each HTTP router's entry points, its rule (Host, Path and
+ * PathPrefix joined by &&) and its middlewares, of which a `rateLimit` (average, period, burst,
+ * sourceCriterion by address, header or host) is modelled. What it cannot read is refused by
+ * name with file:line (a Redis-backed limit, plugins, an address strategy with depth), or, where
+ * it only keeps a router from being loaded, said as that router's reason.
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { sourceOf } from './source.mjs';
+import { parseDuration, readRule, readCriterion } from './words.mjs';
+
+// Middlewares that change a request or its answer without answering it themselves.
+const PASSING = new Set([
+  'addPrefix',
+  'stripPrefix',
+  'stripPrefixRegex',
+  'replacePath',
+  'replacePathRegex',
+  'headers',
+  'compress',
+  'buffering',
+  'retry',
+  'contentType',
+  'grpcWeb',
+]);
+
+const isStatic = (data) => 'entryPoints' in data || 'providers' in data;
+
+/** The dynamic config files a static config's file provider names: [source]. */
+function providedFiles(st) {
+  const file = st.data.providers?.file;
+  if (!file) throw new Error(`${st.at(['providers'])}: no file provider: the lab reads the file provider's routers`);
+  const base = dirname(st.file);
+  if (file.filename) {
+    const f = isAbsolute(file.filename) ? file.filename : join(base, file.filename);
+    if (!existsSync(f))
+      throw new Error(`${st.at(['providers', 'file', 'filename'])}: providers.file.filename ${file.filename}: no such file`);
+    return [f === resolve(st.file) ? st : sourceOf(f)];
+  }
+  if (file.directory) {
+    const d = isAbsolute(file.directory) ? file.directory : join(base, file.directory);
+    if (!existsSync(d) || !statSync(d).isDirectory())
+      throw new Error(`${st.at(['providers', 'file', 'directory'])}: providers.file.directory ${file.directory}: no such folder`);
+    return readdirSync(d)
+      .filter((n) => /\.(ya?ml|toml)$/i.test(n))
+      .sort()
+      .map((n) => sourceOf(join(d, n)));
+  }
+  throw new Error(`${st.at(['providers', 'file'])}: providers.file names neither a filename nor a directory`);
+}
+
+/** What a static config says the lab leaves out (other providers, its API, tracing): words. */
+function staticSays(st) {
+  const says = [];
+  for (const p of Object.keys(st.data.providers ?? {}).filter((k) => k !== 'file' && k !== 'providersThrottleDuration'))
+    says.push(`${st.at(['providers', p])}: providers.${p}: its routers are not read (the lab runs the file provider's)`);
+  if (st.data.experimental?.plugins || st.data.experimental?.localPlugins)
+    throw new Error(`${st.at(['experimental'])}: plugins: the lab cannot model what a plugin does`);
+  return says;
+}
+
+/** The entry points: [{name, place, at, redirects}] (place: the address as written, ':80' as '*:80'). */
+function entryPointsOf(st, routers) {
+  if (!st) {
+    const names = [...new Set(Object.values(routers).flatMap((r) => r.entryPoints ?? ['web']))];
+    return names.map((name) => ({ name, place: `entryPoint ${name}`, at: '(no static config)', redirects: false }));
+  }
+  return Object.entries(st.data.entryPoints ?? {}).map(([name, ep]) => {
+    const address = String(ep?.address ?? ':80').replace(/\/(tcp|udp)$/, '');
+    if (ep?.http?.tls)
+      throw new Error(`${st.at(['entryPoints', name, 'http', 'tls'])}: entryPoints.${name}.http.tls: the lab runs Traefik over plain HTTP/1.1 yet`);
+    return {
+      name,
+      place: address.startsWith(':') ? `*${address}` : address,
+      at: st.at(['entryPoints', name]),
+      redirects: Boolean(ep?.http?.redirections),
+    };
+  });
+}
+
+/**
+ * The dynamic configs' HTTP sections merged: {raw: as written, read: each entry with where it
+ * stands (`at`, and `where(path)` for a key in it)}, each {routers, middlewares, services}.
+ */
+function httpOf(sources) {
+  const raw = { routers: {}, middlewares: {}, services: {} };
+  const out = { routers: {}, middlewares: {}, services: {} };
+  for (const s of sources) {
+    if (s.data.tls?.options || s.data.tls?.certificates)
+      throw new Error(`${s.at(['tls'])}: tls: the lab runs Traefik over plain HTTP/1.1 yet`);
+    for (const kind of Object.keys(out))
+      for (const [name, v] of Object.entries(s.data.http?.[kind] ?? {})) {
+        raw[kind][name] = v;
+        out[kind][name] = { ...v, name, at: s.at(['http', kind, name]), where: (p) => s.at(['http', kind, name, ...p]) };
+      }
+  }
+  return { raw, read: out };
+}
+
+/** A router's middlewares, chains expanded: [{name, type, spec, at, where}] or {none}. */
+function chainOf(http, names, seen = []) {
+  const out = [];
+  for (const full of names ?? []) {
+    const [name, provider] = String(full).split('@');
+    if (provider && provider !== 'file') return { none: `middleware ${full}: from provider ${provider}, not read` };
+    const m = http.middlewares[name];
+    if (!m) return { none: `middleware ${full}: not defined in the files read` };
+    const type = Object.keys(m).find((k) => !['name', 'at', 'where'].includes(k));
+    if (type === 'chain') {
+      if (seen.includes(name)) throw new Error(`${m.at}: chain ${name} includes itself`);
+      const inner = chainOf(http, m.chain.middlewares, [...seen, name]);
+      if (inner.none) return inner;
+      out.push(...inner);
+    } else out.push({ name, type, spec: m[type] ?? {}, at: m.at, where: (p) => m.where([type, ...p]) });
+  }
+  return out;
+}
+
+/** A rateLimit middleware as the model reads it. */
+function limitOf(m) {
+  if (m.spec.redis) throw new Error(`${m.where(['redis'])}: rateLimit.redis: a Redis-backed limit is shared by several Traefiks; the lab models one`);
+  const average = Number(m.spec.average ?? 0);
+  const periodS = m.spec.period === undefined ? 1 : parseDuration(m.spec.period, m.where(['period']));
+  const burst = Number(m.spec.burst ?? 1);
+  for (const [k, v] of [['average', average], ['burst', burst]])
+    if (!Number.isInteger(v) || v < 0) throw new Error(`${m.where([k])}: rateLimit.${k} ${m.spec[k]}: a whole number >= 0`);
+  if (periodS <= 0) throw new Error(`${m.where(['period'])}: rateLimit.period ${m.spec.period}: must be more than 0`);
+  return {
+    middleware: m.name,
+    at: m.at,
+    average,
+    periodS,
+    burst,
+    atOf: { average: m.where(['average']), period: m.where(['period']), burst: m.where(['burst']) },
+    criterion: readCriterion(m.spec.sourceCriterion, m.where(['sourceCriterion'])),
+  };
+}
+
+/** One router as a route: {router, at, places, host, path, limit} or {router, at, none}. */
+function routeOf(name, r, http, entryPoints) {
+  const eps = r.entryPoints ? entryPoints.filter((e) => r.entryPoints.includes(e.name)) : entryPoints;
+  const base = { router: name, at: r.at, places: eps.map((e) => e.place), place: eps[0]?.place };
+  if (!eps.length) return { ...base, none: 'no entry point of the files read' };
+  if (eps.every((e) => e.redirects)) return { ...base, none: 'its entry points redirect' };
+  if (r.tls) throw new Error(`${r.where(['tls'])}: routers.${name}.tls: the lab runs Traefik over plain HTTP/1.1 yet`);
+  const rule = readRule(r.rule ?? '', r.where(['rule']));
+  if (rule.none) return { ...base, none: rule.none };
+  const chain = chainOf(http, r.middlewares);
+  if (chain.none) return { ...base, none: chain.none };
+  const other = chain.find((m) => m.type !== 'rateLimit' && !PASSING.has(m.type));
+  if (other) return { ...base, none: `middleware ${other.name} (${other.type}, ${other.at}) answers itself: not modelled` };
+  const limits = chain.filter((m) => m.type === 'rateLimit');
+  if (limits.length > 1)
+    return { ...base, none: `${limits.length} rateLimit middlewares (${limits.map((m) => m.at).join(', ')}): one per router is modelled` };
+  if (!limits.length) return { ...base, none: 'no rateLimit middleware' };
+  return { ...base, host: rule.host, path: rule.path, limit: limitOf(limits[0]) };
+}
+
+/**
+ * A Traefik config read: {proxy: 'traefik', file, sources, entryPoints, http, routes, says}.
+ */
+export function traefikPolicy(file) {
+  const top = sourceOf(file);
+  const st = isStatic(top.data) ? top : null;
+  const sources = st ? providedFiles(st) : [top];
+  const says = st ? staticSays(st) : [];
+  const { raw, read: http } = httpOf(sources);
+  for (const s of sources)
+    for (const k of ['tcp', 'udp']) if (s.data[k]) says.push(`${s.at([k])}: ${k}: its routers are not loaded (the lab loads HTTP)`);
+  const entryPoints = entryPointsOf(st, http.routers);
+  const routes = Object.entries(http.routers).map(([name, r]) => routeOf(name, r, http, entryPoints));
+  if (!routes.some((r) => r.limit))
+    throw new Error(`${file}: no router with a rateLimit middleware: nothing to load`);
+  return { proxy: 'traefik', file, staticFile: st?.file ?? null, sources: sources.map((s) => s.file), entryPoints, http: raw, routes, says };
+}

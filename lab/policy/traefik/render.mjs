@@ -1,0 +1,66 @@
+/*
+ * A team's Traefik config as the lab runs it, one YAML file that is both the static config and
+ * the file provider's dynamic config:
+ *   - the team's entry points, each on a port of the lab's on 127.0.0.1 (`ports`, by where it
+ *     listened), and the lab's own (`lab_own`): ping for readiness, Prometheus's metrics;
+ *   - the team's HTTP routers, middlewares and services as written (from every file read), with
+ *     every load balancer's servers at the lab's backend and the knobs' values where they stand;
+ *   - an access log in JSON of each request's start (Traefik's nanosecond clock), status and
+ *     case: the sightings the replay reads, and the proxy's own count of each case;
+ *   - /healthz on every entry point answered by Traefik's ping before any router of the team's;
+ *   - what the lab does itself left out: other providers, the API and dashboard, TLS, tracing.
+ */
+import { stringify } from 'yaml';
+
+const ROUTER_KEYS = new Set(['rule', 'service', 'middlewares', 'priority', 'entryPoints', 'ruleSyntax']);
+
+/** The dynamic HTTP config with the backend and the knobs placed. */
+function dynamicHttp(policy, backend, placed) {
+  const http = structuredClone(policy.http);
+  for (const s of Object.values(http.services))
+    for (const server of s.loadBalancer?.servers ?? []) server.url = `http://${backend}`;
+  const teams = policy.entryPoints.map((e) => e.name);
+  for (const r of Object.values(http.routers)) {
+    for (const k of Object.keys(r)) if (!ROUTER_KEYS.has(k)) delete r[k];
+    // A router naming no entry point is on all of them: the team's, not the lab's own.
+    r.entryPoints ??= teams;
+  }
+  // The lab's readiness and warm-up requests, answered by Traefik before any of the team's routers.
+  http.routers.lab_healthz = { rule: 'Path(`/healthz`)', priority: 2 ** 31 - 1, service: 'ping@internal', entryPoints: teams };
+  for (const p of placed) {
+    const [, , name, type, key] = p.path;
+    // Traefik reads a number as seconds for a period.
+    http.middlewares[name][type][key] = key === 'period' ? `${Math.round(p.value * 1e6) / 1e3}ms` : p.value;
+  }
+  return http;
+}
+
+/**
+ * The traefik.yml the lab runs for `policy`: `ports` each entry point's port by where it
+ * listened, `ownPort` the lab's, `backend` host:port, `prefix` the service's folder (the config
+ * is there, its own file provider), `placed` the knobs' values where they stand.
+ */
+export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed = [] }) {
+  const entryPoints = Object.fromEntries(
+    policy.entryPoints.map((e) => [e.name, { address: `127.0.0.1:${ports[e.place]}` }]),
+  );
+  const config = {
+    global: { checkNewVersion: false, sendAnonymousUsage: false },
+    entryPoints: { ...entryPoints, lab_own: { address: `127.0.0.1:${ownPort}` } },
+    providers: { file: { filename: `${prefix}/traefik.yml`, watch: false } },
+    ping: { entryPoint: 'lab_own' },
+    metrics: { prometheus: { entryPoint: 'lab_own', addRoutersLabels: true } },
+    log: { level: 'ERROR' },
+    accessLog: {
+      filePath: `${prefix}/seen.log`,
+      format: 'json',
+      fields: {
+        defaultMode: 'drop',
+        names: { StartUTC: 'keep', DownstreamStatus: 'keep', RouterName: 'keep' },
+        headers: { defaultMode: 'drop', names: { 'X-Lab-Case': 'keep' } },
+      },
+    },
+    http: dynamicHttp(policy, backend, placed),
+  };
+  return `# ${policy.file}, as the lab runs it (lab/policy/traefik/render.mjs says what moved)\n${stringify(config)}`;
+}
