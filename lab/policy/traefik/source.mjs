@@ -69,7 +69,10 @@ function tomlKeyLines(text) {
   return out;
 }
 
-/** A TOML file: {data, at}; a key is found at the longest path written that leads to it. */
+/**
+ * A TOML file: {data, at}. A key stands on the first line that writes it or a key inside it (a
+ * table's header, a dotted key), else on the line of the longest path written that leads to it.
+ */
 function tomlSource(file, text) {
   let data;
   try {
@@ -85,7 +88,9 @@ function tomlSource(file, text) {
       const p = k.path.map(String);
       let n = 0;
       while (n < p.length && n < want.length && p[n] === want[n]) n += 1;
-      if (n === p.length && n > best.n) best = { n, line: k.line };
+      // Within the wanted key (n = its length) or on the way to it (n = the line's own length).
+      const score = n === want.length ? n + 1 : n === p.length ? n : 0;
+      if (score > best.n) best = { n: score, line: k.line };
     }
     return `${file}:${best.line}`;
   };
