@@ -81,6 +81,10 @@ render experiment *args: deps
 policies *args: setup
     node lab/cli/index.mjs policies "$@"
 
+# One team's limit in every proxy the lab knows, one load against each, one table and one page: `compare-proxies spike --policy=FILE [--quick] [--record]` (docs/compare-proxies.md).
+compare-proxies *args: setup
+    node lab/cli/index.mjs compare-proxies "$@"
+
 # Make a team's nginx.conf or Envoy bootstrap an experiment of the repository: `new <name> --policy=FILE` (its test beside its config, with history and CI).
 new *args: deps
     node lab/cli/index.mjs new "$@"

@@ -45,7 +45,7 @@ export default [
   },
   // The pages' client code, and what the browser checks evaluate in the page.
   {
-    files: ['lab/results/client/**/*.js', 'lab/results/check.mjs'],
+    files: ['lab/results/client/**/*.js', 'lab/results/check.mjs', 'lab/results/check-proxies.mjs'],
     languageOptions: { globals: { ...globals.browser } },
   },
 ];

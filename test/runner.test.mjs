@@ -180,7 +180,7 @@ test('the command line: the entry point picks the command; errors print as error
     assert.equal(r.status, 2);
     assert.match(
       r.stderr,
-      /^usage: lab <test\|bench\|expect\|docs\|up\|metrics\|panels\|verdict\|clean\|keep\|down\|render\|knobs\|results\|policies\|new\|export\|lint> \.\.\.; unknown command '(nosuch)?'\n$/,
+      /^usage: lab <test\|bench\|expect\|docs\|up\|metrics\|panels\|verdict\|clean\|keep\|down\|render\|knobs\|results\|policies\|compare-proxies\|new\|export\|lint> \.\.\.; unknown command '(nosuch)?'\n$/,
     );
   }
   const bad = lab('expect', 'spike', '--segments');

@@ -55,6 +55,7 @@ const commands = {
   knobs: './knobs.mjs',
   results: './results.mjs',
   policies: './policies.mjs',
+  'compare-proxies': './compare-proxies.mjs',
   new: './new.mjs',
   export: './export.mjs',
   lint: './lint.mjs',

@@ -6,20 +6,26 @@
  * names. One row per entry and run; the exit code says whether every row came out as it must.
  */
 import { readFileSync, writeFileSync, mkdirSync, rmSync, appendFileSync, realpathSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import test from './test.mjs';
 import { formatTable } from '../judge/table.mjs';
 
 const RUNS = ['smoke', 'spike', 'perturbed'];
 
-/** The stack's copy of an entry's file with its one change; refused when `from` is not in it once. */
+/**
+ * The stack's copy of an entry's file with its one change, made in `perturb.in` (a file the
+ * policy names beside it, copied beside the copy) or the file itself; refused when `from` is
+ * not in it once.
+ */
 function perturbedCopy(root, entry, dir) {
-  const text = readFileSync(join(root, entry.file), 'utf8');
+  const changed = entry.perturb.in ? join(dirname(entry.file), entry.perturb.in) : entry.file;
+  const text = readFileSync(join(root, changed), 'utf8');
   if (text.split(entry.perturb.from).length !== 2)
-    throw new Error(`test/policies/tests.json: '${entry.perturb.from}' is not in ${entry.file} exactly once`);
+    throw new Error(`test/policies/tests.json: '${entry.perturb.from}' is not in ${changed} exactly once`);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, basename(entry.file));
-  writeFileSync(file, text.replace(entry.perturb.from, entry.perturb.to));
+  if (entry.perturb.in) writeFileSync(file, readFileSync(join(root, entry.file)));
+  writeFileSync(join(dir, basename(changed)), text.replace(entry.perturb.from, entry.perturb.to));
   return file;
 }
 

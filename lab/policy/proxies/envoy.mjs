@@ -10,6 +10,7 @@ import { ENVOY_HEAD, envoyRows } from '../envoy/table.mjs';
 import { renderEnvoy } from '../envoy/render.mjs';
 import { placePorts } from '../ports.mjs';
 import { fieldsOf } from './seen-line.mjs';
+import { envoyFromLimit } from '../envoy/from-limit.mjs';
 
 const places = (policy) => [...new Set(policy.routes.map((r) => r.place))];
 
@@ -71,4 +72,8 @@ export default {
   },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 0.001,
+  // What it lets through at once: its bucket's tokens.
+  atOnce: (t) => t.burst,
+  // A team's limit (R r/s, B at once) written as this proxy's closest config (compare-proxies).
+  fromLimit: envoyFromLimit,
 };

@@ -10,6 +10,7 @@ import { haproxyTargets } from '../haproxy/targets.mjs';
 import { renderHaproxy } from '../haproxy/render.mjs';
 import { placePorts } from '../ports.mjs';
 import { fieldsOf } from './seen-line.mjs';
+import { haproxyFromLimit } from '../haproxy/from-limit.mjs';
 
 const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
 
@@ -69,4 +70,8 @@ export default {
   },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 1,
+  // What it lets through at once: its deny's limit, into an empty window.
+  atOnce: (t) => t.burst,
+  // A team's limit (R r/s, B at once) written as this proxy's closest config (compare-proxies).
+  fromLimit: haproxyFromLimit,
 };

@@ -11,6 +11,7 @@ import { renderNginx, changeNotes } from '../nginx/render.mjs';
 import { makeFiles } from '../nginx/probe.mjs';
 import { placePorts } from '../ports.mjs';
 import { fieldsOf } from './seen-line.mjs';
+import { nginxFromLimit } from '../nginx/from-limit.mjs';
 
 const places = (policy) => policy.explored.places.map((p) => p.place);
 const collectAts = (dirs) => dirs.flatMap((d) => [d.at, ...(d.block ? collectAts(d.block) : [])]);
@@ -78,4 +79,8 @@ export default {
   },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 1,
+  // What it lets through at once: its burst and the one beyond it.
+  atOnce: (t) => (t.burst ?? 0) + 1,
+  // A team's limit (R r/s, B at once) written as this proxy's closest config (compare-proxies).
+  fromLimit: nginxFromLimit,
 };

@@ -10,6 +10,7 @@ import { traefikPolicy } from '../traefik/read.mjs';
 import { traefikTargets } from '../traefik/targets.mjs';
 import { renderTraefik } from '../traefik/render.mjs';
 import { placePorts } from '../ports.mjs';
+import { traefikFromLimit } from '../traefik/from-limit.mjs';
 
 const places = (policy) => [...new Set(policy.entryPoints.map((e) => e.place))];
 
@@ -75,7 +76,13 @@ export default {
   service: {
     file: 'traefik.yml',
     render: (policy, view, tools, backend, placed) =>
-      renderTraefik(policy, { ports: placePorts(places(policy)), ownPort: view.self.own, backend, prefix: view.prefix, placed }),
+      renderTraefik(policy, {
+        ports: placePorts(places(policy)),
+        ownPort: view.self.own,
+        backend,
+        prefix: view.prefix,
+        placed,
+      }),
     command: ['traefik', '--configFile={{config.conf}}'],
     validate: null,
     ready: 'http://127.0.0.1:{{self.own}}/ping',
@@ -87,4 +94,8 @@ export default {
   seen,
   // The clock resolution its sightings are read at, ms (Go's wall clock in ns, logged to the ns).
   resolutionMs: 0.001,
+  // What it lets through at once: its burst.
+  atOnce: (t) => t.burst,
+  // A team's limit (R r/s, B at once) written as this proxy's closest config (compare-proxies).
+  fromLimit: traefikFromLimit,
 };

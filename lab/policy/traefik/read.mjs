@@ -37,13 +37,17 @@ function providedFiles(st) {
   if (file.filename) {
     const f = isAbsolute(file.filename) ? file.filename : join(base, file.filename);
     if (!existsSync(f))
-      throw new Error(`${st.at(['providers', 'file', 'filename'])}: providers.file.filename ${file.filename}: no such file`);
+      throw new Error(
+        `${st.at(['providers', 'file', 'filename'])}: providers.file.filename ${file.filename}: no such file`,
+      );
     return [f === resolve(st.file) ? st : sourceOf(f)];
   }
   if (file.directory) {
     const d = isAbsolute(file.directory) ? file.directory : join(base, file.directory);
     if (!existsSync(d) || !statSync(d).isDirectory())
-      throw new Error(`${st.at(['providers', 'file', 'directory'])}: providers.file.directory ${file.directory}: no such folder`);
+      throw new Error(
+        `${st.at(['providers', 'file', 'directory'])}: providers.file.directory ${file.directory}: no such folder`,
+      );
     return readdirSync(d)
       .filter((n) => /\.(ya?ml|toml)$/i.test(n))
       .sort()
@@ -56,7 +60,9 @@ function providedFiles(st) {
 function staticSays(st) {
   const says = [];
   for (const p of Object.keys(st.data.providers ?? {}).filter((k) => k !== 'file' && k !== 'providersThrottleDuration'))
-    says.push(`${st.at(['providers', p])}: providers.${p}: its routers are not read (the lab runs the file provider's)`);
+    says.push(
+      `${st.at(['providers', p])}: providers.${p}: its routers are not read (the lab runs the file provider's)`,
+    );
   if (st.data.experimental?.plugins || st.data.experimental?.localPlugins)
     throw new Error(`${st.at(['experimental'])}: plugins: the lab cannot model what a plugin does`);
   return says;
@@ -71,7 +77,9 @@ function entryPointsOf(st, routers) {
   return Object.entries(st.data.entryPoints ?? {}).map(([name, ep]) => {
     const address = String(ep?.address ?? ':80').replace(/\/(tcp|udp)$/, '');
     if (ep?.http?.tls)
-      throw new Error(`${st.at(['entryPoints', name, 'http', 'tls'])}: entryPoints.${name}.http.tls: the lab runs Traefik over plain HTTP/1.1 yet`);
+      throw new Error(
+        `${st.at(['entryPoints', name, 'http', 'tls'])}: entryPoints.${name}.http.tls: the lab runs Traefik over plain HTTP/1.1 yet`,
+      );
     return {
       name,
       place: address.startsWith(':') ? `*${address}` : address,
@@ -94,7 +102,12 @@ function httpOf(sources) {
     for (const kind of Object.keys(out))
       for (const [name, v] of Object.entries(s.data.http?.[kind] ?? {})) {
         raw[kind][name] = v;
-        out[kind][name] = { ...v, name, at: s.at(['http', kind, name]), where: (p) => s.at(['http', kind, name, ...p]) };
+        out[kind][name] = {
+          ...v,
+          name,
+          at: s.at(['http', kind, name]),
+          where: (p) => s.at(['http', kind, name, ...p]),
+        };
       }
   }
   return { raw, read: out };
@@ -121,12 +134,19 @@ function chainOf(http, names, seen = []) {
 
 /** A rateLimit middleware as the model reads it. */
 function limitOf(m) {
-  if (m.spec.redis) throw new Error(`${m.where(['redis'])}: rateLimit.redis: a Redis-backed limit is shared by several Traefiks; the lab models one`);
+  if (m.spec.redis)
+    throw new Error(
+      `${m.where(['redis'])}: rateLimit.redis: a Redis-backed limit is shared by several Traefiks; the lab models one`,
+    );
   const average = Number(m.spec.average ?? 0);
   const periodS = m.spec.period === undefined ? 1 : parseDuration(m.spec.period, m.where(['period']));
   const burst = Number(m.spec.burst ?? 1);
-  for (const [k, v] of [['average', average], ['burst', burst]])
-    if (!Number.isInteger(v) || v < 0) throw new Error(`${m.where([k])}: rateLimit.${k} ${m.spec[k]}: a whole number >= 0`);
+  for (const [k, v] of [
+    ['average', average],
+    ['burst', burst],
+  ])
+    if (!Number.isInteger(v) || v < 0)
+      throw new Error(`${m.where([k])}: rateLimit.${k} ${m.spec[k]}: a whole number >= 0`);
   if (periodS <= 0) throw new Error(`${m.where(['period'])}: rateLimit.period ${m.spec.period}: must be more than 0`);
   return {
     middleware: m.name,
@@ -151,10 +171,14 @@ function routeOf(name, r, http, entryPoints) {
   const chain = chainOf(http, r.middlewares);
   if (chain.none) return { ...base, none: chain.none };
   const other = chain.find((m) => m.type !== 'rateLimit' && !PASSING.has(m.type));
-  if (other) return { ...base, none: `middleware ${other.name} (${other.type}, ${other.at}) answers itself: not modelled` };
+  if (other)
+    return { ...base, none: `middleware ${other.name} (${other.type}, ${other.at}) answers itself: not modelled` };
   const limits = chain.filter((m) => m.type === 'rateLimit');
   if (limits.length > 1)
-    return { ...base, none: `${limits.length} rateLimit middlewares (${limits.map((m) => m.at).join(', ')}): one per router is modelled` };
+    return {
+      ...base,
+      none: `${limits.length} rateLimit middlewares (${limits.map((m) => m.at).join(', ')}): one per router is modelled`,
+    };
   if (!limits.length) return { ...base, none: 'no rateLimit middleware' };
   return { ...base, host: rule.host, path: rule.path, limit: limitOf(limits[0]) };
 }
@@ -169,10 +193,19 @@ export function traefikPolicy(file) {
   const says = st ? staticSays(st) : [];
   const { raw, read: http } = httpOf(sources);
   for (const s of sources)
-    for (const k of ['tcp', 'udp']) if (s.data[k]) says.push(`${s.at([k])}: ${k}: its routers are not loaded (the lab loads HTTP)`);
+    for (const k of ['tcp', 'udp'])
+      if (s.data[k]) says.push(`${s.at([k])}: ${k}: its routers are not loaded (the lab loads HTTP)`);
   const entryPoints = entryPointsOf(st, http.routers);
   const routes = Object.entries(http.routers).map(([name, r]) => routeOf(name, r, http, entryPoints));
-  if (!routes.some((r) => r.limit))
-    throw new Error(`${file}: no router with a rateLimit middleware: nothing to load`);
-  return { proxy: 'traefik', file, staticFile: st?.file ?? null, sources: sources.map((s) => s.file), entryPoints, http: raw, routes, says };
+  if (!routes.some((r) => r.limit)) throw new Error(`${file}: no router with a rateLimit middleware: nothing to load`);
+  return {
+    proxy: 'traefik',
+    file,
+    staticFile: st?.file ?? null,
+    sources: sources.map((s) => s.file),
+    entryPoints,
+    http: raw,
+    routes,
+    says,
+  };
 }

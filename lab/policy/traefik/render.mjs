@@ -26,7 +26,12 @@ function dynamicHttp(policy, backend, placed) {
     r.entryPoints ??= teams;
   }
   // The lab's readiness and warm-up requests, answered by Traefik before any of the team's routers.
-  http.routers.lab_healthz = { rule: 'Path(`/healthz`)', priority: 2 ** 31 - 1, service: 'ping@internal', entryPoints: teams };
+  http.routers.lab_healthz = {
+    rule: 'Path(`/healthz`)',
+    priority: 2 ** 31 - 1,
+    service: 'ping@internal',
+    entryPoints: teams,
+  };
   for (const p of placed) {
     const [, , name, type, key] = p.path;
     // Traefik reads a number as seconds for a period.

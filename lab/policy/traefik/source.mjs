@@ -38,7 +38,11 @@ function yamlSource(file, text) {
   return { data: doc.toJS() ?? {}, at };
 }
 
-const unquote = (k) => k.trim().replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1');
+const unquote = (k) =>
+  k
+    .trim()
+    .replace(/^"(.*)"$/, '$1')
+    .replace(/^'(.*)'$/, '$1');
 const dotted = (s) => s.split('.').map(unquote);
 
 /** Each key line of a TOML text as the full path it sets: [{path, line}] (array tables as index 0..n). */
@@ -78,7 +82,7 @@ function tomlSource(file, text) {
   try {
     data = parseToml(text);
   } catch (e) {
-    throw new Error(`${file}:${e.line ?? 1}: not TOML Traefik can read: ${e.message.split('\n')[0]}`);
+    throw new Error(`${file}:${e.line ?? 1}: not TOML Traefik can read: ${e.message.split('\n')[0]}`, { cause: e });
   }
   const keys = tomlKeyLines(text);
   const at = (path) => {

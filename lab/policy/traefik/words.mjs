@@ -23,7 +23,12 @@ const MATCHER = /^(Host|Path|PathPrefix)\(\s*`([^`]*)`\s*\)$/;
 export function readRule(rule, at) {
   if (!rule.trim()) return { none: `${at}: no rule` };
   const out = { host: null, path: null };
-  for (const part of rule.split('&&').map((p) => p.trim().replace(/^\((.*)\)$/, '$1').trim())) {
+  for (const part of rule.split('&&').map((p) =>
+    p
+      .trim()
+      .replace(/^\((.*)\)$/, '$1')
+      .trim(),
+  )) {
     const m = part.match(MATCHER);
     if (!m) return { none: `rule ${rule}: '${part}' is not read (Host, Path and PathPrefix joined by && are)` };
     if (m[1] === 'Host') out.host = m[2];
@@ -40,7 +45,9 @@ export function readRule(rule, at) {
 export function readCriterion(c, at) {
   if (!c) return { by: 'address' };
   if (c.ipStrategy && (c.ipStrategy.depth || c.ipStrategy.excludedIPs?.length || c.ipStrategy.ipv6Subnet))
-    throw new Error(`${at}: sourceCriterion.ipStrategy with depth, excludedIPs or ipv6Subnet: X-Forwarded-For is not modelled yet`);
+    throw new Error(
+      `${at}: sourceCriterion.ipStrategy with depth, excludedIPs or ipv6Subnet: X-Forwarded-For is not modelled yet`,
+    );
   if (c.ipStrategy) return { by: 'address' };
   if (c.requestHeaderName) return { by: 'header', header: c.requestHeaderName };
   if (c.requestHost) return { by: 'host' };

@@ -1,0 +1,166 @@
+// A team's Traefik config read (lab/policy/traefik/read.mjs): a static config and the dynamic
+// file it names, or a dynamic config alone, in YAML or TOML; what the model reads, a router's
+// reason when it gets no cases, and each construct it cannot read refused by name at file:line.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { traefikPolicy } from '../lab/policy/traefik/read.mjs';
+import { parseDuration, readRule } from '../lab/policy/traefik/words.mjs';
+import { proxyClaiming } from '../lab/policy/proxies/index.mjs';
+import { renderTraefik } from '../lab/policy/traefik/render.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const policies = join(root, 'test', 'policies');
+
+/** traefikPolicy's answer (or its error's message) on files written in a scratch folder: {name: text}. */
+function readFiles(files, main = Object.keys(files)[0]) {
+  const dir = mkdtempSync(join(tmpdir(), 'lab-traefik-read-'));
+  try {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    return traefikPolicy(join(dir, main));
+  } catch (e) {
+    return e.message.replace(dir, '<dir>');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A dynamic YAML config with one router, its middlewares (YAML lines under http.middlewares). */
+const dynamic = (middlewares, router = '      middlewares: [limit]') =>
+  [
+    'http:',
+    '  routers:',
+    '    api:',
+    '      rule: "PathPrefix(`/api`)"',
+    '      service: app',
+    router,
+    '  middlewares:',
+    ...middlewares,
+    '  services:',
+    '    app:',
+    '      loadBalancer:',
+    '        servers:',
+    '          - url: "http://10.0.0.1:80"',
+    '',
+  ].join('\n');
+
+test('a static config and its dynamic file: entry points, the router with its limit where each number stands', () => {
+  const p = traefikPolicy(join(policies, 'traefik-rate.yml'));
+  assert.deepEqual(
+    p.entryPoints.map((e) => [e.name, e.place]),
+    [['web', '*:8080']],
+  );
+  const api = p.routes.find((r) => r.router === 'api');
+  assert.equal(api.path, '/api');
+  assert.deepEqual([api.limit.average, api.limit.periodS, api.limit.burst], [10, 1, 20]);
+  assert.match(api.limit.atOf.average, /traefik-rate\.dynamic\.yml:16$/);
+  assert.equal(p.routes.find((r) => r.router === 'site').none, 'no rateLimit middleware');
+  assert.match(p.says[0], /traefik-rate\.yml:9: providers\.docker: its routers are not read/);
+});
+
+test('a TOML dynamic config alone: its numbers on their lines, a per-minute period, the header it is keyed by', () => {
+  const p = traefikPolicy(join(policies, 'traefik-per-minute.toml'));
+  const r = p.routes[0];
+  assert.deepEqual([r.host, r.path], ['partners.example.com', '/v2']);
+  assert.deepEqual([r.limit.average, r.limit.periodS, r.limit.burst], [90, 60, 3]);
+  assert.deepEqual(r.limit.criterion, { by: 'header', header: 'X-Api-Key' });
+  assert.match(r.limit.atOf.period, /traefik-per-minute\.toml:11$/);
+  assert.match(r.limit.at, /traefik-per-minute\.toml:9$/);
+});
+
+test('refused by name with file:line: a Redis-backed limit, an X-Forwarded-For strategy, a TLS router, a bad period', () => {
+  assert.match(
+    readFiles({
+      'd.yml': dynamic([
+        '    limit:',
+        '      rateLimit:',
+        '        average: 5',
+        '        redis:',
+        '          endpoints: [r:6379]',
+      ]),
+    }),
+    /d\.yml:11: rateLimit\.redis: a Redis-backed limit/,
+  );
+  assert.match(
+    readFiles({
+      'd.yml': dynamic([
+        '    limit:',
+        '      rateLimit:',
+        '        average: 5',
+        '        sourceCriterion:',
+        '          ipStrategy:',
+        '            depth: 1',
+      ]),
+    }),
+    /d\.yml:11: sourceCriterion\.ipStrategy with depth/,
+  );
+  assert.match(
+    readFiles({
+      'd.yml': dynamic(['    limit:', '      rateLimit: {average: 5}'], '      middlewares: [limit]\n      tls: {}'),
+    }),
+    /d\.yml:7: routers\.api\.tls: the lab runs Traefik over plain HTTP\/1\.1 yet/,
+  );
+  assert.match(
+    readFiles({
+      'd.yml': dynamic(['    limit:', '      rateLimit:', '        average: 5', '        period: 10 seconds']),
+    }),
+    /d\.yml:11: '10 seconds' is not a duration/,
+  );
+  assert.match(
+    readFiles({
+      's.yml': 'entryPoints:\n  web:\n    address: ":80"\nproviders:\n  file:\n    filename: nowhere.yml\n',
+    }),
+    /s\.yml:6: providers\.file\.filename nowhere\.yml: no such file/,
+  );
+});
+
+test('a router the lab cannot send to, or whose middleware answers itself, says why and gets no cases', () => {
+  const auth = readFiles({
+    'd.yml': dynamic(
+      ['    limit:', '      rateLimit: {average: 5}', '    auth:', '      basicAuth: {users: ["a:b"]}'],
+      '      middlewares: [auth, limit]',
+    ),
+  });
+  assert.match(auth, /no router with a rateLimit middleware/);
+  const two = readFiles({
+    'd.yml': dynamic(['    limit:', '      rateLimit: {average: 5}']).replace(
+      '\n  middlewares:\n',
+      '\n    other:\n      rule: "HostRegexp(`.+`)"\n      service: app\n      middlewares: [limit]\n  middlewares:\n',
+    ),
+  });
+  assert.match(two.routes.find((r) => r.router === 'other').none, /'HostRegexp\(`\.\+`\)' is not read/);
+});
+
+test('the small languages: Go durations, rules', () => {
+  assert.equal(parseDuration('1m30s', 'x'), 90);
+  assert.equal(parseDuration(10, 'x'), 10);
+  assert.equal(parseDuration('250ms', 'x'), 0.25);
+  assert.deepEqual(readRule('Host(`a.b`) && PathPrefix(`/x`)', 'x'), { host: 'a.b', path: '/x' });
+  assert.deepEqual(readRule('(Path(`/y`))', 'x'), { host: null, path: '/y' });
+});
+
+test('claims: Traefik files are Traefik', () => {
+  assert.equal(proxyClaiming('entryPoints:\n  web:\n    address: ":80"\n').name, 'traefik');
+  assert.equal(proxyClaiming('[http.routers.a]\n  rule = "Path(`/`)"\n').name, 'traefik');
+  assert.equal(proxyClaiming('http:\n  routers:\n    a: {}\n').name, 'traefik');
+});
+
+test('the render: entry points on the lab ports, servers at the backend, knobs placed, /healthz ahead of the routers', () => {
+  const p = traefikPolicy(join(policies, 'traefik-rate.yml'));
+  const text = renderTraefik(p, {
+    ports: { '*:8080': 18200 },
+    ownPort: 18201,
+    backend: '127.0.0.1:18202',
+    prefix: '/run/x',
+    placed: [{ path: ['http', 'middlewares', 'api-limit', 'rateLimit', 'period'], value: 2 }],
+  });
+  assert.match(text, /address: 127\.0\.0\.1:18200/);
+  assert.match(text, /url: http:\/\/127\.0\.0\.1:18202/);
+  assert.match(text, /period: 2000ms/);
+  assert.match(text, /service: ping@internal/);
+  assert.match(text, /filename: \/run\/x\/traefik\.yml/);
+  assert.doesNotMatch(text, /docker|dashboard/);
+});
