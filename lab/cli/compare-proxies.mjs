@@ -73,7 +73,7 @@ export default async function compareProxies(words, { root, say }) {
   const runs = [];
   for (const cfg of configs) {
     say(`compare-proxies: ${cfg.title} (${relative(root, cfg.file)})`);
-    runs.push(await runOne(root, suite, cfg, [...quick, `load_rates=${rates.join(',')}`], () => {}));
+    runs.push(await runOne(root, suite, cfg, [...quick, `load_rates=${rates.join(',')}`], say));
   }
   const result = { stamp, suite, quick: quick[0] ?? null, policy: relative(root, policy.file), limit, rates, runs };
   const rows = compareRows(result);

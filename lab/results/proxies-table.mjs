@@ -63,7 +63,7 @@ function rowOf(result, run, rate) {
     stated,
     pass: o.pass,
     cells: [
-      `${rate * factor} r/s x ${o.params.seconds / factor} s (${m.sent} sent)`,
+      `${o.params.rate} r/s x ${o.params.seconds} s (${m.sent} sent)`,
       run.title,
       String(m.ok),
       span(o.expected.ok),

@@ -1,13 +1,14 @@
 /*
  * A team's limit ("R requests a second per client, B of them at once, 429 above") as the Envoy
- * bootstrap closest to it: a local rate limit's token bucket of B tokens, refilled by one token
- * every 1/R s (or R/20 tokens every 50 ms, Envoy's shortest fill interval, above 20 r/s).
+ * bootstrap closest to it: a local rate limit's token bucket of B tokens, refilled k tokens every
+ * k/R s, k the fewest that make the interval 250 ms or more: Envoy refuses one under 50 ms, and
+ * --quick divides it by up to 5.
  */
 
 /** {file, text, says} for `limit` {rate, atOnce, status}. */
 export function envoyFromLimit({ rate, atOnce, status }) {
-  const intervalMs = Math.max(50, Math.round(1000 / rate));
-  const perFill = Math.max(1, Math.round((rate * intervalMs) / 1000));
+  const perFill = Math.ceil(rate / 4);
+  const intervalMs = Math.round((perFill * 1000) / rate);
   const text = `# ${rate} requests a second per client, ${atOnce} at once, ${status} above (written by ./labw compare-proxies)
 static_resources:
   listeners:
@@ -40,7 +41,7 @@ static_resources:
   clusters:
   - name: app
     type: STRICT_DNS
-    load_assignment: { cluster_name: app, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: app.internal, port_value: 8000 } } } }] }] }
+    load_assignment: { cluster_name: app, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 10.0.0.12, port_value: 8000 } } } }] }] }
 `;
   return {
     file: 'envoy.yaml',

@@ -22,7 +22,7 @@ frontend api
     default_backend app
 
 backend app
-    server app1 app.internal:8000
+    server app1 10.0.0.12:8000
 `;
   return {
     file: 'haproxy.cfg',

@@ -16,7 +16,7 @@ http {
         listen 8080;
         location / {
             limit_req zone=per_client burst=${atOnce - 1} nodelay;
-            proxy_pass http://app.internal:8000;
+            proxy_pass http://10.0.0.12:8000;
         }
     }
 }

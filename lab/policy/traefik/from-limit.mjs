@@ -25,7 +25,7 @@ http:
     app:
       loadBalancer:
         servers:
-          - url: "http://app.internal:8000"
+          - url: "http://10.0.0.12:8000"
 `;
   return {
     file: 'traefik.yml',
