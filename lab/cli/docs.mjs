@@ -16,6 +16,7 @@ import { table, byId, span } from '../lib.mjs';
 import { latenessTable } from './k6-lateness.mjs';
 import { seenLagTable } from './seen-lag.mjs';
 import { runSample } from './run-sample.mjs';
+import { proxiesDoc } from './proxies-doc.mjs';
 import { scriptBlock } from '../export/readme-block.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -137,6 +138,7 @@ const blocks = (loaded) => ({
   'docs/knobs.md': { quick: quickChanges },
   'docs/policies.md': { 'machine-rate': () => machineRateTable(root), 'tls-cost': () => tlsTable(root) },
   'README.md': { 'run-sample': () => runSample(root) },
+  'docs/compare-proxies.md': { 'compare-proxies': () => proxiesDoc(root) },
 });
 
 const BLOCK = /(<!-- lab:generated ([\w-]+) -->\n)[\s\S]*?(<!-- lab:end -->)/g;
