@@ -164,3 +164,17 @@ test('the render: entry points on the lab ports, servers at the backend, knobs p
   assert.match(text, /filename: \/run\/x\/traefik\.yml/);
   assert.doesNotMatch(text, /docker|dashboard/);
 });
+
+test("Traefik's check reads a refusal from its JSON log and from an exit's message, and nothing else", async () => {
+  const { refusals } = await import('../lab/policy/traefik/check.mjs');
+  const built =
+    '{"level":"error","providerName":"file","error":"t.yml: strconv.ParseInt: parsing \\"x\\": invalid syntax","time":"2026-11-27T05:23:07Z","message":"Error while building configuration (for the first time)"}';
+  const decode =
+    '{"level":"error","error":"command traefik error: field not found, node: bogus","message":"Command error"}';
+  const fine = '{"level":"info","message":"Configuration loaded from file: t.yml"}';
+  assert.deepEqual(refusals([fine, built, decode, ''].join('\n')), [
+    'Error while building configuration (for the first time): t.yml: strconv.ParseInt: parsing "x": invalid syntax',
+    'Command error: command traefik error: field not found, node: bogus',
+  ]);
+  assert.deepEqual(refusals(fine), []);
+});

@@ -81,7 +81,7 @@ export function policyServices(experiment, policy, tools) {
  */
 export function preflight(experiment, root) {
   const front = Object.values(experiment.services).find((s) => s.configs.conf);
-  // A proxy with no check of its own (Traefik) says what it refuses when it starts.
+  // A proxy with no check of its own would say what it refuses only when it starts.
   if (!front.validate) return;
   const ports = Object.fromEntries(Object.values(experiment.services).map((s) => [s.name, s.ports]));
   const dir = mkdtempSync(join(tmpdir(), 'lab-policy-preflight-'));
@@ -108,7 +108,7 @@ export function preflight(experiment, root) {
     if (r.error) throw new Error(`${front.name}: cannot run '${argv[0]}' to check its config: ${r.error.message}`);
     if (r.status !== 0)
       throw new Error(
-        `${experiment.policyFile}: as the lab runs it, ${argv[0]} refuses it:\n${(r.stderr + r.stdout).trim()}`,
+        `${experiment.policyFile}: as the lab runs it, ${front.command[0]} refuses it:\n${(r.stderr + r.stdout).trim()}`,
       );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -84,7 +84,8 @@ export default {
         placed,
       }),
     command: ['traefik', '--configFile={{config.conf}}'],
-    validate: null,
+    // Traefik has no check mode: a moment's start, its errors read (../traefik/check.mjs).
+    validate: ['node', 'lab/policy/traefik/check.mjs', '{{config.conf}}', '{{self.own}}'],
     ready: 'http://127.0.0.1:{{self.own}}/ping',
     metrics: { port: 'own', path: '/metrics' },
     countsLog: 'seen.log',

@@ -4,9 +4,11 @@
  * client address (its default).
  */
 
+import { traefikLimits } from '../../../thresholds/models/rate-reservation.js';
+
 /** {file, text, says} for `limit` {rate, atOnce, status}. */
 export function traefikFromLimit({ rate, atOnce, status }) {
-  const maxDelayMs = rate < 1 ? 500 : 1000 / (2 * Math.trunc(rate));
+  const { maxDelayMs } = traefikLimits({ average: rate, periodS: 1, burst: atOnce });
   const text = `# ${rate} requests a second per client, ${atOnce} at once, 429 above (written by ./labw compare-proxies)
 http:
   routers:

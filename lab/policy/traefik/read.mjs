@@ -40,7 +40,7 @@ function providedFiles(st) {
       throw new Error(
         `${st.at(['providers', 'file', 'filename'])}: providers.file.filename ${file.filename}: no such file`,
       );
-    return [f === resolve(st.file) ? st : sourceOf(f)];
+    return [resolve(f) === resolve(st.file) ? st : sourceOf(f)];
   }
   if (file.directory) {
     const d = isAbsolute(file.directory) ? file.directory : join(base, file.directory);

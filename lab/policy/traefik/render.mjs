@@ -55,7 +55,7 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
     providers: { file: { filename: `${prefix}/traefik.yml`, watch: false } },
     ping: { entryPoint: 'lab_own' },
     metrics: { prometheus: { entryPoint: 'lab_own', addRoutersLabels: true } },
-    log: { level: 'ERROR' },
+    log: { level: 'ERROR', format: 'json' },
     accessLog: {
       filePath: `${prefix}/seen.log`,
       format: 'json',
