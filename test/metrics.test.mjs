@@ -9,7 +9,8 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import YAML from 'yaml';
-import { parsePrometheusText, countsTable } from '../lab/judge/nothing-lost.mjs';
+import { parsePrometheusText, countsTable, addLoggedCounts, ownCounterRows } from '../lab/judge/nothing-lost.mjs';
+import { proxyNamed } from '../lab/policy/proxies/index.mjs';
 import { macros, expand, checkPanels } from '../lab/stores/panels.mjs';
 import { buildDashboards } from '../dashboards/build.mjs';
 import { boards, loadExperimentBoards } from '../dashboards/src/boards.mjs';
@@ -247,4 +248,52 @@ test('a typo in a compose service fails the compose validation', (t) => {
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+});
+
+test("a proxy's own counters against k6: the log places each case's requests at the counter that counted them", () => {
+  const haproxy = proxyNamed('haproxy');
+  const log = [
+    'fill 1000 200 api app',
+    'fill 1001 429 api api',
+    'over 1002 200 api app',
+    'over 1003 429 api api',
+    'over 1004 429 api api',
+    '- - 200 api <NOSRV>',
+  ].join('\n');
+  const proxy = addLoggedCounts({ byCase: {}, own: {}, placeOf: {} }, log, new Set(['fill', 'over']), haproxy);
+  assert.deepEqual(proxy.byCase, { fill: { 200: 1, 429: 1 }, over: { 200: 1, 429: 2 } });
+  const k6 = { fill: { all: 2, 200: 1, 429: 1 }, over: { all: 3, 200: 1, 429: 2 } };
+  const own = {
+    'HAProxy backend app': { 200: 2 },
+    'HAProxy frontend api': { refused: 3 },
+    'HAProxy frontend lab_own': { refused: 0 },
+  };
+  const ok = ownCounterRows(k6, { ...proxy, own });
+  assert.equal(ok.agree, true);
+  assert.deepEqual(ok.rows, [
+    ['(HAProxy backend app)', '200', '2', '-', '-', '2', 'ok'],
+    ['(HAProxy frontend api)', 'refused', '3', '-', '-', '3', 'ok'],
+  ]);
+  // A stray request through the backend that no case sent: the counter is one more than k6.
+  const stray = ownCounterRows(k6, { ...proxy, own: { ...own, 'HAProxy backend app': { 200: 3 } } });
+  assert.equal(stray.agree, false);
+  assert.deepEqual(stray.rows[0], ['(HAProxy backend app)', '200', '2', '-', '-', '3', 'LOST']);
+  // A status k6 does not count (Traefik's 502 when the back end is gone) is shown, not judged.
+  const traefik = proxyNamed('traefik');
+  const line = (status) =>
+    JSON.stringify({
+      DownstreamStatus: status,
+      RouterName: 'api@file',
+      StartUTC: '2026-11-27T05:56:23.2314Z',
+      'request_X-Lab-Case': 'fill',
+    });
+  const t = addLoggedCounts(
+    { byCase: {}, own: {}, placeOf: {} },
+    [line(200), line(502)].join('\n'),
+    new Set(['fill']),
+    traefik,
+  );
+  const odd = ownCounterRows(k6, { ...t, own: { 'Traefik router api@file': { 200: 1, 502: 1 } } });
+  assert.equal(odd.agree, true);
+  assert.deepEqual(odd.rows[1], ['(Traefik router api@file)', '502', '-', '-', '-', '1', 'shown']);
 });

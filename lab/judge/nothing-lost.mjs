@@ -29,10 +29,15 @@ const add = (acc, kase, status, n) => {
   acc[kase][status] = (acc[kase][status] || 0) + n;
 };
 
-/** The proxy's own counts per case and status, read from its metrics endpoint before it stops. */
+/**
+ * The proxy's own counts, read from its metrics endpoint before it stops: `byCase` per case and
+ * status where its counters name a case, and `own`, per counter it keeps (a router's, a
+ * backend's: each proxy's module names it, `ownCounter`) and status, where they do not.
+ */
 export async function proxyCounts(plan, kind, topology) {
   if (!kind.proxyCounts) return null;
   const out = {};
+  const own = {};
   for (const service of new Set(plan.cases.map((c) => c.service))) {
     const s = topology.services[service];
     if (!s.metrics) continue;
@@ -53,6 +58,8 @@ export async function proxyCounts(plan, kind, topology) {
         if (labels.status === '200') add(out, labels.case, APP, value);
       }
       for (const proxy of proxies) {
+        const counter = proxy.ownCounter?.(sample);
+        if (counter) add(own, `${proxy.title} ${counter.where}`, counter.status, value);
         const counted = proxy.countOf(sample, ask);
         if (counted?.status) add(out, counted.case, counted.status, value);
         // Beyond the case's entry, the back end's 200s are what it got from the application.
@@ -60,7 +67,7 @@ export async function proxyCounts(plan, kind, topology) {
       }
     }
   }
-  return out;
+  return { byCase: out, own, placeOf: {} };
 }
 
 /**
@@ -71,9 +78,62 @@ export async function proxyCounts(plan, kind, topology) {
 export function addLoggedCounts(into, text, cases, proxy) {
   for (const line of text.split('\n')) {
     const s = proxy.seen(line);
-    if (s?.status && cases.has(s.case)) add(into, s.case, String(s.status), 1);
+    if (!s?.status || !cases.has(s.case)) continue;
+    add(into.byCase, s.case, String(s.status), 1);
+    // Which of its own counters counted the line (`where`, as its ownCounter names it).
+    if (s.where) {
+      into.placeOf[s.case] ||= {};
+      into.placeOf[s.case][String(s.status)] = `${proxy.title} ${s.where}`;
+    }
   }
   return into;
+}
+
+/**
+ * What k6 counted of `status` among the cases whose requests of that status the proxy's log
+ * placed at `where`; `refused` is every status but 200. Null when k6 does not count that status.
+ */
+function k6At(k6, placeOf, where, status) {
+  let n = 0;
+  for (const [kase, byStatus] of Object.entries(placeOf)) {
+    const k = k6[kase];
+    if (!k) continue;
+    if (status === 'refused') {
+      if (Object.entries(byStatus).some(([st, w]) => st !== '200' && w === where)) n += k.all - (k['200'] ?? 0);
+    } else if (byStatus[status] === where) {
+      if (!(status in k)) return null;
+      n += k[status];
+    }
+  }
+  return n;
+}
+
+/**
+ * The rows of the proxy's own counters (a Traefik router's requests per code, an HAProxy
+ * backend's 2xx and a frontend's denials) against what k6 counted of the cases they counted:
+ * the proxy's log says which counter each case's requests went to.
+ */
+export function ownCounterRows(k6, proxy) {
+  const rows = [];
+  let agree = true;
+  for (const [where, byStatus] of Object.entries(proxy?.own ?? {}))
+    for (const [status, counted] of Object.entries(byStatus)) {
+      const sent = k6At(k6, proxy.placeOf, where, status);
+      // A counter nothing went through (the lab's own frontend's) says nothing.
+      if (sent === 0 && counted === 0) continue;
+      const same = sent === counted;
+      if (sent !== null) agree &&= same;
+      rows.push([
+        `(${where})`,
+        status,
+        sent === null ? '-' : String(sent),
+        '-',
+        '-',
+        String(counted),
+        sent === null ? 'shown' : same ? 'ok' : 'LOST',
+      ]);
+    }
+  return { rows, agree };
 }
 
 /** What k6's summary says per case and status (the statuses its thresholds name), and in all. */

@@ -5,7 +5,14 @@
  */
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { proxyCounts, addLoggedCounts, k6Counts, storeCounts, countsTable } from '../judge/nothing-lost.mjs';
+import {
+  proxyCounts,
+  addLoggedCounts,
+  k6Counts,
+  storeCounts,
+  countsTable,
+  ownCounterRows,
+} from '../judge/nothing-lost.mjs';
 import { runName } from '../lib/run-names.mjs';
 import { proxyNamed } from '../policy/proxies/index.mjs';
 
@@ -48,17 +55,20 @@ export async function countRows(plan, kind, summary, proxy, sinceMs, { run, stor
   if (!stores || !summary) return { rows: [], problems: [] };
   try {
     const app = kind.appServed && { service: plan.accounting.service, sinceMs };
+    const k6 = k6Counts(plan, kind, summary);
     const table = countsTable(
       plan,
-      k6Counts(plan, kind, summary),
+      k6,
       await storeCounts(stores.urls, run.id, plan.experiment, kind.streams, app),
-      proxy,
+      proxy?.byCase ?? null,
     );
+    const own = ownCounterRows(k6, proxy);
     return {
-      rows: table.rows,
-      problems: table.agree
-        ? []
-        : [`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`],
+      rows: [...table.rows, ...own.rows],
+      problems:
+        table.agree && own.agree
+          ? []
+          : [`${plan.experiment}: counts differ between k6, the stores and the proxy (the LOST rows above)`],
     };
   } catch (e) {
     return { rows: [], problems: [`${plan.experiment}: reading the stores: ${e.message}`] };

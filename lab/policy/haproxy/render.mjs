@@ -24,7 +24,7 @@ const LAB_RULES = [
   RULE_MS,
   'http-request set-var(txn.lab_case) req.hdr(x-lab-case)',
 ];
-const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST"';
+const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b"';
 const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
 const quoteWord = (w) => (w === '' || /[\s#"']/.test(w) ? `"${w.replace(/"/g, '\\"')}"` : w);

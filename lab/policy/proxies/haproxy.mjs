@@ -63,10 +63,23 @@ export default {
   },
   // Its metrics count per frontend and status class, not per case: the log counts per case.
   countOf: () => null,
-  /** A line of its seen.log (`case ms status`): the millisecond its rules ran in, on its wall clock. */
+  // Its own counters: a backend's 2xx (what it let through) and a frontend's denials.
+  ownCounter: ({ name, labels }) => {
+    if (name === 'haproxy_backend_http_responses_total' && labels.code === '2xx')
+      return { where: `backend ${labels.proxy}`, status: '200' };
+    if (name === 'haproxy_frontend_requests_denied_total')
+      return { where: `frontend ${labels.proxy}`, status: 'refused' };
+    return null;
+  },
+  /**
+   * A line of its seen.log (`case ms status frontend backend`): the millisecond its rules ran in,
+   * on its wall clock, and the counter that counted it (the backend's 2xx, or the frontend's denials).
+   */
   seen: (line) => {
     const f = fieldsOf(line);
-    return f.length === 3 ? { case: f[0], ms: Number(f[1]), clock: 'wall', status: f[2] } : null;
+    if (f.length !== 5) return null;
+    const where = f[2] === '200' ? `backend ${f[4]}` : `frontend ${f[3]}`;
+    return { case: f[0], ms: Number(f[1]), clock: 'wall', status: f[2], where };
   },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 1,

@@ -45,7 +45,7 @@ function seen(line) {
   const m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?Z$/.exec(j.StartUTC ?? '');
   if (!kase || !m) return null;
   const ms = Date.parse(`${m[1]}Z`) + Number(`0${m[2] ?? ''}`) * 1000;
-  return { case: kase, ms, clock: 'wall', status: String(j.DownstreamStatus) };
+  return { case: kase, ms, clock: 'wall', status: String(j.DownstreamStatus), where: `router ${j.RouterName}` };
 }
 
 export default {
@@ -92,6 +92,9 @@ export default {
   },
   // Its metrics count per router and code, not per case: the log counts per case.
   countOf: () => null,
+  // Its own counter: each router's requests per code, 429s included (the log names the router).
+  ownCounter: ({ name, labels }) =>
+    name === 'traefik_router_requests_total' ? { where: `router ${labels.router}`, status: labels.code } : null,
   seen,
   // The clock resolution its sightings are read at, ms (Go's wall clock in ns, logged to the ns).
   resolutionMs: 0.001,
