@@ -58,7 +58,7 @@ test('a static config and its dynamic file: entry points, the router with its li
   assert.deepEqual([api.limit.average, api.limit.periodS, api.limit.burst], [10, 1, 20]);
   assert.match(api.limit.atOf.average, /traefik-rate\.dynamic\.yml:16$/);
   assert.equal(p.routes.find((r) => r.router === 'site').none, 'no rateLimit middleware');
-  assert.match(p.says[0], /traefik-rate\.yml:9: providers\.docker: its routers are not read/);
+  assert.match(p.leftOut[0], /traefik-rate\.yml:9: providers\.docker: its routers are not read/);
 });
 
 test('a TOML dynamic config alone: its numbers on their lines, a per-minute period, the header it is keyed by', () => {
@@ -71,7 +71,7 @@ test('a TOML dynamic config alone: its numbers on their lines, a per-minute peri
   assert.match(r.limit.at, /traefik-per-minute\.toml:9$/);
 });
 
-test('refused by name with file:line: a Redis-backed limit, an X-Forwarded-For strategy, a TLS router, a bad period', () => {
+test('refused by name with file:line: a Redis-backed limit, an X-Forwarded-For strategy, a bad period', () => {
   assert.match(
     readFiles({
       'd.yml': dynamic([
@@ -96,12 +96,6 @@ test('refused by name with file:line: a Redis-backed limit, an X-Forwarded-For s
       ]),
     }),
     /d\.yml:11: sourceCriterion\.ipStrategy with depth/,
-  );
-  assert.match(
-    readFiles({
-      'd.yml': dynamic(['    limit:', '      rateLimit: {average: 5}'], '      middlewares: [limit]\n      tls: {}'),
-    }),
-    /d\.yml:7: routers\.api\.tls: the lab runs Traefik over plain HTTP\/1\.1 yet/,
   );
   assert.match(
     readFiles({
@@ -177,4 +171,57 @@ test("Traefik's check reads a refusal from its JSON log and from an exit's messa
     'Command error: command traefik error: field not found, node: bogus',
   ]);
   assert.deepEqual(refusals(fine), []);
+});
+
+test("TLS as deployed: a router's tls or its entry point's, served with the lab's certificate; resolvers and options said", () => {
+  const files = {
+    's.yml': [
+      'entryPoints:',
+      '  web:',
+      '    address: ":80"',
+      '    http:',
+      '      redirections: {entryPoint: {to: websecure, scheme: https}}',
+      '  websecure:',
+      '    address: ":443"',
+      'providers:',
+      '  file: {filename: d.yml}',
+      '',
+    ].join('\n'),
+    'd.yml': [
+      dynamic(
+        ['    limit:', '      rateLimit: {average: 5}'],
+        '      middlewares: [limit]\n      tls:\n        certResolver: le',
+      ),
+      'tls:',
+      '  options:',
+      '    default: {minVersion: VersionTLS12, sniStrict: true}',
+      '',
+    ].join('\n'),
+  };
+  const p = readFiles(files);
+  assert.equal(typeof p, 'object', p);
+  const api = p.routes.find((r) => r.router === 'api');
+  assert.equal(api.tls, true);
+  assert.deepEqual([api.places, api.place], [['*:80', '*:443'], '*:443']);
+  assert.ok(
+    p.leftOut.some((x) => /d\.yml:\d+: tls\.options: left out/.test(x)),
+    p.leftOut.join('\n'),
+  );
+  assert.ok(
+    p.leftOut.some((x) => /d\.yml:\d+: routers\.api\.tls\.certResolver: left out/.test(x)),
+    p.leftOut.join('\n'),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'lab-traefik-tls-'));
+  try {
+    const text = renderTraefik(p, {
+      ports: { '*:80': 18200, '*:443': 18201 },
+      ownPort: 18203,
+      backend: '127.0.0.1:18202',
+      prefix: dir,
+    });
+    assert.match(text, /certFile: .*lab-cert\.pem/);
+    assert.doesNotMatch(text, /certResolver|sniStrict/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

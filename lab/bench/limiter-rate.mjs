@@ -1,6 +1,7 @@
 /*
  * `bench limiter-rate`: the highest arrival rate this machine sends and judges exactly for a
- * limiter that rejects at once (nginx limit_req nodelay, Envoy's token bucket): each proxy run as
+ * limiter that rejects at once (nginx limit_req nodelay, Envoy's token bucket, HAProxy's and
+ * Traefik's as their modules write a limit): each proxy run as
  * a team's policy, one bucket its cases share, a case per rate one after another (a drain apart),
  * each for a few seconds; judged as any policy run is (the replay of what k6 sent, nothing lost).
  * A rate is judged exactly when its case passed on the replay with k6 sending the whole schedule
@@ -15,6 +16,7 @@ import { formatTable } from '../judge/table.mjs';
 import { runSuite } from '../run/suite.mjs';
 import { usePolicy } from '../policy/use.mjs';
 import { machine } from './tools.mjs';
+import { proxyNamed } from '../policy/proxies/index.mjs';
 
 // The rates tried, r/s: from the seeds' highest (2 x 400) to the goal of 4000.
 export const RATES = [800, 1200, 1600, 2000, 2400, 3200, 4000];
@@ -62,8 +64,23 @@ const POLICIES = {
   ].join('\n'),
 };
 
+// HAProxy's and Traefik's: the same limit as each writes it (its module's fromLimit), 100 at once.
+for (const [proxy, ext] of [
+  ['haproxy', 'cfg'],
+  ['traefik', 'yml'],
+])
+  POLICIES[`bench-${proxy}.${ext}`] = proxyNamed(proxy).fromLimit({ rate: 100, atOnce: 100, status: 429 }).text;
+
 // The proxies benched, by the name their file is read as (bench-<proxy>.<ext> above).
 const BENCHED = Object.keys(POLICIES).map((f) => f.replace(/^bench-|\.[a-z]+$/g, ''));
+
+/** The proxies `--proxy=` names (all where it names none), each checked where it enters. */
+function benchedOf(named) {
+  if (!named) return BENCHED;
+  for (const p of named)
+    if (!BENCHED.includes(p)) throw new Error(`--proxy=${p}: no such proxy benched (${BENCHED.join(', ')})`);
+  return named;
+}
 
 /** One proxy's run: its cases' outcomes read back from the run folder, per rate. */
 async function runProxy(root, proxy, rates, seconds, { say, parseRunArgs }) {
@@ -121,14 +138,18 @@ function highestExact(rows, proxy) {
 
 const range = (r) => (!r ? '-' : r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`);
 
-/** `bench limiter-rate [--quick]`: every rate per proxy (--quick: three rates, 2 s each). */
+/**
+ * `bench limiter-rate [--quick] [--proxy=NAME,..] [--rates=R,..]`: every rate per proxy (--quick:
+ * three rates, 2 s each).
+ */
 export default async function benchLimiterRate(root, request, { say = console.log, parseRunArgs } = {}) {
   const quick = request.factor > 1;
-  const rates = quick ? [800, 2400, 4000] : RATES;
+  const rates = request.rates ?? (quick ? [800, 2400, 4000] : RATES);
   // Long enough for what a large bucket's fill asks (seconds, not a burst's moment).
   const seconds = quick ? 2 : 10;
+  const benched = benchedOf(request.proxies);
   const rows = [];
-  for (const proxy of BENCHED) rows.push(...(await runProxy(root, proxy, rates, seconds, { say, parseRunArgs })));
+  for (const proxy of benched) rows.push(...(await runProxy(root, proxy, rates, seconds, { say, parseRunArgs })));
   const highest = (proxy) => highestExact(rows, proxy);
   const head = [
     'proxy',
@@ -167,9 +188,9 @@ export default async function benchLimiterRate(root, request, { say = console.lo
     machine: machine(),
     rates,
     rows,
-    highest: Object.fromEntries(BENCHED.map((p) => [p, highest(p)])),
+    highest: Object.fromEntries(benched.map((p) => [p, highest(p)])),
   };
-  say(`highest rate judged exactly: nginx ${result.highest.nginx} r/s, Envoy ${result.highest.envoy} r/s`);
+  say(`highest rate judged exactly: ${benched.map((p) => `${p} ${result.highest[p]} r/s`).join(', ')}`);
   // Kept with the last proxy's run (a bench holds no run of its own beside the runs it makes):
   // record that folder in docs/runs/ and `./labw docs` writes thresholds/machine-rate.js from it.
   const out = join(root, 'results', rows.at(-1).run, 'bench.json');

@@ -17,7 +17,8 @@ import { placePorts } from './ports.mjs';
 import machineRate from '../../thresholds/machine-rate.js';
 
 // The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).
-const JUDGED_RATE = machineRate.judgedRate;
+/** What this machine judges exactly behind `proxy`, r/s (its recorded `bench limiter-rate`). */
+const judgedRateOf = (proxy) => machineRate.judgedRates?.[proxy] ?? machineRate.unbenchedRate ?? 800;
 // What TLS costs per request against plain HTTP, at most (`bench tls`).
 const TLS_COST = machineRate.tlsCost ?? 1;
 
@@ -42,9 +43,9 @@ function fillStep(R, burst, top) {
 }
 
 /** Where a fill needs more than the machine judges, the refusal naming the rate it needs. */
-function tooFast(id, t, top, factor) {
+function tooFast(id, t, top, factor, judged) {
   throw new Error(
-    `${id}: its bucket (${t.burst} refilled at ${t.rate} r/s) fills only above ${Math.ceil(t.rate * 1.1 * factor)} r/s, and this machine judges at most ${JUDGED_RATE} r/s exactly (thresholds/machine-rate.js, \`./labw bench limiter-rate\`)${factor > 1 ? `; without --quick it needs ${Math.ceil(t.rate * 1.1)} r/s` : ''}`,
+    `${id}: its bucket (${t.burst} refilled at ${t.rate} r/s) fills only above ${Math.ceil(t.rate * 1.1 * factor)} r/s, and this machine judges at most ${judged} r/s exactly behind this proxy (thresholds/machine-rate.js, \`./labw bench limiter-rate\`)${factor > 1 ? `; without --quick it needs ${Math.ceil(t.rate * 1.1)} r/s` : ''}`,
   );
 }
 
@@ -52,17 +53,17 @@ function tooFast(id, t, top, factor) {
  * The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests);
  * the load knobs (LOAD_KNOBS), where set, give the spike's and the soak's rates and length instead.
  */
-function steps(id, t, k, factor) {
+function steps(id, t, k, factor, judged) {
   const R = t.rate;
   // Whole requests per second: k6's arrival rates are whole numbers per time unit.
   const at = (x) => Math.max(1, Math.round(x));
   const chosen = k.load_rates.length > 0;
   // The machine's judged rate, in the seed time the steps are written in (--quick multiplies),
   // less what TLS costs on a TLS listener.
-  const top = JUDGED_RATE / factor / (t.place?.ssl ? TLS_COST : 1);
+  const top = judged / factor / (t.place?.ssl ? TLS_COST : 1);
   const fill =
     fillStep(R, t.burst, top) ??
-    (t.exempt ? { rate: at(Math.min(top, 2 * (R + t.burst))), seconds: 1 } : tooFast(id, t, top, factor));
+    (t.exempt ? { rate: at(Math.min(top, 2 * (R + t.burst))), seconds: 1 } : tooFast(id, t, top, factor, judged));
   // A class no zone counts (an allow-listed client) has one case: the load its route's others fill with.
   if (t.exempt)
     return {
@@ -230,6 +231,18 @@ function knobsOf(targets) {
   return { knobs, numbers };
 }
 
+/** Each suite's steps over `targets`, at most `judged` r/s, `pauseS` apart where buckets are shared. */
+function suitesOf(targets, judged, pauseS) {
+  const suites = {};
+  for (const suite of ['smoke', 'spike', 'soak']) {
+    suites[suite] = (k, { factor = 1 } = {}) =>
+      targets
+        .flatMap((t) => steps(t.id, t, k, factor, judged)[suite])
+        .map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
+  }
+  return suites;
+}
+
 /**
  * The experiment of a policy read from `file` ({proxy, routes, ...}): {experiment, routes} where
  * routes says, for every route, its target id and how its cases meet their buckets, or why it
@@ -241,13 +254,8 @@ export function policyExperiment(policy, { name: given = null } = {}) {
   const { sequential, pauseS } = casePacing(routes, targets);
   // The stack's ports (lab/policy/stack.mjs), by the same order of places.
   const ports = placePorts(policyPlaces(policy));
-  const suites = {};
-  for (const suite of ['smoke', 'spike', 'soak']) {
-    suites[suite] = (k, { factor = 1 } = {}) =>
-      targets
-        .flatMap((t) => steps(t.id, t, k, factor)[suite])
-        .map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
-  }
+  const judged = judgedRateOf(policy.proxy);
+  const suites = suitesOf(targets, judged, pauseS);
   const { knobs, numbers } = knobsOf(targets);
   // --quick multiplies every rate: as far as the judged rate stays twice the fastest refill, so a
   // fill gains on it by its own rate again.
@@ -256,7 +264,7 @@ export function policyExperiment(policy, { name: given = null } = {}) {
     name,
     namedFrom: from,
     kind: 'limiter',
-    maxQuick: Math.max(1, Math.floor(JUDGED_RATE / (2 * fastest))),
+    maxQuick: Math.max(1, Math.floor(judged / (2 * fastest))),
     // VUs per request in flight: a team's answers may be proxied (its backend shares the cores),
     // and a slow spell of a second at 1,600 r/s outlasts the seeds' quarter more.
     vuHeadroom: 3,
@@ -289,7 +297,7 @@ export function policyExperiment(policy, { name: given = null } = {}) {
     script: 'policy',
     // Together where every case has a fresh bucket and their rates together stay within what the
     // machine judges exactly; else one after another.
-    stepsTogether: (steps, factor) => !sequential && steps.reduce((a, s) => a + s.rate, 0) * factor <= JUDGED_RATE,
+    stepsTogether: (steps, factor) => !sequential && steps.reduce((a, s) => a + s.rate, 0) * factor <= judged,
     suites,
     seedFigures: {},
   };

@@ -58,14 +58,14 @@ function providedFiles(st) {
 
 /** What a static config says the lab leaves out (other providers, its API, tracing): words. */
 function staticSays(st) {
-  const says = [];
+  const leftOut = [];
   for (const p of Object.keys(st.data.providers ?? {}).filter((k) => k !== 'file' && k !== 'providersThrottleDuration'))
-    says.push(
+    leftOut.push(
       `${st.at(['providers', p])}: providers.${p}: its routers are not read (the lab runs the file provider's)`,
     );
   if (st.data.experimental?.plugins || st.data.experimental?.localPlugins)
     throw new Error(`${st.at(['experimental'])}: plugins: the lab cannot model what a plugin does`);
-  return says;
+  return leftOut;
 }
 
 /** The entry points: [{name, place, at, redirects}] (place: the address as written, ':80' as '*:80'). */
@@ -76,15 +76,13 @@ function entryPointsOf(st, routers) {
   }
   return Object.entries(st.data.entryPoints ?? {}).map(([name, ep]) => {
     const address = String(ep?.address ?? ':80').replace(/\/(tcp|udp)$/, '');
-    if (ep?.http?.tls)
-      throw new Error(
-        `${st.at(['entryPoints', name, 'http', 'tls'])}: entryPoints.${name}.http.tls: the lab runs Traefik over plain HTTP/1.1 yet`,
-      );
     return {
       name,
       place: address.startsWith(':') ? `*${address}` : address,
       at: st.at(['entryPoints', name]),
       redirects: Boolean(ep?.http?.redirections),
+      // TLS on every router of the entry point (served with the lab's certificate).
+      tls: Boolean(ep?.http?.tls),
     };
   });
 }
@@ -93,12 +91,14 @@ function entryPointsOf(st, routers) {
  * The dynamic configs' HTTP sections merged: {raw: as written, read: each entry with where it
  * stands (`at`, and `where(path)` for a key in it)}, each {routers, middlewares, services}.
  */
-function httpOf(sources) {
+function httpOf(sources, leftOut) {
   const raw = { routers: {}, middlewares: {}, services: {} };
   const out = { routers: {}, middlewares: {}, services: {} };
   for (const s of sources) {
-    if (s.data.tls?.options || s.data.tls?.certificates)
-      throw new Error(`${s.at(['tls'])}: tls: the lab runs Traefik over plain HTTP/1.1 yet`);
+    for (const k of Object.keys(s.data.tls ?? {}))
+      leftOut.push(
+        `${s.at(['tls', k])}: tls.${k}: left out (the lab serves its own certificate with Traefik's default TLS options)`,
+      );
     for (const kind of Object.keys(out))
       for (const [name, v] of Object.entries(s.data.http?.[kind] ?? {})) {
         raw[kind][name] = v;
@@ -162,10 +162,11 @@ function limitOf(m) {
 /** One router as a route: {router, at, places, host, path, limit} or {router, at, none}. */
 function routeOf(name, r, http, entryPoints) {
   const eps = r.entryPoints ? entryPoints.filter((e) => r.entryPoints.includes(e.name)) : entryPoints;
-  const base = { router: name, at: r.at, places: eps.map((e) => e.place), place: eps[0]?.place };
+  // Sent to where it answers as deployed: an entry point that does not redirect, if it has one.
+  const served = eps.find((e) => !e.redirects) ?? eps[0];
+  const base = { router: name, at: r.at, places: eps.map((e) => e.place), place: served?.place };
   if (!eps.length) return { ...base, none: 'no entry point of the files read' };
   if (eps.every((e) => e.redirects)) return { ...base, none: 'its entry points redirect' };
-  if (r.tls) throw new Error(`${r.where(['tls'])}: routers.${name}.tls: the lab runs Traefik over plain HTTP/1.1 yet`);
   const rule = readRule(r.rule ?? '', r.where(['rule']));
   if (rule.none) return { ...base, none: rule.none };
   const chain = chainOf(http, r.middlewares);
@@ -180,23 +181,32 @@ function routeOf(name, r, http, entryPoints) {
       none: `${limits.length} rateLimit middlewares (${limits.map((m) => m.at).join(', ')}): one per router is modelled`,
     };
   if (!limits.length) return { ...base, none: 'no rateLimit middleware' };
-  return { ...base, host: rule.host, path: rule.path, limit: limitOf(limits[0]) };
+  // TLS by the router's own tls, or its entry point's: k6 sends to it over TLS.
+  const tls = Boolean(r.tls) || served.tls;
+  return { ...base, host: rule.host, path: rule.path, tls, limit: limitOf(limits[0]) };
 }
 
 /**
- * A Traefik config read: {proxy: 'traefik', file, sources, entryPoints, http, routes, says}.
+ * A Traefik config read: {proxy: 'traefik', file, sources, entryPoints, http, routes,
+ * leftOut (what the lab leaves out, each with its file:line), says (its limited routers' names,
+ * which can name the policy: lab/policy/name.mjs)}.
  */
 export function traefikPolicy(file) {
   const top = sourceOf(file);
   const st = isStatic(top.data) ? top : null;
   const sources = st ? providedFiles(st) : [top];
-  const says = st ? staticSays(st) : [];
-  const { raw, read: http } = httpOf(sources);
+  const leftOut = st ? staticSays(st) : [];
+  const { raw, read: http } = httpOf(sources, leftOut);
   for (const s of sources)
     for (const k of ['tcp', 'udp'])
-      if (s.data[k]) says.push(`${s.at([k])}: ${k}: its routers are not loaded (the lab loads HTTP)`);
+      if (s.data[k]) leftOut.push(`${s.at([k])}: ${k}: its routers are not loaded (the lab loads HTTP)`);
   const entryPoints = entryPointsOf(st, http.routers);
   const routes = Object.entries(http.routers).map(([name, r]) => routeOf(name, r, http, entryPoints));
+  for (const r of Object.values(http.routers).filter((x) => x.tls && typeof x.tls === 'object'))
+    for (const k of Object.keys(r.tls))
+      leftOut.push(`${r.where(['tls', k])}: routers.${r.name}.tls.${k}: left out (the lab serves its own certificate)`);
+  for (const e of entryPoints.filter((x) => x.tls))
+    leftOut.push(`${e.at}: entryPoints.${e.name}.http.tls: its routers served with the lab's certificate`);
   if (!routes.some((r) => r.limit)) throw new Error(`${file}: no router with a rateLimit middleware: nothing to load`);
   return {
     proxy: 'traefik',
@@ -206,6 +216,7 @@ export function traefikPolicy(file) {
     entryPoints,
     http: raw,
     routes,
-    says,
+    leftOut,
+    says: routes.filter((r) => r.limit).map((r) => ({ name: r.router, what: 'router', at: r.at })),
   };
 }

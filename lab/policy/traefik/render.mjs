@@ -8,9 +8,12 @@
  *   - an access log in JSON of each request's start (Traefik's nanosecond clock), status and
  *     case: the sightings the replay reads, and the proxy's own count of each case;
  *   - /healthz on every entry point answered by Traefik's ping before any router of the team's;
- *   - what the lab does itself left out: other providers, the API and dashboard, TLS, tracing.
+ *   - TLS where the team's routers or entry points have it, served with the lab's certificate
+ *     (the team's resolvers, certificates and TLS options left out);
+ *   - what the lab does itself left out: other providers, the API and dashboard, tracing.
  */
 import { stringify } from 'yaml';
+import { labCertificate } from '../nginx/cert.mjs';
 
 const ROUTER_KEYS = new Set(['rule', 'service', 'middlewares', 'priority', 'entryPoints', 'ruleSyntax']);
 
@@ -21,17 +24,17 @@ function dynamicHttp(policy, backend, placed) {
     for (const server of s.loadBalancer?.servers ?? []) server.url = `http://${backend}`;
   const teams = policy.entryPoints.map((e) => e.name);
   for (const r of Object.values(http.routers)) {
+    const tls = Boolean(r.tls);
     for (const k of Object.keys(r)) if (!ROUTER_KEYS.has(k)) delete r[k];
+    if (tls) r.tls = {};
     // A router naming no entry point is on all of them: the team's, not the lab's own.
     r.entryPoints ??= teams;
   }
   // The lab's readiness and warm-up requests, answered by Traefik before any of the team's routers.
-  http.routers.lab_healthz = {
-    rule: 'Path(`/healthz`)',
-    priority: 2 ** 31 - 1,
-    service: 'ping@internal',
-    entryPoints: teams,
-  };
+  const healthz = { rule: 'Path(`/healthz`)', priority: 2 ** 31 - 1, service: 'ping@internal', entryPoints: teams };
+  http.routers.lab_healthz = healthz;
+  // Over TLS only TLS routers match: the same answer there, or the team's router would count it.
+  if (Object.values(http.routers).some((r) => r.tls)) http.routers.lab_healthz_tls = { ...healthz, tls: {} };
   for (const p of placed) {
     const [, , name, type, key] = p.path;
     // Traefik reads a number as seconds for a period.
@@ -47,8 +50,14 @@ function dynamicHttp(policy, backend, placed) {
  */
 export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed = [] }) {
   const entryPoints = Object.fromEntries(
-    policy.entryPoints.map((e) => [e.name, { address: `127.0.0.1:${ports[e.place]}` }]),
+    policy.entryPoints.map((e) => [
+      e.name,
+      { address: `127.0.0.1:${ports[e.place]}`, ...(e.tls ? { http: { tls: {} } } : {}) },
+    ]),
   );
+  const tls = policy.entryPoints.some((e) => e.tls) || policy.routes.some((r) => r.tls);
+  const hosts = policy.routes.map((r) => r.host).filter(Boolean);
+  const cert = tls ? labCertificate(prefix, hosts) : null;
   const config = {
     global: { checkNewVersion: false, sendAnonymousUsage: false },
     entryPoints: { ...entryPoints, lab_own: { address: `127.0.0.1:${ownPort}` } },
@@ -66,6 +75,7 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
       },
     },
     http: dynamicHttp(policy, backend, placed),
+    ...(cert ? { tls: { certificates: [{ certFile: cert.cert, keyFile: cert.key }] } } : {}),
   };
   return `# ${policy.file}, as the lab runs it (lab/policy/traefik/render.mjs says what moved)\n${stringify(config)}`;
 }

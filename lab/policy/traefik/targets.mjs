@@ -72,7 +72,7 @@ function routerTarget(r) {
     shared: true,
     // A bucket is full again once refilled, or once dropped after its ttl idle, whichever is sooner.
     drainS: Number.isFinite(rate) ? Math.min(burst / rate, ttlS) : 0,
-    place: { place: r.place, ssl: false, http2: false },
+    place: { place: r.place, ssl: r.tls, http2: false },
     host: r.host,
     class: `by ${CLASS[l.criterion.by](l.criterion)}`,
     slots: [slotOf(r)],
