@@ -16,6 +16,7 @@ import { formatTable } from '../judge/table.mjs';
 import { runSuite } from '../run/suite.mjs';
 import { usePolicy } from '../policy/use.mjs';
 import { machine } from './tools.mjs';
+import { highestJudgedExactly } from './judged-rate.mjs';
 import { proxyNamed } from '../policy/proxies/index.mjs';
 
 // The rates tried, r/s: from the seeds' highest (2 x 400) to the goal of 4000.
@@ -130,12 +131,6 @@ function caseRow(proxy, rate, outcomes, counts, dir) {
 }
 
 /** The highest rate below which every rate tried under `proxy` was judged exactly too. */
-function highestExact(rows, proxy) {
-  const mine = rows.filter((r) => r.proxy === proxy).sort((a, b) => a.rate - b.rate);
-  const firstMiss = mine.findIndex((r) => !r.exact);
-  return (firstMiss < 0 ? mine.at(-1) : mine[firstMiss - 1])?.rate ?? 0;
-}
-
 const range = (r) => (!r ? '-' : r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`);
 
 /**
@@ -150,7 +145,7 @@ export default async function benchLimiterRate(root, request, { say = console.lo
   const benched = benchedOf(request.proxies);
   const rows = [];
   for (const proxy of benched) rows.push(...(await runProxy(root, proxy, rates, seconds, { say, parseRunArgs })));
-  const highest = (proxy) => highestExact(rows, proxy);
+  const highest = (proxy) => highestJudgedExactly(rows, proxy);
   const head = [
     'proxy',
     'r/s',

@@ -59,7 +59,7 @@ export async function proxyCounts(plan, kind, topology) {
       }
       for (const proxy of proxies) {
         const counter = proxy.ownCounter?.(sample);
-        if (counter) add(own, `${proxy.title} ${counter.where}`, counter.status, value);
+        if (counter) add(own, counterKey(proxy, counter.where), counter.status, value);
         const counted = proxy.countOf(sample, ask);
         if (counted?.status) add(out, counted.case, counted.status, value);
         // Beyond the case's entry, the back end's 200s are what it got from the application.
@@ -69,6 +69,9 @@ export async function proxyCounts(plan, kind, topology) {
   }
   return { byCase: out, own, placeOf: {} };
 }
+
+/** The name of one of a proxy's own counters, as its rows show it and the log's lines place cases on it. */
+const counterKey = (proxy, where) => `${proxy.title} ${where}`;
 
 /**
  * A proxy's own count per case and status from its access log (the lab's log in a team's Envoy:
@@ -83,7 +86,7 @@ export function addLoggedCounts(into, text, cases, proxy) {
     // Which of its own counters counted the line (`where`, as its ownCounter names it).
     if (s.where) {
       into.placeOf[s.case] ||= {};
-      into.placeOf[s.case][String(s.status)] = `${proxy.title} ${s.where}`;
+      into.placeOf[s.case][String(s.status)] = counterKey(proxy, s.where);
     }
   }
   return into;

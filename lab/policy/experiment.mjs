@@ -18,7 +18,7 @@ import machineRate from '../../thresholds/machine-rate.js';
 
 // The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).
 /** What this machine judges exactly behind `proxy`, r/s (its recorded `bench limiter-rate`). */
-const judgedRateOf = (proxy) => machineRate.judgedRates?.[proxy] ?? machineRate.unbenchedRate ?? 800;
+const judgedRateOf = (proxy) => machineRate.judgedRates?.[proxy] ?? machineRate.unbenchedRate;
 // What TLS costs per request against plain HTTP, at most (`bench tls`).
 const TLS_COST = machineRate.tlsCost ?? 1;
 

@@ -17,8 +17,8 @@ import { labCertificate } from '../nginx/cert.mjs';
 
 const ROUTER_KEYS = new Set(['rule', 'service', 'middlewares', 'priority', 'entryPoints', 'ruleSyntax']);
 
-/** The dynamic HTTP config with the backend and the knobs placed. */
-function dynamicHttp(policy, backend, placed) {
+/** The dynamic HTTP config with the backend and the knobs placed (`tls`: whether any of it is served over TLS). */
+function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
   const http = structuredClone(policy.http);
   for (const s of Object.values(http.services))
     for (const server of s.loadBalancer?.servers ?? []) server.url = `http://${backend}`;
@@ -34,7 +34,7 @@ function dynamicHttp(policy, backend, placed) {
   const healthz = { rule: 'Path(`/healthz`)', priority: 2 ** 31 - 1, service: 'ping@internal', entryPoints: teams };
   http.routers.lab_healthz = healthz;
   // Over TLS only TLS routers match: the same answer there, or the team's router would count it.
-  if (Object.values(http.routers).some((r) => r.tls)) http.routers.lab_healthz_tls = { ...healthz, tls: {} };
+  if (anyTls) http.routers.lab_healthz_tls = { ...healthz, tls: {} };
   for (const p of placed) {
     const [, , name, type, key] = p.path;
     // Traefik reads a number as seconds for a period.
@@ -55,6 +55,7 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
       { address: `127.0.0.1:${ports[e.place]}`, ...(e.tls ? { http: { tls: {} } } : {}) },
     ]),
   );
+  // TLS where a router or an entry point has it.
   const tls = policy.entryPoints.some((e) => e.tls) || policy.routes.some((r) => r.tls);
   const hosts = policy.routes.map((r) => r.host).filter(Boolean);
   const cert = tls ? labCertificate(prefix, hosts) : null;
@@ -74,7 +75,7 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
         headers: { defaultMode: 'drop', names: { 'X-Lab-Case': 'keep' } },
       },
     },
-    http: dynamicHttp(policy, backend, placed),
+    http: dynamicHttp(policy, { backend, placed, tls }),
     ...(cert ? { tls: { certificates: [{ certFile: cert.cert, keyFile: cert.key }] } } : {}),
   };
   return `# ${policy.file}, as the lab runs it (lab/policy/traefik/render.mjs says what moved)\n${stringify(config)}`;
