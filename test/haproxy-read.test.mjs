@@ -80,12 +80,20 @@ test('what the model cannot read yet is refused by name at its file:line, after 
   const cases = [
     [
       [track, '  http-request deny if { sc_http_req_rate(0) gt 20 } || { path /x }'],
-      /team.cfg:10: http-request deny if .*reads a deny if/,
+      /team.cfg:10: http-request deny if .*reads deny if/,
     ],
     [['  http-request track-sc1 src', deny], /team.cfg:9: track-sc1: the lab models track-sc0 alone yet/],
     [
-      ['  http-request track-sc0 req.hdr(x-api-key)', deny],
-      /team.cfg:9: track-sc0 req.hdr\(x-api-key\): the lab keys on src alone yet/,
+      ['  http-request track-sc0 req.cook(sid)', deny],
+      /team.cfg:9: track-sc0 req.cook\(sid\): the lab keys on src, a request header/,
+    ],
+    [
+      ['  http-request redirect location /x', track, deny],
+      /team.cfg:9: http-request redirect location \/x: the lab reads a redirect of plain HTTP to TLS/,
+    ],
+    [
+      ['  http-request redirect scheme https unless { ssl_fc }', track, deny],
+      /team.cfg:9: frontend api redirects to https, and has no bind with ssl/,
     ],
     [['  tcp-request content track-sc0 src', deny], /team.cfg:9: tcp-request content: connection-level rules/],
     [
@@ -97,7 +105,6 @@ test('what the model cannot read yet is refused by name at its file:line, after 
       /team.cfg:11: use_backend/,
     ],
     [[track, deny, '  http-request set-header X-Tier %[src,map_ip(/etc/haproxy/tiers.map,std)]'], /team.cfg:11: a map/],
-    [['  bind :8081 ssl crt /etc/ssl/x.pem'], /haproxy -c refuses it|bind \.\.\. ssl/],
     [['this is not haproxy'], /haproxy -c refuses it/],
   ];
   for (const [lines, said] of cases) assert.match(String(readLines(lines)), said, lines.join(' | '));
@@ -108,5 +115,65 @@ test('what the model cannot read yet is refused by name at its file:line, after 
   assert.match(
     String(readLines(['  default_backend app'], { tail: ['backend app', '  server app1 127.0.0.1:8000'] })),
     /no frontend denies on a tracked counter/,
+  );
+});
+
+test('a TLS bind is served with the lab certificate, a plain one redirecting to it is not sent to, and its ALPN says HTTP/2', () => {
+  const policy = readLines([
+    '  bind :8443 ssl crt /etc/haproxy/certs/site.pem strict-sni alpn h2,http/1.1 ssl-min-ver TLSv1.2',
+    '  http-request redirect scheme https code 301 unless { ssl_fc }',
+    '  http-request track-sc0 req.hdr(X-Api-Key)',
+    '  http-request return status 429 content-type text/plain string "slow down" if { sc_http_req_rate(0) ge 20 }',
+  ]);
+  const [api] = policy.routes;
+  assert.deepEqual([api.place, api.tls, api.http2, api.places], ['*:8443', true, true, ['*:8080', '*:8443']]);
+  assert.deepEqual(api.limit.track.key, { fetch: 'header', name: 'x-api-key', text: 'req.hdr(X-Api-Key)' });
+  assert.deepEqual([api.limit.deny.action, api.limit.deny.status, api.limit.deny.op], ['return', 429, 'ge']);
+  assert.deepEqual(policy.tlsPlaces, ['*:8443']);
+  assert.match(
+    policy.leftOut[0].what,
+    /bind :8443 ssl: served with the lab's certificate \(crt, strict-sni left out\)/,
+  );
+  // A return that reads no counter answers as it did (the lab's own /healthz is one such).
+  const plain = readLines([
+    '  http-request return status 200 if { path /ping }',
+    '  http-request track-sc0 url_param(key)',
+    '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }',
+  ]);
+  assert.deepEqual(
+    [plain.routes[0].tls, plain.routes[0].limit.deny.action, plain.routes[0].limit.track.key.fetch],
+    [false, 'deny', 'param'],
+  );
+});
+
+test("a header's or a parameter's key gives each case its own entry, as the table's type stores it", () => {
+  const policy = readLines([
+    '  http-request track-sc0 req.hdr(x-forwarded-for)',
+    '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }',
+  ]);
+  const { experiment } = policyExperiment(policy, { name: 'keyed' });
+  const [target] = experiment.targets(
+    Object.fromEntries(Object.entries(experiment.knobs).map(([k, v]) => [k, v.default])),
+  );
+  assert.deepEqual(target.request.slots.slice(0, 2), [
+    { path: '/', headers: { 'x-forwarded-for': '192.0.2.1' } },
+    { path: '/', headers: { 'x-forwarded-for': '192.0.2.2' } },
+  ]);
+  const strings = readLines(
+    ['  http-request track-sc0 url_param(key)', '  http-request deny if { sc_http_req_cnt(0) gt 5 }'],
+    {
+      head: HEAD.map((l) => l.replace('type ip', 'type string len 32').replace('http_req_rate(10s)', 'http_req_cnt')),
+    },
+  );
+  const keyed = policyExperiment(strings, { name: 'keyed' }).experiment;
+  const [t2] = keyed.targets(Object.fromEntries(Object.entries(keyed.knobs).map(([k, v]) => [k, v.default])));
+  assert.equal(t2.request.slots[0].path, '/?key=lab-key-1');
+  assert.match(
+    String(
+      readLines(['  http-request track-sc0 src', '  http-request deny if { sc_http_req_cnt(0) gt 5 }'], {
+        head: HEAD.map((l) => l.replace('type ip', 'type string len 32').replace('http_req_rate(10s)', 'http_req_cnt')),
+      }),
+    ),
+    /track-sc0 src into a table of type string/,
   );
 });

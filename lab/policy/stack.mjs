@@ -56,6 +56,8 @@ export function policyServices(experiment, policy, tools) {
       ...Object.fromEntries(places.slice(1).map((p, i) => [`place${i + 1}`, p])),
     },
     scheme: proxyOf(policy).scheme(policy),
+    // Who refuses a config the lab renders, in words (its command may be a shell's).
+    proxyTitle: proxyOf(policy).title,
     command: proxy.command,
     validate: proxy.validate,
     ready: proxy.ready,
@@ -108,7 +110,7 @@ export function preflight(experiment, root) {
     if (r.error) throw new Error(`${front.name}: cannot run '${argv[0]}' to check its config: ${r.error.message}`);
     if (r.status !== 0)
       throw new Error(
-        `${experiment.policyFile}: as the lab runs it, ${front.command[0]} refuses it:\n${(r.stderr + r.stdout).trim()}`,
+        `${experiment.policyFile}: as the lab runs it, ${front.proxyTitle ?? front.command[0]} refuses it:\n${(r.stderr + r.stdout).trim()}`,
       );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -2,14 +2,17 @@
  * A team's haproxy.cfg as the lab reads it: what the lab refuses whatever HAProxy says (peers,
  * Lua, maps), then HAProxy's own word on it (`haproxy -c`), then its sections line by line, each
  * directive with its file:line. What the model reads: a frontend (or listen) in HTTP mode, its
- * binds, its stick table storing http_req_rate(P) or http_req_cnt, `http-request track-sc0 src`
- * and `http-request deny [deny_status N] if { sc_http_req_rate(0) gt N }` (or sc0_http_req_rate,
- * sc_http_req_cnt; gt, ge). What it cannot read yet is refused by name, with where it stands; it
- * is never guessed.
+ * binds (TLS ones served with the lab's certificate, a plain one that redirects to them), its
+ * stick table storing http_req_rate(P) or http_req_cnt, `http-request track-sc0 <key>` (src, a
+ * request header or a URL parameter) and `http-request deny [deny_status N] if {
+ * sc_http_req_rate(0) gt N }` (or `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt; gt,
+ * ge). What it cannot read yet is refused by name, with where it stands; it is never guessed.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { labPem } from './cert.mjs';
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
@@ -29,14 +32,22 @@ const SECTIONS = new Set([
   'mailers',
 ]);
 
-/** HAProxy's words of a line: spaces split, quotes kept together, a # outside quotes ends it. */
+// What a backslash makes an ordinary character of (any other backslash stays, as in a regex).
+const ESCAPED = new Set([' ', '\\', '#', "'", '"']);
+
+/**
+ * HAProxy's words of a line: spaces split, quotes keep them together, a backslash outside single
+ * quotes takes a space, a quote, a # or a backslash as it is, a # outside quotes ends it.
+ */
 export function words(line) {
   const out = [];
   let cur = '';
   let quote = null;
   let any = false;
-  for (const ch of line) {
-    if (quote) {
+  for (let i = 0; i < line.length; i += 1) {
+    const ch = line[i];
+    if (ch === '\\' && quote !== "'" && ESCAPED.has(line[i + 1])) cur += line[++i];
+    else if (quote) {
       if (ch === quote) quote = null;
       else cur += ch;
     } else if (ch === '"' || ch === "'") {
@@ -66,16 +77,95 @@ export function sectionsOf(text, file) {
   return sections;
 }
 
-/** HAProxy's own check of the file: its message where it refuses it. */
-function validate(file) {
+/**
+ * HAProxy's own check of the file: its message where it refuses it. A TLS bind's certificate is
+ * the host's, not the lab's to read: the file is checked with the lab's in its place (a copy, in a
+ * folder of its own, gone after).
+ */
+function validate(file, text) {
+  const tls = text.split('\n').some((l) => /^\s*bind\s/.test(l) && words(l).includes('ssl'));
+  const dir = tls ? mkdtempSync(join(tmpdir(), 'lab-haproxy-check-')) : null;
   try {
-    execFileSync(HAPROXY, ['-c', '-f', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    let checked = file;
+    if (dir) {
+      const pem = labPem(dir);
+      checked = join(dir, basename(file));
+      const swap = (l) =>
+        /^\s*bind\s/.test(l) && words(l).includes('ssl') ? `  ${labBindWords(words(l), pem).join(' ')}` : l;
+      writeFileSync(checked, text.split('\n').map(swap).join('\n'));
+    }
+    execFileSync(HAPROXY, ['-c', '-f', checked], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
     const lines = `${e.stderr || ''}${e.stdout || ''}`.trim().split('\n');
     const alerts = lines.filter((l) => /\[ALERT\]/.test(l));
     const said = (alerts.length ? alerts : lines).slice(0, 3).join(' ').replace(/\s+/g, ' ');
-    throw new Error(`${file}: haproxy -c refuses it: ${said}`, { cause: e });
+    throw new Error(
+      `${file}: haproxy -c refuses it: ${dir ? said.split(join(dir, basename(file))).join(file) : said}`,
+      { cause: e },
+    );
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// A TLS bind's options that name the host's files or check the client: the lab serves its own
+// certificate to a client it does not check (each takes a value), and answers without SNI.
+const BIND_HOST_TLS = new Set(['crt', 'crt-list', 'ca-file', 'crl-file', 'verify', 'ca-verify-file', 'ca-sign-file']);
+const BIND_SNI_ONLY = new Set(['strict-sni']);
+
+// What a TLS bind offers a client, kept as deployed: each of these takes a value...
+const BIND_TLS_VALUED = new Set([
+  'alpn',
+  'npn',
+  'ciphers',
+  'ciphersuites',
+  'curves',
+  'ecdhe',
+  'ssl-min-ver',
+  'ssl-max-ver',
+]);
+// ...and each of these is a flag.
+const BIND_TLS_FLAGS = new Set([
+  'no-sslv3',
+  'no-tlsv10',
+  'no-tlsv11',
+  'no-tlsv12',
+  'no-tlsv13',
+  'force-tlsv12',
+  'force-tlsv13',
+  'prefer-client-ciphers',
+  'no-tls-tickets',
+  'allow-0rtt',
+]);
+
+/** What a TLS bind offers a client (ALPN, versions, ciphers), its words as written. */
+export function tlsOptionsOf(w) {
+  const kept = [];
+  for (let i = 2; i < w.length; i += 1) {
+    if (BIND_TLS_VALUED.has(w[i])) kept.push(w[i], w[++i]);
+    else if (BIND_TLS_FLAGS.has(w[i])) kept.push(w[i]);
+  }
+  return kept;
+}
+
+/**
+ * Whether k6 speaks HTTP/2 to a TLS bind: HAProxy picks, in its own ALPN order, the first protocol
+ * the client offers (k6 offers h2 and http/1.1); no ALPN is HTTP/1.1.
+ */
+function prefersH2(w) {
+  const opts = tlsOptionsOf(w);
+  const i = opts.indexOf('alpn');
+  return i >= 0 && opts[i + 1].split(',').find((p) => p === 'h2' || p === 'http/1.1') === 'h2';
+}
+
+/** A TLS bind's words (`bind ADDR ssl ...`) with the lab's certificate `pem` for the host's. */
+export function labBindWords(w, pem) {
+  const kept = [];
+  for (let i = 2; i < w.length; i += 1) {
+    if (BIND_HOST_TLS.has(w[i])) i += 1;
+    else if (!BIND_SNI_ONLY.has(w[i])) kept.push(w[i]);
+  }
+  return [w[0], w[1], ...kept, 'crt', pem];
 }
 
 const MS = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -87,15 +177,7 @@ export function timeMs(text, at) {
 }
 
 // Actions that leave the limit as it is: they change headers, or answer after the deny.
-const HARMLESS = new Set([
-  'set-header',
-  'add-header',
-  'del-header',
-  'replace-header',
-  'return',
-  'capture',
-  'set-log-level',
-]);
+const HARMLESS = new Set(['set-header', 'add-header', 'del-header', 'replace-header', 'capture', 'set-log-level']);
 // What the global section may hold that the lab sets itself (it runs HAProxy in the foreground, as
 // its own user, logging to its own file).
 export const GLOBAL_OWN = new Set([
@@ -141,37 +223,103 @@ function tableOf(sections, own, name, at) {
     );
   const w = line.words;
   const opt = (k) => (w.indexOf(k) > 0 ? w[w.indexOf(k) + 1] : undefined);
-  if (opt('type') !== 'ip' && opt('type') !== 'ipv6')
-    throw new Error(
-      `${line.at}: stick-table type ${opt('type')}: the lab tracks the client's address (type ip) only yet`,
-    );
+  if (!KEY_TYPES.has(opt('type')))
+    throw new Error(`${line.at}: stick-table type ${opt('type')}: the lab keys a table of type ip, ipv6 or string yet`);
   const store = (opt('store') ?? '').split(',');
   const rate = store.map((x) => /^http_req_rate\((\w+)\)$/.exec(x)).find(Boolean);
   return {
     at: line.at,
+    type: opt('type'),
     periodMs: rate ? timeMs(rate[1], line.at) : null,
     count: store.includes('http_req_cnt'),
     expireMs: opt('expire') ? timeMs(opt('expire'), line.at) : null,
   };
 }
 
-/** The deny rule's condition on the tracked counter: {counter, op, limit}, or a refusal naming it. */
-function conditionOf(rest, at) {
-  const text = rest.join(' ');
-  const m = /^if \{ (?:sc_(http_req_rate|http_req_cnt)\(0\)|sc0_(http_req_rate|http_req_cnt)) (gt|ge) (\d+) \}$/.exec(
-    text,
-  );
+// The table types the lab makes keys of its own for, one per case (lab/policy/haproxy/targets.mjs).
+const KEY_TYPES = new Set(['ip', 'ipv6', 'string']);
+
+/**
+ * What a track-sc0 keys on: {fetch: 'src'} (the client's address), {fetch: 'header', name} (a
+ * request header: req.hdr, hdr, req.fhdr, req.hdr_ip, hdr_ip) or {fetch: 'param', name} (a URL
+ * parameter: url_param, urlp); `text` as written.
+ */
+export function keyOf(text, at) {
+  if (text === 'src') return { fetch: 'src', text };
+  const m = /^(req\.hdr|hdr|req\.fhdr|req\.hdr_ip|hdr_ip|url_param|urlp)\(([A-Za-z0-9_-]+)\)$/.exec(text);
   if (!m)
     throw new Error(
-      `${at}: http-request deny ${text}: the lab reads a deny if { sc_http_req_rate(0) gt N } (or ge, or sc_http_req_cnt) yet`,
+      `${at}: track-sc0 ${text}: the lab keys on src, a request header (req.hdr(name)) or a URL parameter (url_param(name)) yet`,
     );
-  return { counter: m[1] ?? m[2], op: m[3], limit: Number(m[4]) };
+  return { fetch: /^url/.test(m[1]) ? 'param' : 'header', name: m[2].toLowerCase(), text };
 }
 
-/** A frontend's (or listen's) rate limit: its track and deny, read; null when it has none. */
-function limitOf(sections, sec) {
+/** `http-request track-sc0 <key> [table NAME]`: {at, key, table}. */
+function trackOf(sections, sec, l, [action, ...rest]) {
+  if (action !== 'track-sc0') throw new Error(`${l.at}: ${action}: the lab models track-sc0 alone yet`);
+  const key = keyOf(rest[0], l.at);
+  const t = rest.indexOf('table');
+  if (rest.length > 1 && t !== 1)
+    throw new Error(`${l.at}: track-sc0 ${rest.join(' ')}: a condition on the tracking is not modelled yet`);
+  const table = tableOf(sections, sec, t === 1 ? rest[2] : null, l.at);
+  if (key.fetch === 'src' && table.type === 'string')
+    throw new Error(`${l.at}: track-sc0 src into a table of type string (${table.at}): key it by type ip`);
+  return { at: l.at, key, table };
+}
+
+const COUNTER_TEST = /^(?:sc_(http_req_rate|http_req_cnt)\(0\)|sc0_(http_req_rate|http_req_cnt)) (gt|ge) (\d+)$/;
+
+/**
+ * The deny rule's condition on the tracked counter: `if { sc_http_req_rate(0) gt N }`, or `if
+ * NAME` where the section's one `acl NAME` line is that test: {counter, op, limit, acl}, or a
+ * refusal naming it.
+ */
+function conditionOf(rest, at, action, acls) {
+  const text = rest.join(' ');
+  const inline = /^if \{ (.*) \}$/.exec(text);
+  const named = /^if ([A-Za-z0-9_.:-]+)$/.exec(text);
+  const defs = named ? acls.filter((a) => a.name === named[1]) : [];
+  if (named && defs.length > 1)
+    throw new Error(
+      `${at}: ${named[1]} is defined by ${defs.length} acl lines (${defs.map((d) => d.at).join(', ')}): the lab reads one yet`,
+    );
+  const test = inline?.[1] ?? defs[0]?.test;
+  const m = test === undefined ? null : COUNTER_TEST.exec(test);
+  if (!m)
+    throw new Error(
+      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, or an acl of that test) yet`,
+    );
+  return { counter: m[1] ?? m[2], op: m[3], limit: Number(m[4]), ...(defs[0] ? { acl: defs[0].at } : {}) };
+}
+
+// A condition that reads a tracked counter: the rule is a limit, not a fixed answer.
+const READS_COUNTER = /\bsc\d?_/;
+
+/**
+ * An answer on a tracked counter: `deny [deny_status N | status N ...] if {...}` (403 by default)
+ * or `return status N ... if {...}` (200 by default); null for one whose condition reads no counter
+ * (directly or through an acl).
+ */
+function answerOf(l, [action, ...rest], track, acls) {
+  const cond = rest.indexOf('if') >= 0 ? rest.slice(rest.indexOf('if')) : [];
+  const readsAcl = (w) => acls.some((a) => a.name === w.replace(/^!/, '') && READS_COUNTER.test(a.test));
+  if (action === 'return' && !cond.some((w) => READS_COUNTER.test(w) || readsAcl(w))) return null;
+  if (!track) throw new Error(`${l.at}: a ${action} before any track-sc0: the counter it reads is not tracked yet`);
+  // What it answers besides its status (content-type, a string, headers) changes no count.
+  const head = cond.length ? rest.slice(0, rest.indexOf('if')) : rest;
+  const statusAt = head.findIndex((w) => w === 'status' || w === 'deny_status');
+  const status = statusAt >= 0 ? Number(head[statusAt + 1]) : action === 'deny' ? 403 : 200;
+  return { at: l.at, status, action, ...conditionOf(cond, l.at, action, acls) };
+}
+
+/** A frontend's rules, read in order: {track, deny, redirect} (each null where it has none). */
+function rulesOf(sections, sec) {
   let track = null;
   let deny = null;
+  let redirect = null;
+  const acls = sec.lines
+    .filter((l) => l.words[0] === 'acl')
+    .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));
   for (const l of sec.lines) {
     const [kw, action, ...rest] = l.words;
     if (kw === 'tcp-request' || kw === 'tcp-response')
@@ -180,77 +328,104 @@ function limitOf(sections, sec) {
     if (kw === 'use_backend')
       throw new Error(`${l.at}: use_backend: the lab reads one backend per frontend yet (default_backend)`);
     if (kw !== 'http-request') continue;
-    if (/^track-sc\d$/.test(action)) {
-      if (action !== 'track-sc0') throw new Error(`${l.at}: ${action}: the lab models track-sc0 alone yet`);
-      if (rest[0] !== 'src') throw new Error(`${l.at}: track-sc0 ${rest[0]}: the lab keys on src alone yet`);
-      const t = rest.indexOf('table');
-      if (rest.length > 1 && t !== 1)
-        throw new Error(`${l.at}: track-sc0 ${rest.join(' ')}: a condition on the tracking is not modelled yet`);
-      track = { at: l.at, table: tableOf(sections, sec, t === 1 ? rest[2] : null, l.at) };
-    } else if (action === 'deny') {
-      if (!track) throw new Error(`${l.at}: a deny before any track-sc0: the counter it reads is not tracked yet`);
-      const statusAt = rest.indexOf('deny_status');
-      const status = statusAt === 0 ? Number(rest[1]) : 403;
-      deny = { at: l.at, status, ...conditionOf(statusAt === 0 ? rest.slice(2) : rest, l.at) };
-    } else if (!HARMLESS.has(action)) {
+    if (/^track-sc\d$/.test(action)) track = trackOf(sections, sec, l, [action, ...rest]);
+    else if (action === 'deny' || action === 'return') deny = answerOf(l, [action, ...rest], track, acls) ?? deny;
+    else if (action === 'redirect') redirect = redirectOf(l, rest);
+    else if (!HARMLESS.has(action))
       throw new Error(`${l.at}: http-request ${action}: the lab's HAProxy model does not read it yet`);
-    }
   }
+  return { track, deny, redirect };
+}
+
+/** `http-request redirect scheme https [code N] unless { ssl_fc }` (or `if !{ ssl_fc }`): plain HTTP sent to TLS. */
+function redirectOf(l, rest) {
+  const text = rest.join(' ');
+  if (!/^scheme https( code \d+)? (unless \{ ssl_fc \}|if !\{ ssl_fc \})$/.test(text))
+    throw new Error(
+      `${l.at}: http-request redirect ${text}: the lab reads a redirect of plain HTTP to TLS (redirect scheme https unless { ssl_fc }) yet`,
+    );
+  return { at: l.at };
+}
+
+/** A frontend's (or listen's) rate limit from its rules: its track and deny; null when it has none. */
+function limitOf({ track, deny }) {
   if (!deny) return null;
   const t = track.table;
   if (deny.counter === 'http_req_rate' && t.periodMs === null)
-    throw new Error(`${deny.at}: the deny reads http_req_rate, and the table (${t.at}) does not store it`);
+    throw new Error(`${deny.at}: the ${deny.action} reads http_req_rate, and the table (${t.at}) does not store it`);
   if (deny.counter === 'http_req_cnt' && !t.count)
-    throw new Error(`${deny.at}: the deny reads http_req_cnt, and the table (${t.at}) does not store it`);
+    throw new Error(`${deny.at}: the ${deny.action} reads http_req_cnt, and the table (${t.at}) does not store it`);
   return { track, table: t, deny };
 }
 
 /** Where a bind listens, as the lab tells places apart: 'addr:port' (`:8080` is '*:8080'). */
 export const placeOfBind = (addr) => (/:\d+$/.test(addr) ? addr.replace(/^:/, '*:') : `${addr}:80`);
 
-/** A frontend's binds: [{place, at}]. */
-function bindsOf(sec) {
+/** A frontend's binds: [{place, at, tls}]; what a TLS bind's host files become, said in `leftOut`. */
+function bindsOf(sec, leftOut) {
   return sec.lines
     .filter((l) => l.words[0] === 'bind')
     .map((l) => {
-      if (l.words.includes('ssl'))
-        throw new Error(`${l.at}: bind ... ssl: the lab runs HAProxy over plain HTTP/1.1 yet`);
-      return { place: placeOfBind(l.words[1]), at: l.at };
+      const tls = l.words.includes('ssl');
+      if (tls)
+        leftOut.push({
+          at: l.at,
+          what: `bind ${l.words[1]} ssl: served with the lab's certificate (${l.words.filter((w) => BIND_HOST_TLS.has(w) || BIND_SNI_ONLY.has(w)).join(', ') || 'crt'} left out)`,
+        });
+      return { place: placeOfBind(l.words[1]), at: l.at, tls, http2: tls && prefersH2(l.words) };
     });
 }
 
+/** Where the lab sends to a frontend: its first bind, or its first TLS one where plain HTTP is redirected there. */
+function sentTo(binds, redirect, sec) {
+  if (!redirect) return binds[0];
+  const tls = binds.find((b) => b.tls);
+  if (!tls) throw new Error(`${redirect.at}: frontend ${sec.name} redirects to https, and has no bind with ssl`);
+  return tls;
+}
+
+/** One frontend (or listen) as a route: {frontend, place, places, tls, at, limit} or {.., none}. */
+function routeOf(sections, sec, binds, mode) {
+  if (mode !== 'http')
+    return { frontend: sec.name, place: binds[0].place, at: sec.at, none: `mode ${mode}: the lab loads HTTP` };
+  const rules = rulesOf(sections, sec);
+  const limit = limitOf(rules);
+  const to = sentTo(binds, rules.redirect, sec);
+  return {
+    frontend: sec.name,
+    place: to.place,
+    tls: to.tls,
+    http2: to.http2,
+    places: binds.map((b) => b.place),
+    at: sec.at,
+    ...(limit ? { limit } : { none: 'no deny on a tracked counter' }),
+  };
+}
+
 /**
- * A haproxy.cfg read: {proxy: 'haproxy', file, sections, routes, says}; routes per frontend (or
- * listen) in HTTP mode: {frontend, place, at, limit ({track, table, deny}) or none (why)}.
+ * A haproxy.cfg read: {proxy: 'haproxy', file, sections, routes, globalOwn, leftOut, tlsPlaces,
+ * says}; routes
+ * per frontend (or listen) with binds: {frontend, place, tls, at, limit ({track, table, deny}) or
+ * none (why)}.
  */
 export function haproxyPolicy(file) {
   const text = readFileSync(file, 'utf8');
   const sections = sectionsOf(text, file);
   // What is refused whatever HAProxy says (its own check would stop at a map's missing file first).
   refuseAnywhere(sections);
-  validate(file);
+  validate(file, text);
   const modeOf = (sec) => sec.lines.find((l) => l.words[0] === 'mode')?.words[1];
   const defaultsMode = modeOf(sections.find((s) => s.kind === 'defaults') ?? { lines: [] });
   const routes = [];
+  const leftOut = [];
+  const tlsPlaces = [];
   for (const sec of sections.filter((s) => s.kind === 'frontend' || s.kind === 'listen')) {
-    const binds = bindsOf(sec);
-    if (!binds.length) continue;
-    const mode = modeOf(sec) ?? defaultsMode ?? 'tcp';
-    if (mode !== 'http') {
-      routes.push({ frontend: sec.name, place: binds[0].place, at: sec.at, none: `mode ${mode}: the lab loads HTTP` });
-      continue;
-    }
-    const limit = limitOf(sections, sec);
-    routes.push({
-      frontend: sec.name,
-      place: binds[0].place,
-      places: binds.map((b) => b.place),
-      at: sec.at,
-      ...(limit ? { limit } : { none: 'no deny on a tracked counter' }),
-    });
+    const binds = bindsOf(sec, leftOut);
+    tlsPlaces.push(...binds.filter((b) => b.tls).map((b) => b.place));
+    if (binds.length) routes.push(routeOf(sections, sec, binds, modeOf(sec) ?? defaultsMode ?? 'tcp'));
   }
   if (!routes.some((r) => r.limit))
     throw new Error(`${file}: no frontend denies on a tracked counter: nothing to load`);
   const globalOwn = (sections.find((s) => s.kind === 'global')?.lines ?? []).filter((l) => GLOBAL_OWN.has(l.words[0]));
-  return { proxy: 'haproxy', file, sections, routes, globalOwn, says: [] };
+  return { proxy: 'haproxy', file, sections, routes, globalOwn, leftOut, tlsPlaces, says: [] };
 }

@@ -1,7 +1,8 @@
 /*
  * A team's haproxy.cfg as the lab runs it: the file as written, with only what must move moved,
  * and what the lab needs to watch it added:
- *   - each frontend's binds on a port of the lab's on 127.0.0.1 (`ports`, by where it listened);
+ *   - each frontend's binds on a port of the lab's on 127.0.0.1 (`ports`, by where it listened), a
+ *     TLS one with the lab's certificate and what it offers a client as written (ALPN, versions);
  *   - every server at the lab's backend (plain HTTP);
  *   - what the lab does itself left out of global (daemon, chroot, user, pidfile, logs, stats
  *     socket): HAProxy runs in the foreground, as the services' user, logging to the lab;
@@ -13,7 +14,8 @@
  *     Prometheus exporter.
  * The knobs' values are written where they stand (the deny's limit, the table's period, expire).
  */
-import { GLOBAL_OWN, placeOfBind } from './read.mjs';
+import { GLOBAL_OWN, placeOfBind, tlsOptionsOf } from './read.mjs';
+import { labPem } from './cert.mjs';
 
 // When HAProxy's rules ran, in its own millisecond (its date as the rules see it); the bench of
 // its model logs the same (lab/bench/haproxy-window.mjs).
@@ -27,7 +29,7 @@ const LAB_RULES = [
 const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b"';
 const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
-const quoteWord = (w) => (w === '' || /[\s#"']/.test(w) ? `"${w.replace(/"/g, '\\"')}"` : w);
+const quoteWord = (w) => (w === '' || /[\s#"'\\]/.test(w) ? `"${w.replace(/[\\"]/g, (c) => `\\${c}`)}"` : w);
 const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;
 
 /** A line's words with the knobs placed on it: the deny's limit, the table's period and expire. */
@@ -36,7 +38,8 @@ function placedWords(l, placed) {
   if (!here.length) return l.words;
   const w = [...l.words];
   for (const p of here) {
-    if (p.param === 'limit') w[w.length - 2] = String(p.value);
+    // The limit ends its test: inline, before the closing brace; in an acl, the line's last word.
+    if (p.param === 'limit') w[w.at(-1) === '}' ? w.length - 2 : w.length - 1] = String(p.value);
     if (p.param === 'period') {
       const i = w.indexOf('store') + 1;
       w[i] = w[i].replace(/http_req_rate\(\w+\)/, `http_req_rate(${Math.round(p.value * 1000)}ms)`);
@@ -47,7 +50,7 @@ function placedWords(l, placed) {
 }
 
 /** One section's lines as the lab runs them. */
-function sectionLines(sec, { ports, backend, placed }) {
+function sectionLines(sec, { ports, backend, placed, pem }) {
   const out = [];
   const proxying = sec.kind === 'frontend' || sec.kind === 'listen';
   for (const l of sec.lines) {
@@ -64,8 +67,12 @@ function sectionLines(sec, { ports, backend, placed }) {
     out.push(line(placedWords(l, placed)));
   }
   if (!proxying) return out;
-  const binds = sec.lines.filter((l) => l.words[0] === 'bind').map((l) => l.words[1]);
-  const own = binds.map((b) => line(['bind', `127.0.0.1:${ports[placeOfBind(b)]}`]));
+  const own = sec.lines
+    .filter((l) => l.words[0] === 'bind')
+    .map(({ words: w }) => {
+      const at = `127.0.0.1:${ports[placeOfBind(w[1])]}`;
+      return line(w.includes('ssl') ? ['bind', at, 'ssl', 'crt', pem(), ...tlsOptionsOf(w)] : ['bind', at]);
+    });
   // The lab's rules first: when the file's rules ran, and the case, before any of them decides.
   const firstRule = out.findIndex((x) => /^\s+(http-request|tcp-request)/.test(x));
   const lab = [...own, '  log global', `  ${LAB_LOG}`, ...LAB_RULES.map((r) => `  ${r}`)];
@@ -75,14 +82,16 @@ function sectionLines(sec, { ports, backend, placed }) {
 /**
  * The haproxy.cfg the lab runs for `policy` (lab/policy/haproxy/read.mjs's reading): `ports` each
  * bind's port by where it listened, `ownPort` the lab's frontend, `backend` host:port, `placed`
- * the knobs' values where they stand (lab/policy/experiment.mjs).
+ * the knobs' values where they stand (lab/policy/experiment.mjs), `prefix` the service's folder
+ * (where a TLS bind's certificate is made).
  */
-export function renderHaproxy(policy, { ports, ownPort, backend, placed = [] }) {
+export function renderHaproxy(policy, { ports, ownPort, backend, placed = [], prefix }) {
+  const pem = () => labPem(prefix);
   const text = [`# ${policy.file}, as the lab runs it (lab/policy/haproxy/render.mjs says what moved)`];
   for (const sec of policy.sections) {
     text.push(`${sec.kind}${sec.name ? ` ${sec.name}` : ''}`);
     if (sec.kind === 'global') text.push('  log stdout format raw local0');
-    text.push(...sectionLines(sec, { ports, backend, placed }));
+    text.push(...sectionLines(sec, { ports, backend, placed, pem }));
     text.push('');
   }
   if (!policy.sections.some((s) => s.kind === 'global')) text.unshift('global', '  log stdout format raw local0', '');

@@ -21,7 +21,7 @@ const rows = (policy) =>
       ? [
           r.frontend,
           r.limit.deny.at,
-          'src',
+          r.limit.track.key.text,
           r.limit.deny.counter,
           `${r.limit.deny.op} ${r.limit.deny.limit}`,
           r.limit.table.periodMs === null ? '-' : String(r.limit.table.periodMs / 1000),
@@ -40,23 +40,31 @@ export default {
   read: (file) => haproxyPolicy(file),
   table: (policy) => [HEAD, rows(policy)],
   places,
-  scheme: () => 'http',
+  // The stack's first port is the first place's: TLS where that bind is.
+  scheme: (policy) => (policy.tlsPlaces.includes(places(policy)[0]) ? 'https' : 'http'),
   targets: haproxyTargets,
   changes: (policy) => [
     ...policy.globalOwn.map((l) => ({
       at: l.at,
       what: `${l.words.join(' ')}: left out (the lab runs HAProxy in the foreground, as its own user, logging to its own file)`,
     })),
+    ...policy.leftOut,
     { at: '(the lab)', what: 'each bind at a port of the lab on 127.0.0.1; each server at the lab backend' },
   ],
   ownFiles: (policy) => [basename(policy.file)],
   service: {
     file: 'haproxy.cfg',
     render: (policy, view, tools, backend, placed) =>
-      renderHaproxy(policy, { ports: placePorts(places(policy)), ownPort: view.self.own, backend, placed }),
+      renderHaproxy(policy, {
+        ports: placePorts(places(policy)),
+        ownPort: view.self.own,
+        backend,
+        placed,
+        prefix: view.prefix,
+      }),
     // In the foreground; its log (stdout) is the sightings file, its alerts (stderr) the service's log.
     command: ['sh', '-c', 'exec haproxy -db -f "$0" >"$1"', '{{config.conf}}', '{{prefix}}/seen.log'],
-    validate: ['haproxy', '-c', '-q', '-f', '{{config.conf}}'],
+    validate: ['haproxy', '-c', '-f', '{{config.conf}}'],
     ready: 'http://127.0.0.1:{{self.own}}/healthz',
     metrics: { port: 'own', path: '/metrics' },
     countsLog: 'seen.log',
