@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { haproxyPolicy, words } from '../lab/policy/haproxy/read.mjs';
 import { proxyClaiming } from '../lab/policy/proxies/index.mjs';
 import { policyExperiment } from '../lab/policy/experiment.mjs';
+import { addExperiment } from '../thresholds/experiments/index.js';
+import { plan as makePlan } from '../thresholds/plan.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RATE = join(root, 'test', 'policies', 'haproxy-rate.cfg');
@@ -175,5 +177,30 @@ test("a header's or a parameter's key gives each case its own entry, as the tabl
       }),
     ),
     /track-sc0 src into a table of type string/,
+  );
+});
+
+test("the cases' VUs together stay within HAProxy's maxconn (k6 holds a connection per VU), or the plan is refused naming it", () => {
+  const planWith = (maxconn, name) => {
+    const policy = readLines(
+      ['  http-request track-sc0 src', '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }'],
+      {
+        head: ['global', `  maxconn ${maxconn}`, ...HEAD],
+      },
+    );
+    assert.deepEqual(policy.maxconn, { limit: maxconn, at: 'team.cfg:2', what: `maxconn ${maxconn}` });
+    const { experiment } = policyExperiment(policy, { name });
+    addExperiment(experiment);
+    return makePlan({ experiment: name, suite: 'spike', factor: 5 });
+  };
+  const roomy = planWith(4000, 'maxconn-roomy');
+  const tight = planWith(120, 'maxconn-tight');
+  const sum = (p) => p.cases.reduce((a, c) => a + c.vus, 0);
+  assert.ok(sum(roomy) > 112, `without the limit the cases ask ${sum(roomy)} VUs`);
+  assert.ok(sum(tight) <= 112, `within maxconn 120 less the lab's 8: ${sum(tight)}`);
+  assert.ok(tight.cases.every((c) => c.vus >= 2));
+  assert.throws(
+    () => planWith(9, 'maxconn-none'),
+    /team.cfg:2: maxconn 9: the cases hold up to \d+ requests in flight/,
   );
 });

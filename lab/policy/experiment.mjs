@@ -268,6 +268,8 @@ export function policyExperiment(policy, { name: given = null } = {}) {
     // VUs per request in flight: a team's answers may be proxied (its backend shares the cores),
     // and a slow spell of a second at 1,600 r/s outlasts the seeds' quarter more.
     vuHeadroom: 3,
+    // The most connections the proxy takes at once, where its config says ({limit, at, what}).
+    connections: proxyOf(policy).connections?.(policy) ?? null,
     policyFile: policy.file,
     knobs,
     /**

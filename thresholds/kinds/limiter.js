@@ -203,6 +203,44 @@ function expectedOf(c, s) {
   };
 }
 
+// What a proxy's connection limit leaves the lab's own clients (its metrics scrapes, readiness).
+const OWN_CONNECTIONS = 8;
+
+/**
+ * A case's VUs: its most requests in flight with headroom, and ten more (`least`: the in-flight
+ * share it cannot do without, for fitConnections).
+ */
+function vusOf(inFlight, { headroom, segments }) {
+  return { vus: (Math.ceil(inFlight * headroom) + 10) * segments, leastVus: Math.ceil(inFlight * 1.25) + segments };
+}
+
+/**
+ * k6 keeps a connection open per VU, and a VU goes from case to case: where the proxy takes at
+ * most `connections` ({limit, at, what}: HAProxy's maxconn) at once, the cases' VUs together stay
+ * within it (less what the lab's own clients use), each shrunk in proportion down to what its
+ * requests in flight need; else connections would wait for another to close, which the model
+ * does not read: such a plan is refused, naming the limit.
+ */
+function fitConnections(cases, connections) {
+  if (!connections) return;
+  const room = connections.limit - OWN_CONNECTIONS;
+  const least = cases.reduce((a, c) => a + c.leastVus, 0);
+  if (least > room)
+    throw new Error(
+      `${connections.at}: ${connections.what}: the cases hold up to ${least} requests in flight (with a quarter more), and the proxy takes ${connections.limit} connections at once (${OWN_CONNECTIONS} kept for the lab's own): the rest would wait, which the model does not read`,
+    );
+  const total = cases.reduce((a, c) => a + c.vus, 0);
+  if (total > room) for (const c of cases) c.vus = Math.max(c.leastVus, Math.floor((c.vus * room) / total));
+  // Where a case's least lifted it above its share, the others give a VU each in turn.
+  let over = cases.reduce((a, c) => a + c.vus, 0) - room;
+  for (let i = 0; over > 0; i = (i + 1) % cases.length) {
+    if (cases[i].vus > cases[i].leastVus) {
+      cases[i].vus -= 1;
+      over -= 1;
+    }
+  }
+}
+
 /** What a case is given beside its schedule: its request, its seed figures, its thresholds, its VUs and timeouts. */
 function caseDetails(c, { target, s, seed, name, factor, segments, index, headroom }) {
   const expected = expectedOf(c, s);
@@ -220,7 +258,7 @@ function caseDetails(c, { target, s, seed, name, factor, segments, index, headro
     // Split over k6 processes, each gets its share of these (k6 divides them by segment),
     // while the requests a queue holds are not split evenly at every moment: each process
     // gets the whole count (dropped iterations in a spike split in two with the share).
-    vus: (Math.ceil(s.inFlight.max * headroom) + 10) * segments,
+    ...vusOf(s.inFlight.max, { headroom, segments }),
     timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
     // How long k6 lets the last queued requests finish: the model's longest wait and a
     // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
@@ -258,6 +296,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
           }),
         );
       });
+  fitConnections(cases, exp.connections);
+  for (const c of cases) delete c.leastVus;
   return {
     experiment: name,
     suite,

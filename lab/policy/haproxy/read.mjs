@@ -77,34 +77,50 @@ export function sectionsOf(text, file) {
   return sections;
 }
 
+/** A word as HAProxy reads it back: quoted (quotes and backslashes escaped) where it must be. */
+export const quoteWord = (w) => (w === '' || /[\s#"'\\]/.test(w) ? `"${w.replace(/[\\"]/g, (c) => `\\${c}`)}"` : w);
+
+/** A server's address as the check takes it: the loopback, at the server's own port. */
+const checkedServer = (addr) => `127.0.0.1:${/:(\d+)$/.exec(addr)?.[1] ?? '80'}`;
+
+/**
+ * A line as HAProxy checks it for the lab: a TLS bind with the lab's certificate `pem` for the
+ * host's, a server at the loopback (a name such as a compose service's resolves nowhere here, and
+ * the lab puts its own backend there); any other line as written.
+ */
+function checkedLine(l, pem) {
+  const w = words(l);
+  if (w[0] === 'bind' && w.includes('ssl')) return `  ${labBindWords(w, pem).map(quoteWord).join(' ')}`;
+  if (w[0] === 'server' && w.length > 2)
+    return `  ${['server', w[1], checkedServer(w[2]), ...w.slice(3)].map(quoteWord).join(' ')}`;
+  return l;
+}
+
 /**
  * HAProxy's own check of the file: its message where it refuses it. A TLS bind's certificate is
- * the host's, not the lab's to read: the file is checked with the lab's in its place (a copy, in a
- * folder of its own, gone after).
+ * the host's, not the lab's to read, and its servers are the lab's backend: a copy is checked
+ * (checkedLine), in a folder of its own, gone after; HAProxy's words name the team's file.
  */
 function validate(file, text) {
-  const tls = text.split('\n').some((l) => /^\s*bind\s/.test(l) && words(l).includes('ssl'));
-  const dir = tls ? mkdtempSync(join(tmpdir(), 'lab-haproxy-check-')) : null;
+  const dir = mkdtempSync(join(tmpdir(), 'lab-haproxy-check-'));
+  const checked = join(dir, basename(file));
   try {
-    let checked = file;
-    if (dir) {
-      const pem = labPem(dir);
-      checked = join(dir, basename(file));
-      const swap = (l) =>
-        /^\s*bind\s/.test(l) && words(l).includes('ssl') ? `  ${labBindWords(words(l), pem).join(' ')}` : l;
-      writeFileSync(checked, text.split('\n').map(swap).join('\n'));
-    }
+    const pem = text.split('\n').some((l) => /^\s*bind\s.*\sssl(\s|$)/.test(l)) ? labPem(dir) : null;
+    writeFileSync(
+      checked,
+      text
+        .split('\n')
+        .map((l) => checkedLine(l, pem))
+        .join('\n'),
+    );
     execFileSync(HAPROXY, ['-c', '-f', checked], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
     const lines = `${e.stderr || ''}${e.stdout || ''}`.trim().split('\n');
     const alerts = lines.filter((l) => /\[ALERT\]/.test(l));
     const said = (alerts.length ? alerts : lines).slice(0, 3).join(' ').replace(/\s+/g, ' ');
-    throw new Error(
-      `${file}: haproxy -c refuses it: ${dir ? said.split(join(dir, basename(file))).join(file) : said}`,
-      { cause: e },
-    );
+    throw new Error(`${file}: haproxy -c refuses it: ${said.split(checked).join(file)}`, { cause: e });
   } finally {
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -403,6 +419,20 @@ function routeOf(sections, sec, binds, mode) {
 }
 
 /**
+ * The fewest connections HAProxy takes at once on a limited frontend: the smallest `maxconn` of
+ * global, defaults and those frontends ({limit, at, what}), or null where none is written.
+ */
+function maxconnOf(sections, routes) {
+  const limited = new Set(routes.filter((r) => r.limit).map((r) => r.frontend));
+  const holders = sections.filter(
+    (s) => s.kind === 'global' || s.kind === 'defaults' || (limited.has(s.name) && s.kind !== 'backend'),
+  );
+  const lines = holders.flatMap((s) => s.lines.filter((l) => l.words[0] === 'maxconn' && /^\d+$/.test(l.words[1])));
+  const least = lines.sort((a, b) => Number(a.words[1]) - Number(b.words[1]))[0];
+  return least ? { limit: Number(least.words[1]), at: least.at, what: `maxconn ${least.words[1]}` } : null;
+}
+
+/**
  * A haproxy.cfg read: {proxy: 'haproxy', file, sections, routes, globalOwn, leftOut, tlsPlaces,
  * says}; routes
  * per frontend (or listen) with binds: {frontend, place, tls, at, limit ({track, table, deny}) or
@@ -427,5 +457,6 @@ export function haproxyPolicy(file) {
   if (!routes.some((r) => r.limit))
     throw new Error(`${file}: no frontend denies on a tracked counter: nothing to load`);
   const globalOwn = (sections.find((s) => s.kind === 'global')?.lines ?? []).filter((l) => GLOBAL_OWN.has(l.words[0]));
-  return { proxy: 'haproxy', file, sections, routes, globalOwn, leftOut, tlsPlaces, says: [] };
+  const maxconn = maxconnOf(sections, routes);
+  return { proxy: 'haproxy', file, sections, routes, globalOwn, leftOut, tlsPlaces, maxconn, says: [] };
 }

@@ -14,7 +14,7 @@
  *     Prometheus exporter.
  * The knobs' values are written where they stand (the deny's limit, the table's period, expire).
  */
-import { GLOBAL_OWN, placeOfBind, tlsOptionsOf } from './read.mjs';
+import { GLOBAL_OWN, placeOfBind, quoteWord, tlsOptionsOf } from './read.mjs';
 import { labPem } from './cert.mjs';
 
 // When HAProxy's rules ran, in its own millisecond (its date as the rules see it); the bench of
@@ -29,7 +29,6 @@ const LAB_RULES = [
 const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b"';
 const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
-const quoteWord = (w) => (w === '' || /[\s#"'\\]/.test(w) ? `"${w.replace(/[\\"]/g, (c) => `\\${c}`)}"` : w);
 const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;
 
 /** A line's words with the knobs placed on it: the deny's limit, the table's period and expire. */
@@ -75,7 +74,8 @@ function sectionLines(sec, { ports, backend, placed, pem }) {
     });
   // The lab's rules first: when the file's rules ran, and the case, before any of them decides.
   const firstRule = out.findIndex((x) => /^\s+(http-request|tcp-request)/.test(x));
-  const lab = [...own, '  log global', `  ${LAB_LOG}`, ...LAB_RULES.map((r) => `  ${r}`)];
+  // Every request logged, whatever the defaults say (dontlog-normal would keep the 200s out).
+  const lab = [...own, '  log global', '  no option dontlog-normal', `  ${LAB_LOG}`, ...LAB_RULES.map((r) => `  ${r}`)];
   return firstRule < 0 ? [...out, ...lab] : [...out.slice(0, firstRule), ...lab, ...out.slice(firstRule)];
 }
 

@@ -69,6 +69,8 @@ export default {
     metrics: { port: 'own', path: '/metrics' },
     countsLog: 'seen.log',
   },
+  // The most connections it takes at once (its maxconn), where the file says.
+  connections: (policy) => policy.maxconn,
   // Its metrics count per frontend and status class, not per case: the log counts per case.
   countOf: () => null,
   // Its own counters: a backend's 2xx (what it let through) and a frontend's denials.
