@@ -225,3 +225,16 @@ test("TLS as deployed: a router's tls or its entry point's, served with the lab'
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a rateLimit's fields in any case, as Traefik matches them; a key it has no field for refused where it stands", () => {
+  const p = readFiles({
+    'd.yml': dynamic(['    limit:', '      rateLimit:', '        Average: 5', '        BURST: 7']),
+  });
+  const api = p.routes.find((r) => r.router === 'api');
+  assert.deepEqual([api.limit.average, api.limit.burst], [5, 7]);
+  assert.match(api.limit.atOf.burst, /d\.yml:11$/);
+  assert.equal(
+    readFiles({ 'd.yml': dynamic(['    limit:', '      rateLimit:', '        average: 5', '        bogus: 1']) }),
+    "<dir>/d.yml:11: rateLimit.bogus: Traefik's rateLimit has no such field (average, period, burst, sourceCriterion, redis)",
+  );
+});

@@ -132,8 +132,31 @@ function chainOf(http, names, seen = []) {
   return out;
 }
 
+// Traefik's rateLimit fields; it matches a key to a field whatever its case.
+const RATE_LIMIT_FIELDS = ['average', 'period', 'burst', 'sourceCriterion', 'redis'];
+
+/**
+ * A middleware's fields by their names as Traefik spells them (`Average` is `average`); a key it
+ * has no field for is refused where it stands, as Traefik would refuse the file.
+ */
+function fieldsNamed(m, fields) {
+  const named = Object.fromEntries(fields.map((f) => [f.toLowerCase(), f]));
+  const spec = {};
+  const spelled = {};
+  for (const [k, v] of Object.entries(m.spec)) {
+    const f = named[k.toLowerCase()];
+    if (!f)
+      throw new Error(`${m.where([k])}: ${m.type}.${k}: Traefik's ${m.type} has no such field (${fields.join(', ')})`);
+    spec[f] = v;
+    spelled[f] = k;
+  }
+  // Where a field stands, by the key as the file spells it.
+  return { ...m, spec, where: (p) => m.where([spelled[p[0]] ?? p[0], ...p.slice(1)]) };
+}
+
 /** A rateLimit middleware as the model reads it. */
-function limitOf(m) {
+function limitOf(found) {
+  const m = fieldsNamed(found, RATE_LIMIT_FIELDS);
   if (m.spec.redis)
     throw new Error(
       `${m.where(['redis'])}: rateLimit.redis: a Redis-backed limit is shared by several Traefiks; the lab models one`,

@@ -37,8 +37,10 @@ function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
   if (anyTls) http.routers.lab_healthz_tls = { ...healthz, tls: {} };
   for (const p of placed) {
     const [, , name, type, key] = p.path;
-    // Traefik reads a number as seconds for a period.
-    http.middlewares[name][type][key] = key === 'period' ? `${Math.round(p.value * 1e6) / 1e3}ms` : p.value;
+    // Traefik reads a number as seconds for a period; a key as the file spells it (any case).
+    const spec = http.middlewares[name][type];
+    const spelled = Object.keys(spec).find((k) => k.toLowerCase() === key.toLowerCase()) ?? key;
+    spec[spelled] = key === 'period' ? `${Math.round(p.value * 1e6) / 1e3}ms` : p.value;
   }
   return http;
 }
