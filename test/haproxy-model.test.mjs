@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { freqCtr } from '../thresholds/models/freq-ctr.js';
-import { stickTableRate } from '../thresholds/models/stick-table-rate.js';
+import { stickTableChain, stickTableRate } from '../thresholds/models/stick-table-rate.js';
 
 test('freq_ctr: the first event starts the grid (on an even tick), a period rotates by exactly one period, two restart it', () => {
   const c = freqCtr(10_000);
@@ -67,4 +67,29 @@ test('stick table: http_req_cnt counts every request since the entry was made; g
     [true, true, false],
   );
   assert.throws(() => stickTableRate({ periodMs: 1000, limit: 1, op: 'eq' }), /no comparison 'eq'/);
+});
+
+test('several trackers: a request goes down the rules in order, and a tracker after the deny that refused it never counts it', () => {
+  const run = (rules) => {
+    const l = stickTableChain({ trackers: [{ periodMs: 10_000 }, { periodMs: 10_000 }], rules });
+    let ok = 0;
+    for (let i = 0; i < 40; i += 1) if (l.offer(1000 + i * 10).ok) ok += 1;
+    return ok;
+  };
+  const deny = (sc, limit) => ({ deny: sc, counter: 'http_req_rate', op: 'gt', limit });
+  // Both tracked first: the tighter limit decides (10), whichever deny comes first.
+  assert.equal(run([{ track: 0 }, { track: 1 }, deny(0, 10), deny(1, 15)]), 10);
+  assert.equal(run([{ track: 0 }, { track: 1 }, deny(1, 15), deny(0, 10)]), 10);
+  // sc1 tracked after sc0's deny: it counts only the 10 let through, so its own deny never holds.
+  const late = stickTableChain({
+    trackers: [{ periodMs: 10_000 }, { periodMs: 10_000 }],
+    rules: [{ track: 0 }, deny(0, 10), { track: 1 }, deny(1, 12)],
+  });
+  for (let i = 0; i < 40; i += 1) late.offer(1000 + i * 10);
+  assert.equal(run([{ track: 0 }, deny(0, 10), { track: 1 }, deny(1, 12)]), 10);
+  // One tracker and its deny: the chain is stickTableRate's very counts.
+  const single = stickTableRate({ periodMs: 10_000, limit: 10 });
+  let ok = 0;
+  for (let i = 0; i < 40; i += 1) if (single.offer(1000 + i * 10).ok) ok += 1;
+  assert.equal(ok, run([{ track: 0 }, deny(0, 10)]));
 });

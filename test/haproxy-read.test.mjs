@@ -84,7 +84,10 @@ test('what the model cannot read yet is refused by name at its file:line, after 
       [track, '  http-request deny if { sc_http_req_rate(0) gt 20 } || { path /x }'],
       /team.cfg:10: http-request deny if .*reads deny if/,
     ],
-    [['  http-request track-sc1 src', deny], /team.cfg:9: track-sc1: the lab models track-sc0 alone yet/],
+    [
+      ['  http-request track-sc1 src', deny],
+      /team.cfg:10: a deny on sc0 before any track-sc0: the counter it reads is not tracked yet/,
+    ],
     [
       ['  http-request track-sc0 req.cook(sid)', deny],
       /team.cfg:9: track-sc0 req.cook\(sid\): the lab keys on src, a request header/,
@@ -202,5 +205,45 @@ test("the cases' VUs together stay within HAProxy's maxconn (k6 holds a connecti
   assert.throws(
     () => planWith(9, 'maxconn-none'),
     /team.cfg:2: maxconn 9: the cases hold up to \d+ requests in flight/,
+  );
+});
+
+test('several trackers, each deny on its own, read in the file order into one chain with a knob per number', () => {
+  const policy = haproxyPolicy(join(root, 'test', 'policies', 'haproxy-two-trackers.cfg'));
+  const { chain } = policy.routes[0].limit;
+  assert.deepEqual(
+    chain.trackers.map((t) => [t.sc, t.key.text, t.table.type]),
+    [
+      [0, 'src', 'ip'],
+      [1, 'req.hdr(X-API-Key)', 'string'],
+    ],
+  );
+  assert.deepEqual(chain.rules, [{ track: 0 }, { track: 1 }, { deny: 0 }, { deny: 1 }]);
+  assert.deepEqual(
+    chain.denies.map((d) => [d.sc, d.limit]),
+    [
+      [0, 50],
+      [1, 20],
+    ],
+  );
+  const { experiment } = policyExperiment(policy, { name: 'two-trackers' });
+  const k = Object.fromEntries(Object.entries(experiment.knobs).map(([n, v]) => [n, v.default]));
+  assert.deepEqual(
+    Object.keys(k).filter((n) => n.startsWith('api_')),
+    ['api_limit', 'api_limit2', 'api_period', 'api_expire', 'api_sc1_period', 'api_sc1_expire'],
+  );
+  const [target] = experiment.targets({ ...k, api_limit2: 7 });
+  assert.equal(target.policy.kind, 'stick_table_chain');
+  assert.deepEqual(target.policy.rules.at(-1), { deny: 1, counter: 'http_req_rate', op: 'gt', limit: 7 });
+  assert.deepEqual(target.request.slots[0], { path: '/', headers: { 'x-api-key': 'lab-key-1' } });
+  assert.match(
+    String(
+      readLines([
+        '  http-request track-sc0 src',
+        '  http-request track-sc0 src',
+        '  http-request deny if { sc_http_req_cnt(0) gt 5 }',
+      ]),
+    ),
+    /team.cfg:10: track-sc0 again \(team.cfg:9\)/,
   );
 });

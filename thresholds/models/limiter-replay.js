@@ -6,7 +6,7 @@ import { limitReq } from './limit-req.js';
 import { tokenBucket } from './token-bucket.js';
 import { limitReqChain } from './limit-req-chain.js';
 import { localRateLimit } from './local-rate-limit.js';
-import { stickTableRate } from './stick-table-rate.js';
+import { stickTableChain, stickTableRate } from './stick-table-rate.js';
 import { rateReservation } from './rate-reservation.js';
 import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
@@ -46,6 +46,8 @@ const limiters = {
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
   // HAProxy's rules run on its millisecond tick (global_now_ms).
   stick_table_rate: (p) => ({ limiter: stickTableRate(p), msClock: true }),
+  // Several trackers on one request, on the same tick.
+  stick_table_chain: (p) => ({ limiter: stickTableChain(p), msClock: true }),
   // Traefik reads Go's nanosecond clock; its ttl counts whole Unix seconds, at a phase a plan
   // cannot know (drawn per trial; a run's replay is on the wall clock already).
   rate_reservation: (p, rand, { wall = false } = {}) => ({
@@ -61,6 +63,7 @@ const LAGS_OF = {
   // No HAProxy lags are recorded yet: nginx's, another event loop on a millisecond clock, stand in
   // for a plan's ranges before the run; a run's replay takes HAProxy's own sightings instead.
   stick_table_rate: 'limit_req',
+  stick_table_chain: 'limit_req',
   // Nor Traefik's: Envoy's, another proxy logging at 1 µs, stand in for a plan's ranges.
   rate_reservation: 'token_bucket',
 };

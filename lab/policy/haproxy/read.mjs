@@ -229,13 +229,13 @@ function refuseAnywhere(sections) {
   }
 }
 
-/** The stick table of a `track-sc0 ... [table NAME]`: its section's stick-table line, read. */
-function tableOf(sections, own, name, at) {
+/** The stick table of a `track-scN ... [table NAME]`: its section's stick-table line, read. */
+function tableOf(sections, own, name, at, action) {
   const holder = name ? sections.find((s) => (s.kind === 'backend' || s.kind === 'listen') && s.name === name) : own;
   const line = holder?.lines.find((l) => l.words[0] === 'stick-table');
   if (!line)
     throw new Error(
-      `${at}: track-sc0 names ${name ? `table ${name}` : "its section's table"}, and there is no stick-table there`,
+      `${at}: ${action} names ${name ? `table ${name}` : "its section's table"}, and there is no stick-table there`,
     );
   const w = line.words;
   const opt = (k) => (w.indexOf(k) > 0 ? w[w.indexOf(k) + 1] : undefined);
@@ -260,35 +260,37 @@ const KEY_TYPES = new Set(['ip', 'ipv6', 'string']);
  * request header: req.hdr, hdr, req.fhdr, req.hdr_ip, hdr_ip) or {fetch: 'param', name} (a URL
  * parameter: url_param, urlp); `text` as written.
  */
-export function keyOf(text, at) {
+export function keyOf(text, at, action = 'track-sc0') {
   if (text === 'src') return { fetch: 'src', text };
   const m = /^(req\.hdr|hdr|req\.fhdr|req\.hdr_ip|hdr_ip|url_param|urlp)\(([A-Za-z0-9_-]+)\)$/.exec(text);
   if (!m)
     throw new Error(
-      `${at}: track-sc0 ${text}: the lab keys on src, a request header (req.hdr(name)) or a URL parameter (url_param(name)) yet`,
+      `${at}: ${action} ${text}: the lab keys on src, a request header (req.hdr(name)) or a URL parameter (url_param(name)) yet`,
     );
   return { fetch: /^url/.test(m[1]) ? 'param' : 'header', name: m[2].toLowerCase(), text };
 }
 
-/** `http-request track-sc0 <key> [table NAME]`: {at, key, table}. */
+/** `http-request track-scN <key> [table NAME]`: {sc, at, key, table}. */
 function trackOf(sections, sec, l, [action, ...rest]) {
-  if (action !== 'track-sc0') throw new Error(`${l.at}: ${action}: the lab models track-sc0 alone yet`);
-  const key = keyOf(rest[0], l.at);
+  const sc = Number(action.slice(-1));
+  if (sc > 2) throw new Error(`${l.at}: ${action}: HAProxy 2.6 tracks sc0 to sc2`);
+  const key = keyOf(rest[0], l.at, action);
   const t = rest.indexOf('table');
   if (rest.length > 1 && t !== 1)
-    throw new Error(`${l.at}: track-sc0 ${rest.join(' ')}: a condition on the tracking is not modelled yet`);
-  const table = tableOf(sections, sec, t === 1 ? rest[2] : null, l.at);
+    throw new Error(`${l.at}: ${action} ${rest.join(' ')}: a condition on the tracking is not modelled yet`);
+  const table = tableOf(sections, sec, t === 1 ? rest[2] : null, l.at, action);
   if (key.fetch === 'src' && table.type === 'string')
-    throw new Error(`${l.at}: track-sc0 src into a table of type string (${table.at}): key it by type ip`);
-  return { at: l.at, key, table };
+    throw new Error(`${l.at}: ${action} src into a table of type string (${table.at}): key it by type ip`);
+  return { sc, at: l.at, key, table };
 }
 
-const COUNTER_TEST = /^(?:sc_(http_req_rate|http_req_cnt)\(0\)|sc0_(http_req_rate|http_req_cnt)) (gt|ge) (\d+)$/;
+const COUNTER_TEST =
+  /^(?:sc_(http_req_rate|http_req_cnt)\(([0-2])\)|sc([0-2])_(http_req_rate|http_req_cnt)) (gt|ge) (\d+)$/;
 
 /**
- * The deny rule's condition on the tracked counter: `if { sc_http_req_rate(0) gt N }`, or `if
- * NAME` where the section's one `acl NAME` line is that test: {counter, op, limit, acl}, or a
- * refusal naming it.
+ * The deny rule's condition on a tracked counter: `if { sc_http_req_rate(N) gt L }` (or
+ * scN_http_req_rate), or `if NAME` where the section's one `acl NAME` line is that test: {sc,
+ * counter, op, limit, acl}, or a refusal naming it.
  */
 function conditionOf(rest, at, action, acls) {
   const text = rest.join(' ');
@@ -303,9 +305,15 @@ function conditionOf(rest, at, action, acls) {
   const m = test === undefined ? null : COUNTER_TEST.exec(test);
   if (!m)
     throw new Error(
-      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, or an acl of that test) yet`,
+      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc1, sc2, or an acl of that test) yet`,
     );
-  return { counter: m[1] ?? m[2], op: m[3], limit: Number(m[4]), ...(defs[0] ? { acl: defs[0].at } : {}) };
+  return {
+    sc: Number(m[2] ?? m[3]),
+    counter: m[1] ?? m[4],
+    op: m[5],
+    limit: Number(m[6]),
+    ...(defs[0] ? { acl: defs[0].at } : {}),
+  };
 }
 
 // A condition that reads a tracked counter: the rule is a limit, not a fixed answer.
@@ -314,43 +322,63 @@ const READS_COUNTER = /\bsc\d?_/;
 /**
  * An answer on a tracked counter: `deny [deny_status N | status N ...] if {...}` (403 by default)
  * or `return status N ... if {...}` (200 by default); null for one whose condition reads no counter
- * (directly or through an acl).
+ * (directly or through an acl). `tracked`: the trackers met before it, by sc number.
  */
-function answerOf(l, [action, ...rest], track, acls) {
+function answerOf(l, [action, ...rest], tracked, acls) {
   const cond = rest.indexOf('if') >= 0 ? rest.slice(rest.indexOf('if')) : [];
   const readsAcl = (w) => acls.some((a) => a.name === w.replace(/^!/, '') && READS_COUNTER.test(a.test));
   if (action === 'return' && !cond.some((w) => READS_COUNTER.test(w) || readsAcl(w))) return null;
-  if (!track) throw new Error(`${l.at}: a ${action} before any track-sc0: the counter it reads is not tracked yet`);
   // What it answers besides its status (content-type, a string, headers) changes no count.
   const head = cond.length ? rest.slice(0, rest.indexOf('if')) : rest;
   const statusAt = head.findIndex((w) => w === 'status' || w === 'deny_status');
   const status = statusAt >= 0 ? Number(head[statusAt + 1]) : action === 'deny' ? 403 : 200;
-  return { at: l.at, status, action, ...conditionOf(cond, l.at, action, acls) };
+  const test = conditionOf(cond, l.at, action, acls);
+  if (!tracked.has(test.sc))
+    throw new Error(
+      `${l.at}: a ${action} on sc${test.sc} before any track-sc${test.sc}: the counter it reads is not tracked yet`,
+    );
+  return { at: l.at, status, action, ...test };
 }
 
-/** A frontend's rules, read in order: {track, deny, redirect} (each null where it has none). */
+/** One http-request line read into `into` ({trackers, rules, denies, redirect}). */
+function ruleOf(sections, sec, l, acls, into) {
+  const [, action, ...rest] = l.words;
+  if (/^track-sc\d$/.test(action)) {
+    const track = trackOf(sections, sec, l, [action, ...rest]);
+    // HAProxy tracks a counter once per request: a second track-scN is passed over.
+    if (into.trackers.has(track.sc))
+      throw new Error(
+        `${l.at}: ${action} again (${into.trackers.get(track.sc).at}): HAProxy keeps the first; drop one`,
+      );
+    into.trackers.set(track.sc, track);
+    into.rules.push({ track: track.sc });
+  } else if (action === 'deny' || action === 'return') {
+    const deny = answerOf(l, [action, ...rest], into.trackers, acls);
+    if (deny) into.rules.push({ deny: into.denies.push(deny) - 1 });
+  } else if (action === 'redirect') into.redirect = redirectOf(l, rest);
+  else if (!HARMLESS.has(action))
+    throw new Error(`${l.at}: http-request ${action}: the lab's HAProxy model does not read it yet`);
+}
+
+/**
+ * A frontend's rules, read in order: {trackers (by sc number), rules ([{track: sc} | {deny: i}],
+ * in the file's order), denies, redirect (null where it has none)}.
+ */
 function rulesOf(sections, sec) {
-  let track = null;
-  let deny = null;
-  let redirect = null;
+  const into = { trackers: new Map(), rules: [], denies: [], redirect: null };
   const acls = sec.lines
     .filter((l) => l.words[0] === 'acl')
     .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));
   for (const l of sec.lines) {
-    const [kw, action, ...rest] = l.words;
+    const [kw, action] = l.words;
     if (kw === 'tcp-request' || kw === 'tcp-response')
       throw new Error(`${l.at}: ${kw} ${action}: connection-level rules are not modelled yet (http-request rules are)`);
     if (kw === 'rate-limit') throw new Error(`${l.at}: rate-limit ${action}: the accept delay is not modelled yet`);
     if (kw === 'use_backend')
       throw new Error(`${l.at}: use_backend: the lab reads one backend per frontend yet (default_backend)`);
-    if (kw !== 'http-request') continue;
-    if (/^track-sc\d$/.test(action)) track = trackOf(sections, sec, l, [action, ...rest]);
-    else if (action === 'deny' || action === 'return') deny = answerOf(l, [action, ...rest], track, acls) ?? deny;
-    else if (action === 'redirect') redirect = redirectOf(l, rest);
-    else if (!HARMLESS.has(action))
-      throw new Error(`${l.at}: http-request ${action}: the lab's HAProxy model does not read it yet`);
+    if (kw === 'http-request') ruleOf(sections, sec, l, acls, into);
   }
-  return { track, deny, redirect };
+  return into;
 }
 
 /** `http-request redirect scheme https [code N] unless { ssl_fc }` (or `if !{ ssl_fc }`): plain HTTP sent to TLS. */
@@ -363,15 +391,30 @@ function redirectOf(l, rest) {
   return { at: l.at };
 }
 
-/** A frontend's (or listen's) rate limit from its rules: its track and deny; null when it has none. */
-function limitOf({ track, deny }) {
-  if (!deny) return null;
-  const t = track.table;
-  if (deny.counter === 'http_req_rate' && t.periodMs === null)
-    throw new Error(`${deny.at}: the ${deny.action} reads http_req_rate, and the table (${t.at}) does not store it`);
-  if (deny.counter === 'http_req_cnt' && !t.count)
-    throw new Error(`${deny.at}: the ${deny.action} reads http_req_cnt, and the table (${t.at}) does not store it`);
-  return { track, table: t, deny };
+/**
+ * A frontend's (or listen's) rate limit from its rules, null when it has none: {track, table,
+ * deny} of its first deny, and, where it has several trackers or denies, `chain`: {trackers
+ * [{sc, at, key, table}], rules, denies} in the file's order (thresholds/models/stick-table-rate.js
+ * stickTableChain).
+ */
+function limitOf({ trackers, rules, denies }) {
+  if (!denies.length) return null;
+  for (const d of denies) {
+    const t = trackers.get(d.sc).table;
+    if (d.counter === 'http_req_rate' && t.periodMs === null)
+      throw new Error(`${d.at}: the ${d.action} reads http_req_rate, and the table (${t.at}) does not store it`);
+    if (d.counter === 'http_req_cnt' && !t.count)
+      throw new Error(`${d.at}: the ${d.action} reads http_req_cnt, and the table (${t.at}) does not store it`);
+  }
+  const statuses = [...new Set(denies.map((d) => d.status))];
+  if (statuses.length > 1)
+    throw new Error(
+      `${denies.map((d) => d.at).join(', ')}: answered with ${statuses.join(' and ')}: the lab judges one refusal status per frontend yet`,
+    );
+  const [deny] = denies;
+  const track = trackers.get(deny.sc);
+  const chain = trackers.size > 1 || denies.length > 1 ? { trackers: [...trackers.values()], rules, denies } : null;
+  return { track, table: track.table, deny, ...(chain ? { chain } : {}) };
 }
 
 /** Where a bind listens, as the lab tells places apart: 'addr:port' (`:8080` is '*:8080'). */

@@ -13,33 +13,41 @@ import { SLOTS } from '../nginx/explore.mjs';
 const keyValue = (type, i) =>
   ({ ip: `192.0.2.${i + 1}`, ipv6: `2001:db8::${(i + 1).toString(16)}` })[type] ?? `lab-key-${i + 1}`;
 
-/** What each case sends, and who shares an entry: {slots, slotKeys, shared, how}. */
-function slotsOf({ key, table }) {
-  if (key.fetch === 'src')
-    return {
-      slots: [{ path: '/', headers: {} }],
-      slotKeys: [{ [table.at]: '' }],
-      shared: true,
-      how: 'one entry per address: every case, from 127.0.0.1, shares it',
-    };
-  const values = Array.from({ length: SLOTS }, (_, i) => keyValue(table.type, i));
-  const slot = (v) =>
-    key.fetch === 'header'
-      ? { path: '/', headers: { [key.name]: v } }
-      : { path: `/?${encodeURIComponent(key.name)}=${encodeURIComponent(v)}`, headers: {} };
-  return {
-    slots: values.map(slot),
-    slotKeys: values.map((v) => ({ [table.at]: v })),
-    shared: false,
-    how: `one entry per ${key.fetch === 'header' ? 'value of the header' : 'value of the parameter'}: each case sends its own`,
-  };
+/**
+ * What each case sends, and who shares an entry, over a frontend's trackers: {slots, slotKeys,
+ * shared, how (per tracker)}. A tracker by src puts every case on one entry; one by a header or
+ * a parameter gets a key of the lab's own per case, as its table's type stores it.
+ */
+function slotsOf(trackers) {
+  const keyed = trackers.filter((t) => t.key.fetch !== 'src');
+  const count = keyed.length ? SLOTS : 1;
+  const slots = Array.from({ length: count }, (_, i) => {
+    const headers = {};
+    const query = [];
+    for (const { key, table } of keyed) {
+      const v = keyValue(table.type, i);
+      if (key.fetch === 'header') headers[key.name] = v;
+      else query.push(`${encodeURIComponent(key.name)}=${encodeURIComponent(v)}`);
+    }
+    return { path: query.length ? `/?${query.join('&')}` : '/', headers };
+  });
+  const slotKeys = slots.map((_, i) =>
+    Object.fromEntries(
+      trackers.map(({ key, table }) => [table.at, key.fetch === 'src' ? '' : keyValue(table.type, i)]),
+    ),
+  );
+  const how = ({ key }) =>
+    key.fetch === 'src'
+      ? 'one entry per address: every case, from 127.0.0.1, shares it'
+      : `one entry per ${key.fetch === 'header' ? 'value of the header' : 'value of the parameter'}: each case sends its own`;
+  return { slots, slotKeys, shared: keyed.length < trackers.length, how };
 }
 
 /** The numbers of a frontend's limit, each where it stands (`line`: which line the render rewrites). */
 function numbersOf(r, knob) {
   const { table, deny } = r.limit;
-  const n = (param, kind, value, at, line, what) => ({
-    knob: knob(param),
+  const n = (param, kind, value, at, line, what, named = param) => ({
+    knob: knob(named),
     kind,
     value,
     ...(kind === 'count' ? { min: 1 } : {}),
@@ -62,7 +70,7 @@ function numbersOf(r, knob) {
 /** One frontend as a target. */
 function frontendTarget(r) {
   const { table, deny, track } = r.limit;
-  const sends = slotsOf(track);
+  const sends = slotsOf([track]);
   const knob = (param) => knobName(r.frontend, param);
   const periodS = deny.counter === 'http_req_rate' ? table.periodMs / 1000 : (table.expireMs ?? 60_000) / 1000;
   const expireS = table.expireMs === null ? Infinity : table.expireMs / 1000;
@@ -84,13 +92,115 @@ function frontendTarget(r) {
     // What it lets through over its period, and all at once into an empty window.
     rate: deny.limit / periodS,
     burst: deny.limit,
-    keys: [{ zone: `stick-table ${table.at}, tracked by ${track.key.text}`, how: sends.how }],
+    keys: [{ zone: `stick-table ${table.at}, tracked by ${track.key.text}`, how: sends.how(track) }],
     shared: sends.shared,
     // An entry forgets after two periods without a request (or when it expires, if sooner).
     drainS: Math.min(2 * periodS, expireS),
     place: { place: r.place, ssl: Boolean(r.tls), http2: Boolean(r.http2) },
     host: null,
     class: track.key.fetch === 'src' ? 'src: the client address' : `${track.key.text}: a key of its own per case`,
+    slots: sends.slots,
+    slotKeys: sends.slotKeys,
+  };
+}
+
+/**
+ * A chain's numbers: each deny's limit (the first's knob `limit`, the next ones' `limit2`, ...),
+ * each table's period and expire once (the first tracker's as `period`, another's as
+ * `scN_period`): {numbers, limitKnob(i), tableKnob(at, param)}.
+ */
+function chainNumbers(r, knob) {
+  const { trackers, denies } = r.limit.chain;
+  const n = (named, param, kind, value, at, what) => ({
+    knob: knob(named),
+    kind,
+    value,
+    ...(kind === 'count' ? { min: 1 } : {}),
+    at,
+    path: [param === 'limit' ? 'deny' : 'table'],
+    param,
+    doc: `frontend ${r.frontend}: ${what} (${at})`,
+  });
+  const limitNamed = (i) => (i ? `limit${i + 1}` : 'limit');
+  const numbers = denies.map((d, i) =>
+    n(limitNamed(i), 'limit', 'count', d.limit, d.acl ?? d.at, `the ${d.action}'s limit on sc${d.sc} ${d.counter}`),
+  );
+  const tableNamed = new Map();
+  for (const t of trackers) {
+    if (tableNamed.has(t.table.at)) continue;
+    const prefix = t === trackers[0] ? '' : `sc${t.sc}_`;
+    tableNamed.set(t.table.at, prefix);
+    if (t.table.periodMs !== null)
+      numbers.push(
+        n(`${prefix}period`, 'period', 'seconds', t.table.periodMs / 1000, t.table.at, 'http_req_rate period in s'),
+      );
+    if (t.table.expireMs !== null)
+      numbers.push(n(`${prefix}expire`, 'expire', 'seconds', t.table.expireMs / 1000, t.table.at, 'table expire in s'));
+  }
+  return {
+    numbers,
+    limitKnob: (i) => knob(limitNamed(i)),
+    tableKnob: (at, param) => knob(`${tableNamed.get(at)}${param}`),
+  };
+}
+
+/** Several trackers or denies on one frontend as a target (thresholds/models/stick-table-rate.js stickTableChain). */
+function chainTarget(r) {
+  const { trackers, rules, denies } = r.limit.chain;
+  const knob = (param) => knobName(r.frontend, param);
+  const { numbers, limitKnob, tableKnob } = chainNumbers(r, knob);
+  const index = new Map(trackers.map((t, i) => [t.sc, i]));
+  const seconds = (k, t, param, ms) => (ms === null ? null : (k[tableKnob(t.table.at, param)] ?? ms / 1000));
+  // Per deny, what it lets through over its tracker's period (its expire, for a count).
+  const periodOf = (d) => {
+    const { table } = trackers[index.get(d.sc)];
+    return d.counter === 'http_req_rate' ? table.periodMs / 1000 : (table.expireMs ?? 60_000) / 1000;
+  };
+  const tightest = denies.reduce((a, d) => (d.limit / periodOf(d) < a.limit / periodOf(a) ? d : a));
+  const sends = slotsOf(trackers);
+  return {
+    id: knobName(r.frontend) || 'frontend',
+    label: `frontend ${r.frontend}`,
+    at: r.at,
+    numbers,
+    build: (k) => ({
+      kind: 'stick_table_chain',
+      trackers: trackers.map((t) => ({
+        periodMs: (seconds(k, t, 'period', t.table.periodMs) ?? 1) * 1000,
+        expireMs: t.table.expireMs === null ? Infinity : seconds(k, t, 'expire', t.table.expireMs) * 1000,
+      })),
+      rules: rules.map((x) =>
+        'track' in x
+          ? { track: index.get(x.track) }
+          : {
+              deny: index.get(denies[x.deny].sc),
+              counter: denies[x.deny].counter,
+              op: denies[x.deny].op,
+              limit: k[limitKnob(x.deny)],
+            },
+      ),
+    }),
+    exempt: false,
+    status: tightest.status,
+    rate: tightest.limit / periodOf(tightest),
+    burst: tightest.limit,
+    keys: trackers.map((t) => ({
+      zone: `stick-table ${t.table.at}, tracked by ${t.key.text} (sc${t.sc})`,
+      how: sends.how(t),
+    })),
+    shared: sends.shared,
+    // Every entry forgets after two periods without a request (or when it expires, if sooner).
+    drainS: Math.max(
+      ...trackers.map((t) =>
+        Math.min(
+          2 * ((t.table.periodMs ?? t.table.expireMs ?? 60_000) / 1000),
+          t.table.expireMs === null ? Infinity : t.table.expireMs / 1000,
+        ),
+      ),
+    ),
+    place: { place: r.place, ssl: Boolean(r.tls), http2: Boolean(r.http2) },
+    host: null,
+    class: trackers.map((t) => (t.key.fetch === 'src' ? 'src' : t.key.text)).join(' and '),
     slots: sends.slots,
     slotKeys: sends.slotKeys,
   };
@@ -103,7 +213,7 @@ export function haproxyTargets(policy) {
   for (const r of policy.routes) {
     const label = `frontend ${r.frontend}`;
     if (r.none) routes.push({ route: label, at: r.at, none: r.none });
-    else targets.push(frontendTarget(r));
+    else targets.push(r.limit.chain ? chainTarget(r) : frontendTarget(r));
   }
   return { targets, routes };
 }

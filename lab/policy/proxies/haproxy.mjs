@@ -15,21 +15,30 @@ import { haproxyFromLimit } from '../haproxy/from-limit.mjs';
 const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
 
 const HEAD = ['frontend', 'where', 'tracked by', 'counter', 'limit', 'period s', 'expire s', 'denied with'];
+/** One row per deny: its tracker's key and table, its test and status. */
+const denyRow = (r, deny, track) => [
+  r.frontend,
+  deny.at,
+  track.key.text,
+  deny.counter,
+  `${deny.op} ${deny.limit}`,
+  track.table.periodMs === null ? '-' : String(track.table.periodMs / 1000),
+  track.table.expireMs === null ? '-' : String(track.table.expireMs / 1000),
+  String(deny.status),
+];
 const rows = (policy) =>
-  policy.routes.map((r) =>
-    r.limit
-      ? [
-          r.frontend,
-          r.limit.deny.at,
-          r.limit.track.key.text,
-          r.limit.deny.counter,
-          `${r.limit.deny.op} ${r.limit.deny.limit}`,
-          r.limit.table.periodMs === null ? '-' : String(r.limit.table.periodMs / 1000),
-          r.limit.table.expireMs === null ? '-' : String(r.limit.table.expireMs / 1000),
-          String(r.limit.deny.status),
-        ]
-      : [r.frontend, r.at, '-', '-', '-', '-', '-', r.none],
-  );
+  policy.routes.flatMap((r) => {
+    if (!r.limit) return [[r.frontend, r.at, '-', '-', '-', '-', '-', r.none]];
+    const { chain } = r.limit;
+    if (!chain) return [denyRow(r, r.limit.deny, r.limit.track)];
+    return chain.denies.map((d) =>
+      denyRow(
+        r,
+        d,
+        chain.trackers.find((t) => t.sc === d.sc),
+      ),
+    );
+  });
 
 export default {
   name: 'haproxy',
