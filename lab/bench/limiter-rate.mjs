@@ -130,7 +130,7 @@ function caseRow(proxy, rate, outcomes, counts, dir) {
   };
 }
 
-/** The highest rate below which every rate tried under `proxy` was judged exactly too. */
+/** A replayed range as the table shows it. */
 const range = (r) => (!r ? '-' : r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`);
 
 /**

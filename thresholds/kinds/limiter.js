@@ -206,13 +206,11 @@ function expectedOf(c, s) {
 // What a proxy's connection limit leaves the lab's own clients (its metrics scrapes, readiness).
 const OWN_CONNECTIONS = 8;
 
-/**
- * A case's VUs: its most requests in flight with headroom, and ten more (`least`: the in-flight
- * share it cannot do without, for fitConnections).
- */
-function vusOf(inFlight, { headroom, segments }) {
-  return { vus: (Math.ceil(inFlight * headroom) + 10) * segments, leastVus: Math.ceil(inFlight * 1.25) + segments };
-}
+// VUs per request in flight where an experiment says none (the seeds' quarter more).
+const SEED_HEADROOM = 1.25;
+
+/** The VUs a case cannot do without: its most requests in flight, a quarter more, one per k6 process. */
+const leastVus = (inFlight, segments) => Math.ceil(inFlight * SEED_HEADROOM) + segments;
 
 /**
  * k6 keeps a connection open per VU, and a VU goes from case to case: where the proxy takes at
@@ -221,20 +219,21 @@ function vusOf(inFlight, { headroom, segments }) {
  * requests in flight need; else connections would wait for another to close, which the model
  * does not read: such a plan is refused, naming the limit.
  */
-function fitConnections(cases, connections) {
+function fitConnections(cases, connections, { predictions, segments }) {
   if (!connections) return;
   const room = connections.limit - OWN_CONNECTIONS;
-  const least = cases.reduce((a, c) => a + c.leastVus, 0);
+  const leastOf = new Map(cases.map((c) => [c, leastVus(predictions.get(c).inFlight.max, segments)]));
+  const least = cases.reduce((a, c) => a + leastOf.get(c), 0);
   if (least > room)
     throw new Error(
       `${connections.at}: ${connections.what}: the cases hold up to ${least} requests in flight (with a quarter more), and the proxy takes ${connections.limit} connections at once (${OWN_CONNECTIONS} kept for the lab's own): the rest would wait, which the model does not read`,
     );
   const total = cases.reduce((a, c) => a + c.vus, 0);
-  if (total > room) for (const c of cases) c.vus = Math.max(c.leastVus, Math.floor((c.vus * room) / total));
+  if (total > room) for (const c of cases) c.vus = Math.max(leastOf.get(c), Math.floor((c.vus * room) / total));
   // Where a case's least lifted it above its share, the others give a VU each in turn.
   let over = cases.reduce((a, c) => a + c.vus, 0) - room;
   for (let i = 0; over > 0; i = (i + 1) % cases.length) {
-    if (cases[i].vus > cases[i].leastVus) {
+    if (cases[i].vus > leastOf.get(cases[i])) {
       cases[i].vus -= 1;
       over -= 1;
     }
@@ -258,7 +257,7 @@ function caseDetails(c, { target, s, seed, name, factor, segments, index, headro
     // Split over k6 processes, each gets its share of these (k6 divides them by segment),
     // while the requests a queue holds are not split evenly at every moment: each process
     // gets the whole count (dropped iterations in a spike split in two with the share).
-    ...vusOf(s.inFlight.max, { headroom, segments }),
+    vus: (Math.ceil(s.inFlight.max * headroom) + 10) * segments,
     timeoutS: Math.ceil((s.maxDelayMs.max * 1.5) / 1000 + 10),
     // How long k6 lets the last queued requests finish: the model's longest wait and a
     // tenth more, so that a scenario's VUs go back to k6 as soon as they can.
@@ -292,12 +291,11 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
             factor,
             segments,
             index,
-            headroom: exp.vuHeadroom ?? 1.25,
+            headroom: exp.vuHeadroom ?? SEED_HEADROOM,
           }),
         );
       });
-  fitConnections(cases, exp.connections);
-  for (const c of cases) delete c.leastVus;
+  fitConnections(cases, exp.connections, { predictions, segments });
   return {
     experiment: name,
     suite,

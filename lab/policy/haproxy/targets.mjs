@@ -43,41 +43,60 @@ function slotsOf(trackers) {
   return { slots, slotKeys, shared: keyed.length < trackers.length, how };
 }
 
-/** The numbers of a frontend's limit, each where it stands (`line`: which line the render rewrites). */
+/**
+ * One number of a frontend's limit where it stands: `named` its knob's name, `param` what the
+ * render rewrites ('limit' on the deny's or its acl's line, 'period' or 'expire' on the table's).
+ */
+const numberOf = (r, knob, { named, param, kind, value, at, what }) => ({
+  knob: knob(named),
+  kind,
+  value,
+  ...(kind === 'count' ? { min: 1 } : {}),
+  at,
+  path: [param === 'limit' ? 'deny' : 'table'],
+  param,
+  doc: `frontend ${r.frontend}: ${what} (${at})`,
+});
+
+/** The numbers of a frontend's limit, each where it stands. */
 function numbersOf(r, knob) {
   const { table, deny } = r.limit;
-  const n = (param, kind, value, at, line, what, named = param) => ({
-    knob: knob(named),
-    kind,
-    value,
-    ...(kind === 'count' ? { min: 1 } : {}),
-    at,
-    path: [line],
-    param,
-    doc: `frontend ${r.frontend}: ${what} (${at})`,
-  });
+  const n = (param, kind, value, at, what) => numberOf(r, knob, { named: param, param, kind, value, at, what });
   return [
-    n('limit', 'count', deny.limit, deny.acl ?? deny.at, 'deny', `the ${deny.action}'s limit on ${deny.counter}`),
+    n('limit', 'count', deny.limit, deny.acl ?? deny.at, `the ${deny.action}'s limit on ${deny.counter}`),
     ...(deny.counter === 'http_req_rate'
-      ? [n('period', 'seconds', table.periodMs / 1000, table.at, 'table', 'http_req_rate period in s')]
+      ? [n('period', 'seconds', table.periodMs / 1000, table.at, 'http_req_rate period in s')]
       : []),
-    ...(table.expireMs !== null
-      ? [n('expire', 'seconds', table.expireMs / 1000, table.at, 'table', 'table expire in s')]
-      : []),
+    ...(table.expireMs !== null ? [n('expire', 'seconds', table.expireMs / 1000, table.at, 'table expire in s')] : []),
   ];
 }
+
+/** What a deny lets through its limit over, s: its table's period, or its expire for a count. */
+const windowS = (deny, table) =>
+  deny.counter === 'http_req_rate' ? table.periodMs / 1000 : (table.expireMs ?? 60_000) / 1000;
+
+/** What every HAProxy target is, whatever its limit: where it is sent and what its cases send. */
+const targetBase = (r, sends) => ({
+  id: knobName(r.frontend) || 'frontend',
+  label: `frontend ${r.frontend}`,
+  at: r.at,
+  exempt: false,
+  shared: sends.shared,
+  place: { place: r.place, ssl: Boolean(r.tls), http2: Boolean(r.http2) },
+  host: null,
+  slots: sends.slots,
+  slotKeys: sends.slotKeys,
+});
 
 /** One frontend as a target. */
 function frontendTarget(r) {
   const { table, deny, track } = r.limit;
   const sends = slotsOf([track]);
   const knob = (param) => knobName(r.frontend, param);
-  const periodS = deny.counter === 'http_req_rate' ? table.periodMs / 1000 : (table.expireMs ?? 60_000) / 1000;
+  const periodS = windowS(deny, table);
   const expireS = table.expireMs === null ? Infinity : table.expireMs / 1000;
   return {
-    id: knobName(r.frontend) || 'frontend',
-    label: `frontend ${r.frontend}`,
-    at: r.at,
+    ...targetBase(r, sends),
     numbers: numbersOf(r, knob),
     build: (k) => ({
       kind: 'stick_table_rate',
@@ -87,20 +106,14 @@ function frontendTarget(r) {
       periodMs: (k[knob('period')] ?? periodS) * 1000,
       expireMs: table.expireMs === null ? Infinity : k[knob('expire')] * 1000,
     }),
-    exempt: false,
     status: deny.status,
     // What it lets through over its period, and all at once into an empty window.
     rate: deny.limit / periodS,
     burst: deny.limit,
     keys: [{ zone: `stick-table ${table.at}, tracked by ${track.key.text}`, how: sends.how(track) }],
-    shared: sends.shared,
     // An entry forgets after two periods without a request (or when it expires, if sooner).
     drainS: Math.min(2 * periodS, expireS),
-    place: { place: r.place, ssl: Boolean(r.tls), http2: Boolean(r.http2) },
-    host: null,
     class: track.key.fetch === 'src' ? 'src: the client address' : `${track.key.text}: a key of its own per case`,
-    slots: sends.slots,
-    slotKeys: sends.slotKeys,
   };
 }
 
@@ -111,16 +124,7 @@ function frontendTarget(r) {
  */
 function chainNumbers(r, knob) {
   const { trackers, denies } = r.limit.chain;
-  const n = (named, param, kind, value, at, what) => ({
-    knob: knob(named),
-    kind,
-    value,
-    ...(kind === 'count' ? { min: 1 } : {}),
-    at,
-    path: [param === 'limit' ? 'deny' : 'table'],
-    param,
-    doc: `frontend ${r.frontend}: ${what} (${at})`,
-  });
+  const n = (named, param, kind, value, at, what) => numberOf(r, knob, { named, param, kind, value, at, what });
   const limitNamed = (i) => (i ? `limit${i + 1}` : 'limit');
   const numbers = denies.map((d, i) =>
     n(limitNamed(i), 'limit', 'count', d.limit, d.acl ?? d.at, `the ${d.action}'s limit on sc${d.sc} ${d.counter}`),
@@ -152,16 +156,11 @@ function chainTarget(r) {
   const index = new Map(trackers.map((t, i) => [t.sc, i]));
   const seconds = (k, t, param, ms) => (ms === null ? null : (k[tableKnob(t.table.at, param)] ?? ms / 1000));
   // Per deny, what it lets through over its tracker's period (its expire, for a count).
-  const periodOf = (d) => {
-    const { table } = trackers[index.get(d.sc)];
-    return d.counter === 'http_req_rate' ? table.periodMs / 1000 : (table.expireMs ?? 60_000) / 1000;
-  };
+  const periodOf = (d) => windowS(d, trackers[index.get(d.sc)].table);
   const tightest = denies.reduce((a, d) => (d.limit / periodOf(d) < a.limit / periodOf(a) ? d : a));
   const sends = slotsOf(trackers);
   return {
-    id: knobName(r.frontend) || 'frontend',
-    label: `frontend ${r.frontend}`,
-    at: r.at,
+    ...targetBase(r, sends),
     numbers,
     build: (k) => ({
       kind: 'stick_table_chain',
@@ -180,7 +179,6 @@ function chainTarget(r) {
             },
       ),
     }),
-    exempt: false,
     status: tightest.status,
     rate: tightest.limit / periodOf(tightest),
     burst: tightest.limit,
@@ -188,7 +186,6 @@ function chainTarget(r) {
       zone: `stick-table ${t.table.at}, tracked by ${t.key.text} (sc${t.sc})`,
       how: sends.how(t),
     })),
-    shared: sends.shared,
     // Every entry forgets after two periods without a request (or when it expires, if sooner).
     drainS: Math.max(
       ...trackers.map((t) =>
@@ -198,11 +195,7 @@ function chainTarget(r) {
         ),
       ),
     ),
-    place: { place: r.place, ssl: Boolean(r.tls), http2: Boolean(r.http2) },
-    host: null,
     class: trackers.map((t) => (t.key.fetch === 'src' ? 'src' : t.key.text)).join(' and '),
-    slots: sends.slots,
-    slotKeys: sends.slotKeys,
   };
 }
 
