@@ -64,7 +64,7 @@ export default {
   scheme: (policy) => (policy.entryPoints[0]?.tls ? 'https' : 'http'),
   targets: traefikTargets,
   changes: (policy) => [
-    ...policy.leftOut.map((s) => ({ at: s.split(': ')[0], what: s.split(': ').slice(1).join(': ') })),
+    ...policy.leftOut,
     {
       at: '(the lab)',
       what: "each entry point on a port of the lab's on 127.0.0.1; every load balancer's servers at the lab backend; the file provider is the lab's one file; the API, dashboard, other providers, tracing and logs are the lab's",

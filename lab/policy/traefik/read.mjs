@@ -60,9 +60,10 @@ function providedFiles(st) {
 function staticSays(st) {
   const leftOut = [];
   for (const p of Object.keys(st.data.providers ?? {}).filter((k) => k !== 'file' && k !== 'providersThrottleDuration'))
-    leftOut.push(
-      `${st.at(['providers', p])}: providers.${p}: its routers are not read (the lab runs the file provider's)`,
-    );
+    leftOut.push({
+      at: st.at(['providers', p]),
+      what: `providers.${p}: its routers are not read (the lab runs the file provider's)`,
+    });
   if (st.data.experimental?.plugins || st.data.experimental?.localPlugins)
     throw new Error(`${st.at(['experimental'])}: plugins: the lab cannot model what a plugin does`);
   return leftOut;
@@ -96,9 +97,10 @@ function httpOf(sources, leftOut) {
   const out = { routers: {}, middlewares: {}, services: {} };
   for (const s of sources) {
     for (const k of Object.keys(s.data.tls ?? {}))
-      leftOut.push(
-        `${s.at(['tls', k])}: tls.${k}: left out (the lab serves its own certificate with Traefik's default TLS options)`,
-      );
+      leftOut.push({
+        at: s.at(['tls', k]),
+        what: `tls.${k}: left out (the lab serves its own certificate with Traefik's default TLS options)`,
+      });
     for (const kind of Object.keys(out))
       for (const [name, v] of Object.entries(s.data.http?.[kind] ?? {})) {
         raw[kind][name] = v;
@@ -211,7 +213,7 @@ function routeOf(name, r, http, entryPoints) {
 
 /**
  * A Traefik config read: {proxy: 'traefik', file, sources, entryPoints, http, routes,
- * leftOut (what the lab leaves out, each with its file:line), says (its limited routers' names,
+ * leftOut (what the lab leaves out: [{at: file:line, what}]), says (its limited routers' names,
  * which can name the policy: lab/policy/name.mjs)}.
  */
 export function traefikPolicy(file) {
@@ -222,14 +224,17 @@ export function traefikPolicy(file) {
   const { raw, read: http } = httpOf(sources, leftOut);
   for (const s of sources)
     for (const k of ['tcp', 'udp'])
-      if (s.data[k]) leftOut.push(`${s.at([k])}: ${k}: its routers are not loaded (the lab loads HTTP)`);
+      if (s.data[k]) leftOut.push({ at: s.at([k]), what: `${k}: its routers are not loaded (the lab loads HTTP)` });
   const entryPoints = entryPointsOf(st, http.routers);
   const routes = Object.entries(http.routers).map(([name, r]) => routeOf(name, r, http, entryPoints));
   for (const r of Object.values(http.routers).filter((x) => x.tls && typeof x.tls === 'object'))
     for (const k of Object.keys(r.tls))
-      leftOut.push(`${r.where(['tls', k])}: routers.${r.name}.tls.${k}: left out (the lab serves its own certificate)`);
+      leftOut.push({
+        at: r.where(['tls', k]),
+        what: `routers.${r.name}.tls.${k}: left out (the lab serves its own certificate)`,
+      });
   for (const e of entryPoints.filter((x) => x.tls))
-    leftOut.push(`${e.at}: entryPoints.${e.name}.http.tls: its routers served with the lab's certificate`);
+    leftOut.push({ at: e.at, what: `entryPoints.${e.name}.http.tls: its routers served with the lab's certificate` });
   if (!routes.some((r) => r.limit)) throw new Error(`${file}: no router with a rateLimit middleware: nothing to load`);
   return {
     proxy: 'traefik',
