@@ -67,12 +67,13 @@ test('a TOML dynamic config alone: its numbers on their lines, a per-minute peri
   const r = p.routes[0];
   assert.deepEqual([r.host, r.path], ['partners.example.com', '/v2']);
   assert.deepEqual([r.limit.average, r.limit.periodS, r.limit.burst], [90, 60, 3]);
-  assert.deepEqual(r.limit.criterion, { by: 'header', header: 'X-Api-Key' });
+  assert.deepEqual([r.limit.criterion.by, r.limit.criterion.header], ['header', 'X-Api-Key']);
+  assert.match(r.limit.criterion.at, /traefik-per-minute\.toml:13$/);
   assert.match(r.limit.atOf.period, /traefik-per-minute\.toml:11$/);
   assert.match(r.limit.at, /traefik-per-minute\.toml:9$/);
 });
 
-test('refused by name with file:line: a Redis-backed limit, an X-Forwarded-For strategy, a bad period', () => {
+test('refused by name with file:line: a Redis-backed limit, an excluded address that is none, a bad period', () => {
   assert.match(
     readFiles({
       'd.yml': dynamic([
@@ -93,10 +94,10 @@ test('refused by name with file:line: a Redis-backed limit, an X-Forwarded-For s
         '        average: 5',
         '        sourceCriterion:',
         '          ipStrategy:',
-        '            depth: 1',
+        '            excludedIPs: [10.0.0.0/33]',
       ]),
     }),
-    /d\.yml:11: sourceCriterion\.ipStrategy with depth/,
+    /d\.yml:\d+: ipStrategy\.excludedIPs '10\.0\.0\.0\/33' is not an address or a CIDR/,
   );
   assert.match(
     readFiles({
@@ -238,4 +239,62 @@ test("a rateLimit's fields in any case, as Traefik matches them; a key it has no
     readFiles({ 'd.yml': dynamic(['    limit:', '      rateLimit:', '        average: 5', '        bogus: 1']) }),
     "<dir>/d.yml:11: rateLimit.bogus: Traefik's rateLimit has no such field (average, period, burst, sourceCriterion, redis)",
   );
+});
+
+test("X-Forwarded-For as a limit's source: each case its own address where the entry point trusts a forwarder, one bucket where it trusts none", async () => {
+  const { traefikTargets } = await import('../lab/policy/traefik/targets.mjs');
+  const p = traefikPolicy(join(policies, 'traefik-forwarded.yml'));
+  const [api, search] = traefikTargets(p).targets;
+  assert.equal(api.shared, false);
+  assert.equal(api.slots.length, 12);
+  assert.deepEqual(
+    api.slots.slice(0, 2).map((s) => s.headers['x-forwarded-for']),
+    ['192.0.2.1', '192.0.2.2'],
+  );
+  // 192.0.2.0/24 is excluded there: the next documentation range.
+  assert.equal(search.slots[0].headers['x-forwarded-for'], '198.51.100.1');
+  const text = renderTraefik(p, {
+    ports: { '*:80': 18200, '*:8081': 18203 },
+    ownPort: 18201,
+    backend: 'b:1',
+    prefix: '/x',
+  });
+  assert.match(text, /trustedIPs:\n\s+- 10\.0\.0\.0\/8\n\s+- 127\.0\.0\.1\/32/);
+  assert.equal(text.match(/forwardedHeaders/g).length, 1, 'the office entry point trusts no one, as written');
+
+  const dyn = (strategy, statics = '') =>
+    readFiles(
+      {
+        ...(statics ? { 's.yml': statics } : {}),
+        'd.yml': dynamic([
+          '    limit:',
+          '      rateLimit:',
+          '        average: 5',
+          '        sourceCriterion:',
+          ...strategy,
+        ]),
+      },
+      statics ? 's.yml' : 'd.yml',
+    );
+  const deep = traefikTargets(dyn(['          ipStrategy:', '            depth: 2'])).targets[0];
+  // No static config read: the lab's entry point trusts k6 as the forwarder.
+  assert.equal(deep.slots[3].headers['x-forwarded-for'], '192.0.2.4, 203.0.113.254');
+  const direct = dyn(
+    ['          ipStrategy:', '            depth: 1'],
+    'entryPoints:\n  web:\n    address: ":80"\nproviders:\n  file:\n    filename: d.yml\n',
+  );
+  const [untrusted] = traefikTargets(direct).targets;
+  assert.equal(untrusted.shared, true);
+  assert.equal(untrusted.slots.length, 1);
+  assert.match(untrusted.keys[0].how, /entryPoint web trusts no forwarder .* every request's source is ''/);
+  const all = traefikTargets(dyn(['          ipStrategy:', '            excludedIPs: [0.0.0.0/0]'])).targets[0];
+  assert.match(all.keys[0].how, /every address the lab could send is in excludedIPs/);
+});
+
+test('a limit keyed by a header: each case sends a value of its own and runs beside the others', async () => {
+  const { traefikTargets } = await import('../lab/policy/traefik/targets.mjs');
+  const [t] = traefikTargets(traefikPolicy(join(policies, 'traefik-per-minute.toml'))).targets;
+  assert.equal(t.shared, false);
+  assert.deepEqual([t.slots[0].headers['x-api-key'], t.slots[11].headers['x-api-key']], ['lab-key-1', 'lab-key-12']);
+  assert.equal(t.slots[0].headers.host, 'partners.example.com');
 });

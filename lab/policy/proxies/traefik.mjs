@@ -14,6 +14,31 @@ import { traefikFromLimit } from '../traefik/from-limit.mjs';
 
 const places = (policy) => [...new Set(policy.entryPoints.map((e) => e.place))];
 
+/** What a limit's source is, in the Policy table's words. */
+const byWords = (c) =>
+  ({
+    header: `header ${c.header}`,
+    forwarded: `X-Forwarded-For ${c.depth > 0 ? `depth ${c.depth}` : `excluding ${c.excludedIPs?.join(' ')}`}`,
+  })[c.by] ?? c.by;
+
+/**
+ * What the lab changes of an entry point's trust: k6's 127.0.0.1 among its forwarders, where it
+ * trusts any or no static config says (render.mjs), and what a source criterion reads to no effect.
+ */
+function trustChanges(policy) {
+  const trusting = policy.entryPoints.filter(
+    (e) => !e.forwarded.insecure && (e.forwarded.trustedIPs.length || e.forwarded.assumed),
+  );
+  const added = trusting.map((e) => ({
+    at: e.forwarded.at ?? e.at,
+    what: `entryPoints.${e.name}.forwardedHeaders.trustedIPs: 127.0.0.1 added, k6 standing for the forwarder it trusts`,
+  }));
+  const notes = policy.routes
+    .filter((r) => r.limit)
+    .flatMap((r) => (r.limit.criterion.notes ?? []).map((what) => ({ at: r.limit.criterion.at, what })));
+  return [...added, ...notes];
+}
+
 const HEAD = ['router', 'where', 'rule', 'middleware', 'average', 'period s', 'burst', 'by', 'answered with'];
 const rows = (policy) =>
   policy.routes.map((r) =>
@@ -26,7 +51,7 @@ const rows = (policy) =>
           String(r.limit.average),
           String(r.limit.periodS),
           String(r.limit.burst),
-          r.limit.criterion.by === 'header' ? `header ${r.limit.criterion.header}` : r.limit.criterion.by,
+          byWords(r.limit.criterion),
           '429 (or delayed)',
         ]
       : [r.router, r.at, '-', '-', '-', '-', '-', '-', r.none],
@@ -65,6 +90,7 @@ export default {
   targets: traefikTargets,
   changes: (policy) => [
     ...policy.leftOut,
+    ...trustChanges(policy),
     {
       at: '(the lab)',
       what: "each entry point on a port of the lab's on 127.0.0.1; every load balancer's servers at the lab backend; the file provider is the lab's one file; the API, dashboard, other providers, tracing and logs are the lab's",

@@ -69,11 +69,32 @@ function staticSays(st) {
   return leftOut;
 }
 
-/** The entry points: [{name, place, at, redirects}] (place: the address as written, ':80' as '*:80'). */
+/**
+ * Whose X-Forwarded-For an entry point keeps: {insecure, trustedIPs, at}. From any other client
+ * Traefik deletes it before the routers' middlewares (forwardedheaders.go).
+ */
+function forwardedOf(fh, at) {
+  const trusted = fh?.trustedIPs ?? [];
+  return {
+    insecure: fh?.insecure === true,
+    trustedIPs: (Array.isArray(trusted) ? trusted : String(trusted).split(',')).map((x) => String(x).trim()),
+    at,
+  };
+}
+
+/** The entry points: [{name, place, at, redirects, tls, forwarded}] (place: as written, :80 as *:80). */
 function entryPointsOf(st, routers) {
   if (!st) {
     const names = [...new Set(Object.values(routers).flatMap((r) => r.entryPoints ?? ['web']))];
-    return names.map((name) => ({ name, place: `entryPoint ${name}`, at: '(no static config)', redirects: false }));
+    // With no static config read, the lab's entry point trusts its client's X-Forwarded-For, as
+    // a limit that reads it counts on (said in the changes).
+    return names.map((name) => ({
+      name,
+      place: `entryPoint ${name}`,
+      at: '(no static config)',
+      redirects: false,
+      forwarded: { insecure: false, trustedIPs: [], assumed: true },
+    }));
   }
   return Object.entries(st.data.entryPoints ?? {}).map(([name, ep]) => {
     const address = String(ep?.address ?? ':80').replace(/\/(tcp|udp)$/, '');
@@ -84,6 +105,7 @@ function entryPointsOf(st, routers) {
       redirects: Boolean(ep?.http?.redirections),
       // TLS on every router of the entry point (served with the lab's certificate).
       tls: Boolean(ep?.http?.tls),
+      forwarded: forwardedOf(ep?.forwardedHeaders, st.at(['entryPoints', name, 'forwardedHeaders'])),
     };
   });
 }
@@ -180,7 +202,10 @@ function limitOf(found) {
     periodS,
     burst,
     atOf: { average: m.where(['average']), period: m.where(['period']), burst: m.where(['burst']) },
-    criterion: readCriterion(m.spec.sourceCriterion, m.where(['sourceCriterion'])),
+    criterion: {
+      ...readCriterion(m.spec.sourceCriterion, m.where(['sourceCriterion'])),
+      at: m.where(['sourceCriterion']),
+    },
   };
 }
 
@@ -208,7 +233,19 @@ function routeOf(name, r, http, entryPoints) {
   if (!limits.length) return { ...base, none: 'no rateLimit middleware' };
   // TLS by the router's own tls, or its entry point's: k6 sends to it over TLS.
   const tls = Boolean(r.tls) || served.tls;
-  return { ...base, host: rule.host, path: rule.path, tls, limit: limitOf(limits[0]) };
+  // Whether X-Forwarded-For from k6 reaches the limit: the lab stands for a forwarder the entry
+  // point trusts, where it trusts any (render.mjs adds 127.0.0.1 to its trustedIPs).
+  const f = served.forwarded;
+  const keepsForwarded = f.insecure || f.trustedIPs.length > 0 || Boolean(f.assumed);
+  return {
+    ...base,
+    host: rule.host,
+    path: rule.path,
+    tls,
+    entryPoint: served.name,
+    keepsForwarded,
+    limit: limitOf(limits[0]),
+  };
 }
 
 /**

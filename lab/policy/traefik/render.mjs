@@ -2,7 +2,8 @@
  * A team's Traefik config as the lab runs it, one YAML file that is both the static config and
  * the file provider's dynamic config:
  *   - the team's entry points, each on a port of the lab's on 127.0.0.1 (`ports`, by where it
- *     listened), and the lab's own (`lab_own`): ping for readiness, Prometheus's metrics;
+ *     listened), trusting k6's X-Forwarded-For where they trust a forwarder's, and the lab's
+ *     own (`lab_own`): ping for readiness, Prometheus's metrics;
  *   - the team's HTTP routers, middlewares and services as written (from every file read), with
  *     every load balancer's servers at the lab's backend and the knobs' values where they stand;
  *   - an access log in JSON of each request's start (Traefik's nanosecond clock), status and
@@ -46,6 +47,17 @@ function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
 }
 
 /**
+ * An entry point's forwardedHeaders: as written, with k6's 127.0.0.1 among the forwarders it
+ * trusts where it trusts any (k6 stands for the team's load balancer), or where no static config
+ * was read.
+ */
+function forwardedHeaders(f) {
+  if (f.insecure) return { forwardedHeaders: { insecure: true } };
+  if (!f.trustedIPs.length && !f.assumed) return {};
+  return { forwardedHeaders: { trustedIPs: [...f.trustedIPs, '127.0.0.1/32'] } };
+}
+
+/**
  * The traefik.yml the lab runs for `policy`: `ports` each entry point's port by where it
  * listened, `ownPort` the lab's, `backend` host:port, `prefix` the service's folder (the config
  * is there, its own file provider), `placed` the knobs' values where they stand.
@@ -54,7 +66,11 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
   const entryPoints = Object.fromEntries(
     policy.entryPoints.map((e) => [
       e.name,
-      { address: `127.0.0.1:${ports[e.place]}`, ...(e.tls ? { http: { tls: {} } } : {}) },
+      {
+        address: `127.0.0.1:${ports[e.place]}`,
+        ...(e.tls ? { http: { tls: {} } } : {}),
+        ...forwardedHeaders(e.forwarded),
+      },
     ]),
   );
   // TLS where a router or an entry point has it.

@@ -2,10 +2,12 @@
  * The targets the lab loads in a team's Traefik config (lab/policy/traefik/read.mjs's reading):
  * per router with a rateLimit middleware, one target whose model is Traefik's bucket
  * (thresholds/models/rate-reservation.js), its numbers (average, period, burst) as knobs. A
- * router's middleware has a bucket per source of its own: k6 sends from 127.0.0.1 (with one Host
- * and one header value), so its cases share one and run one after another.
+ * router's middleware has a bucket per source of its own: keyed by a header, or by
+ * X-Forwarded-For that reaches it, each case sends a source of its own and they run together;
+ * keyed by the address (k6's 127.0.0.1) or the Host, they share one and run one after another.
  */
 import { knobName } from '../nginx/targets.mjs';
+import { SLOTS } from '../nginx/explore.mjs';
 import { traefikLimits } from '../../../thresholds/models/rate-reservation.js';
 
 /** The numbers of a router's limit, each where it stands (`path`: the key the render rewrites). */
@@ -32,15 +34,59 @@ const CLASS = {
   address: () => 'the client address',
   header: (c) => `the header ${c.header}`,
   host: () => 'the Host',
+  forwarded: (c) =>
+    c.depth > 0
+      ? `X-Forwarded-For's address ${c.depth} from the right`
+      : `X-Forwarded-For's right-most address not in excludedIPs (${c.excludedIPs.join(', ')})`,
 };
 
-/** The request of a router's cases: its path, its Host, and the header it is told apart by. */
-function slotOf(r) {
+// Addresses the lab sends as clients behind a forwarder: the first documentation range none of
+// whose addresses a limit excludes.
+const RANGES = ['192.0.2', '198.51.100', '203.0.113'];
+// What stands right of the client in X-Forwarded-For, for a depth above 1: a forwarder nearer Traefik.
+const NEARER = '203.0.113.254';
+
+/** X-Forwarded-For per case, keyed as `c` reads it, or null where no range is free of excludedIPs. */
+function forwardedValues(c) {
+  const range = RANGES.find((p) =>
+    Array.from({ length: SLOTS }, (_, i) => `${p}.${i + 1}`).every((a) => !c.excluded?.check(a)),
+  );
+  if (!range) return null;
+  const nearer = Array(Math.max(c.depth - 1, 0)).fill(NEARER);
+  return Array.from({ length: SLOTS }, (_, i) => [`${range}.${i + 1}`, ...nearer].join(', '));
+}
+
+/**
+ * What each case of a router sends and whether its cases share a bucket: {slots, shared, how}.
+ * A header of the lab's per case where the limit reads a header, or X-Forwarded-For that reaches
+ * it; else one request for all, on the one bucket of 127.0.0.1, the router's Host or the source
+ * '' (X-Forwarded-For deleted by an entry point that trusts no forwarder, or every address excluded).
+ */
+function sourcesOf(r) {
   const c = r.limit.criterion;
-  return {
-    path: r.path,
-    headers: { ...(r.host ? { host: r.host } : {}), ...(c.by === 'header' ? { [c.header.toLowerCase()]: 'lab' } : {}) },
-  };
+  const base = { path: r.path, headers: r.host ? { host: r.host } : {} };
+  const perCase = (header, values, how) => ({
+    slots: values.map((v) => ({ ...base, headers: { ...base.headers, [header]: v } })),
+    shared: false,
+    how,
+  });
+  const one = (how) => ({ slots: [base], shared: true, how });
+  if (c.by === 'header')
+    return perCase(
+      c.header.toLowerCase(),
+      Array.from({ length: SLOTS }, (_, i) => `lab-key-${i + 1}`),
+      'one bucket per value of the header: each case sends its own',
+    );
+  if (c.by === 'host') return one("one bucket per Host: every case sends the router's");
+  if (c.by === 'address') return one('one bucket per address: every case, from 127.0.0.1, shares it');
+  if (!r.keepsForwarded)
+    return one(
+      `entryPoint ${r.entryPoint} trusts no forwarder (forwardedHeaders): Traefik deletes X-Forwarded-For, so every request's source is '', one bucket for all clients`,
+    );
+  const values = forwardedValues(c);
+  if (!values)
+    return one(`every address the lab could send is in excludedIPs: every request's source is '', one bucket for all`);
+  return perCase('x-forwarded-for', values, 'one bucket per forwarded address: each case sends its own');
 }
 
 /** One router as a target. */
@@ -48,6 +94,7 @@ function routerTarget(r) {
   const l = r.limit;
   const knob = (param) => knobName(r.router, param);
   const { rate, burst, ttlS } = traefikLimits(l);
+  const sources = sourcesOf(r);
   return {
     id: knobName(r.router) || 'router',
     label: `router ${r.router}`,
@@ -63,19 +110,14 @@ function routerTarget(r) {
     status: 429,
     rate: Number.isFinite(rate) ? rate : 0,
     burst,
-    keys: [
-      {
-        zone: `rateLimit ${l.middleware} (${l.at}), by ${CLASS[l.criterion.by](l.criterion)}`,
-        how: 'one bucket per source in this router: every case, from one client, shares it',
-      },
-    ],
-    shared: true,
+    keys: [{ zone: `rateLimit ${l.middleware} (${l.at}), by ${CLASS[l.criterion.by](l.criterion)}`, how: sources.how }],
+    shared: sources.shared,
     // A bucket is full again once refilled, or once dropped after its ttl idle, whichever is sooner.
     drainS: Number.isFinite(rate) ? Math.min(burst / rate, ttlS) : 0,
     place: { place: r.place, ssl: r.tls, http2: false },
     host: r.host,
     class: `by ${CLASS[l.criterion.by](l.criterion)}`,
-    slots: [slotOf(r)],
+    slots: sources.slots,
   };
 }
 
