@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { traefikPolicy } from '../lab/policy/traefik/read.mjs';
-import { parseDuration, readRule } from '../lab/policy/traefik/words.mjs';
+import { parseDuration } from '../lab/policy/traefik/words.mjs';
+import { readRule } from '../lab/policy/traefik/rule.mjs';
 import { proxyClaiming } from '../lab/policy/proxies/index.mjs';
 import { renderTraefik } from '../lab/policy/traefik/render.mjs';
 
@@ -136,6 +137,18 @@ test('the small languages: Go durations, rules', () => {
   assert.equal(parseDuration('250ms', 'x'), 0.25);
   assert.deepEqual(readRule('Host(`a.b`) && PathPrefix(`/x`)', 'x'), { host: 'a.b', path: '/x' });
   assert.deepEqual(readRule('(Path(`/y`))', 'x'), { host: null, path: '/y' });
+  // Alternatives: the first a request can meet, passing over what is not read.
+  assert.deepEqual(readRule('(Host(`a.b`) || Host(`www.a.b`)) && PathPrefix(`/api/v1`)', 'x'), {
+    host: 'a.b',
+    path: '/api/v1',
+  });
+  assert.deepEqual(readRule('HostRegexp(`{h:.+}`) || PathPrefix(`/ping`)', 'x'), { host: null, path: '/ping' });
+  assert.deepEqual(readRule('Host(`a.b`, `c.d`) && Path("/x")', 'x'), { host: 'a.b', path: '/x' });
+  assert.deepEqual(readRule('PathPrefix(`/a`) && (Path(`/b`) || Path(`/a/c`))', 'x'), { host: null, path: '/a/c' });
+  assert.match(readRule('!PathPrefix(`/a`)', 'x').none, /'a negation \(!\)' is not read/);
+  assert.match(readRule('Path(`/a`) && Path(`/b`)', 'x').none, /no request meets it/);
+  assert.match(readRule('Path(`/a`) &&', 'x').none, /'the end' where a matcher was expected/);
+  assert.match(readRule('Path(`/a`) + 1', 'x').none, /'\+ 1' is not read/);
 });
 
 test('claims: Traefik files are Traefik', () => {
@@ -297,4 +310,46 @@ test('a limit keyed by a header: each case sends a value of its own and runs bes
   assert.equal(t.shared, false);
   assert.deepEqual([t.slots[0].headers['x-api-key'], t.slots[11].headers['x-api-key']], ['lab-key-1', 'lab-key-12']);
   assert.equal(t.slots[0].headers.host, 'partners.example.com');
+});
+
+test("a folder of dynamic files read as Traefik's file provider reads it: the first definition kept, routers by priority, a users file replaced", () => {
+  const p = traefikPolicy(join(policies, 'traefik-routers.yml'));
+  const route = (name) => p.routes.find((r) => r.router === name);
+  // 30-overrides.yml's api-limit is skipped: 20-middlewares.yml's stands.
+  assert.deepEqual([route('orders').limit.average, route('orders').limit.burst], [60, 10]);
+  assert.ok(
+    p.leftOut.some((x) => /30-overrides\.yml:\d+$/.test(x.at) && /^http\.middlewares\.api-limit: skipped/.test(x.what)),
+  );
+  // `entrypoints` is entryPoints; an || of hosts sends the first; site's priority takes legacy's request.
+  assert.equal(route('site').place, '*:443');
+  assert.deepEqual([route('site').host, route('site').path], ['shop.example.org', '/']);
+  assert.match(
+    route('legacy').none,
+    /goes to router site \(.*10-routers\.yml:6\), whose rule meets it at priority 100/,
+  );
+  assert.deepEqual(route('orders').path, '/api/v1/orders');
+  const text = renderTraefik(p, { ports: { '*:443': 18210 }, ownPort: 18201, backend: 'b:1', prefix: '/x' });
+  assert.match(text, /api:\n\s+dashboard: true\n\s+insecure: false/);
+  assert.match(text, /users:\n\s+- lab:\{SHA\}/);
+  assert.doesNotMatch(text, /admin\.htpasswd/);
+  assert.match(text, /entryPoints:\n\s+- websecure/);
+});
+
+test('the pause between cases that share a bucket: a refill scales with --quick, a ttl drop does not', async () => {
+  const { pauseAt } = await import('../lab/policy/words.mjs');
+  assert.equal(pauseAt([[90, null]], 1), 91);
+  assert.equal(pauseAt([[90, null]], 5), 91 / 5);
+  // Traefik's ttl of 2 s binds at x5: (2 * 5 + 1) / 5, not (2 + 1) / 5.
+  assert.equal(pauseAt([[90, 2]], 5), 11 / 5);
+  assert.equal(pauseAt([[0.4, 2]], 1), 2);
+});
+
+test("a router's rule against a request: true, false, or null where a matcher is not read", async () => {
+  const { ruleMeets } = await import('../lab/policy/traefik/rule.mjs');
+  const req = { host: 'a.b', path: '/api/x' };
+  assert.equal(ruleMeets('Host(`A.b`) && PathPrefix(`/api`)', req), true);
+  assert.equal(ruleMeets('Host(`c.d`) || Path(`/api`)', req), false);
+  assert.equal(ruleMeets('HostRegexp(`.+`) && PathPrefix(`/api`)', req), null);
+  assert.equal(ruleMeets('HostRegexp(`.+`) && PathPrefix(`/web`)', req), false);
+  assert.equal(ruleMeets('!PathPrefix(`/web`)', req), true);
 });

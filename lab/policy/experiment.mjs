@@ -14,6 +14,7 @@
 import { policyName, slug } from './name.mjs';
 import { proxyOf } from './proxies/index.mjs';
 import { placePorts } from './ports.mjs';
+import { pauseAt } from './words.mjs';
 import machineRate from '../../thresholds/machine-rate.js';
 
 // The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).
@@ -190,7 +191,7 @@ function routeTargets(policy) {
 
 /**
  * One shared bucket puts every case one after another, each after the longest a bucket takes to
- * be fresh again (and a second): {sequential, pauseS}, said on each planned route.
+ * be fresh again (and a second): {sequential, drains (words.mjs's pauseAt)}, said on each planned route.
  */
 function casePacing(routes, targets) {
   // Shared within a target (its slots' keys), or across targets (one key met on two routes).
@@ -206,10 +207,10 @@ function casePacing(routes, targets) {
     ),
   );
   const sequential = across || targets.some((t) => t.shared);
-  const pauseS = sequential ? Math.ceil(Math.max(...targets.map((t) => t.drainS))) + 1 : 0;
+  const drains = sequential ? targets.map((t) => [t.drainS, t.dropS ?? null]) : [];
   // Said where it is shown (lab/policy/words.mjs), at the run's --quick factor.
-  for (const r of routes.filter((x) => x.target)) r.pacing = { sequential, pauseS, shared: r.shared };
-  return { sequential, pauseS };
+  for (const r of routes.filter((x) => x.target)) r.pacing = { sequential, drains, shared: r.shared };
+  return { sequential, drains };
 }
 
 /** The experiment's knobs (the load's and every number of the file) and where each number stands. */
@@ -231,14 +232,17 @@ function knobsOf(targets) {
   return { knobs, numbers };
 }
 
-/** Each suite's steps over `targets`, at most `judged` r/s, `pauseS` apart where buckets are shared. */
-function suitesOf(targets, judged, pauseS) {
+/**
+ * Each suite's steps over `targets`, at most `judged` r/s, a pause apart where buckets are shared
+ * (`afterS`, in the run's seconds at its --quick factor).
+ */
+function suitesOf(targets, judged, drains) {
   const suites = {};
   for (const suite of ['smoke', 'spike', 'soak']) {
     suites[suite] = (k, { factor = 1 } = {}) =>
       targets
         .flatMap((t) => steps(t.id, t, k, factor, judged)[suite])
-        .map((s) => ({ ...s, ...(pauseS ? { afterS: pauseS } : {}) }));
+        .map((s) => ({ ...s, ...(drains.length ? { afterS: pauseAt(drains, factor) } : {}) }));
   }
   return suites;
 }
@@ -251,11 +255,11 @@ function suitesOf(targets, judged, pauseS) {
 export function policyExperiment(policy, { name: given = null } = {}) {
   const { name, from } = policyName(policy.file, policy.says, given);
   const { routes, targets } = routeTargets(policy);
-  const { sequential, pauseS } = casePacing(routes, targets);
+  const { sequential, drains } = casePacing(routes, targets);
   // The stack's ports (lab/policy/stack.mjs), by the same order of places.
   const ports = placePorts(policyPlaces(policy));
   const judged = judgedRateOf(policy.proxy);
-  const suites = suitesOf(targets, judged, pauseS);
+  const suites = suitesOf(targets, judged, drains);
   const { knobs, numbers } = knobsOf(targets);
   // --quick multiplies every rate: as far as the judged rate stays twice the fastest refill, so a
   // fill gains on it by its own rate again.

@@ -6,12 +6,22 @@
 const seconds = (s) => `${+s.toFixed(s < 10 ? 1 : 0)} s`;
 
 /**
- * How a route's cases meet their buckets (`pacing`: {sequential, pauseS, shared} from the plan),
- * at --quick x`factor`: the pause is the plan's divided by it, as the cases' times are.
+ * The pause between cases that share a bucket at --quick x`factor`, s: the longest any target's
+ * bucket takes to be fresh again, and a second. `drains`: per target [refill s, drop s]: a bucket
+ * refills in `refill` (quicker as --quick multiplies the rate), or is dropped after `drop` idle
+ * (Traefik's ttl, whole seconds, not scaled), whichever is sooner.
+ */
+export const pauseAt = (drains, factor = 1) =>
+  (Math.ceil(Math.max(0, ...drains.map(([refillS, dropS]) => Math.min(refillS, (dropS ?? Infinity) * factor)))) + 1) /
+  factor;
+
+/**
+ * How a route's cases meet their buckets (`pacing`: {sequential, drains, shared} from the plan),
+ * at --quick x`factor`, as the cases' times are.
  */
 export function pacingWords(pacing, factor = 1) {
   if (!pacing.sequential) return 'together, each with a fresh bucket';
-  return `one after another, ${seconds(pacing.pauseS / factor)} apart (${pacing.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`;
+  return `one after another, ${seconds(pauseAt(pacing.drains, factor))} apart (${pacing.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`;
 }
 
 /** A route's cases as said: its pacing, or why it has none. */

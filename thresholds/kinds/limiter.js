@@ -175,8 +175,9 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         ...(step.holdS ? { holdMs: Math.round((step.holdS * 1000) / factor) } : {}),
         ...(step.status ? { limitedStatus: step.status } : {}),
       });
-    // A step may ask for a pause after it (afterS): a bucket its cases share empties or refills.
-    if (!together) t += durationMs + ((step.afterS ?? 0) * 1000) / factor;
+    // A step may ask for a pause after it (afterS, s at the run's factor): a bucket its cases
+    // share empties or refills.
+    if (!together) t += durationMs + (step.afterS ?? 0) * 1000;
   });
   return cases;
 }

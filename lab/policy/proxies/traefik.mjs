@@ -33,10 +33,12 @@ function trustChanges(policy) {
     at: e.forwarded.at ?? e.at,
     what: `entryPoints.${e.name}.forwardedHeaders.trustedIPs: 127.0.0.1 added, k6 standing for the forwarder it trusts`,
   }));
-  const notes = policy.routes
-    .filter((r) => r.limit)
-    .flatMap((r) => (r.limit.criterion.notes ?? []).map((what) => ({ at: r.limit.criterion.at, what })));
-  return [...added, ...notes];
+  // Once per middleware, however many routers use it.
+  const notes = new Map();
+  for (const r of policy.routes.filter((x) => x.limit))
+    for (const what of r.limit.criterion.notes ?? [])
+      notes.set(`${r.limit.criterion.at} ${what}`, { at: r.limit.criterion.at, what });
+  return [...added, ...notes.values()];
 }
 
 const HEAD = ['router', 'where', 'rule', 'middleware', 'average', 'period s', 'burst', 'by', 'answered with'];

@@ -10,7 +10,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { sourceOf } from './source.mjs';
-import { parseDuration, readRule, readCriterion } from './words.mjs';
+import { parseDuration, readCriterion } from './words.mjs';
+import { readRule, ruleMeets } from './rule.mjs';
 
 // Middlewares that change a request or its answer without answering it themselves.
 const PASSING = new Set([
@@ -28,6 +29,16 @@ const PASSING = new Set([
 ]);
 
 const isStatic = (data) => 'entryPoints' in data || 'providers' in data;
+
+/** A folder's config files as Traefik's file provider reads them: by name, folders in their place. */
+function filesUnder(d) {
+  return readdirSync(d, { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((e) => {
+      if (e.isDirectory()) return filesUnder(join(d, e.name));
+      return /\.(ya?ml|toml)$/i.test(e.name) ? [join(d, e.name)] : [];
+    });
+}
 
 /** The dynamic config files a static config's file provider names: [source]. */
 function providedFiles(st) {
@@ -48,10 +59,7 @@ function providedFiles(st) {
       throw new Error(
         `${st.at(['providers', 'file', 'directory'])}: providers.file.directory ${file.directory}: no such folder`,
       );
-    return readdirSync(d)
-      .filter((n) => /\.(ya?ml|toml)$/i.test(n))
-      .sort()
-      .map((n) => sourceOf(join(d, n)));
+    return filesUnder(d).map((f) => sourceOf(f));
   }
   throw new Error(`${st.at(['providers', 'file'])}: providers.file names neither a filename nor a directory`);
 }
@@ -63,6 +71,11 @@ function staticSays(st) {
     leftOut.push({
       at: st.at(['providers', p]),
       what: `providers.${p}: its routers are not read (the lab runs the file provider's)`,
+    });
+  if (st.data.api?.insecure)
+    leftOut.push({
+      at: st.at(['api', 'insecure']),
+      what: "api.insecure: left out (it opens an entry point of its own; the team's routers to api@internal are kept)",
     });
   if (st.data.experimental?.plugins || st.data.experimental?.localPlugins)
     throw new Error(`${st.at(['experimental'])}: plugins: the lab cannot model what a plugin does`);
@@ -110,6 +123,21 @@ function entryPointsOf(st, routers) {
   });
 }
 
+// Middlewares whose users may stand in a file of the host's (the render puts a user of the lab's there).
+export const AUTH_WITH_FILES = ['basicAuth', 'digestAuth'];
+
+// Traefik's router fields.
+const ROUTER_FIELDS = [
+  'entryPoints',
+  'middlewares',
+  'service',
+  'rule',
+  'ruleSyntax',
+  'priority',
+  'tls',
+  'observability',
+];
+
 /**
  * The dynamic configs' HTTP sections merged: {raw: as written, read: each entry with where it
  * stands (`at`, and `where(path)` for a key in it)}, each {routers, middlewares, services}.
@@ -124,13 +152,24 @@ function httpOf(sources, leftOut) {
         what: `tls.${k}: left out (the lab serves its own certificate with Traefik's default TLS options)`,
       });
     for (const kind of Object.keys(out))
-      for (const [name, v] of Object.entries(s.data.http?.[kind] ?? {})) {
-        raw[kind][name] = v;
+      for (const [name, written] of Object.entries(s.data.http?.[kind] ?? {})) {
+        // Traefik's file provider keeps the first file's (by name) and skips the rest (merge.go).
+        if (out[kind][name]) {
+          leftOut.push({
+            at: s.at(['http', kind, name]),
+            what: `http.${kind}.${name}: skipped, as Traefik skips it: already defined at ${out[kind][name].at}`,
+          });
+          continue;
+        }
+        // A router's keys as Traefik names its fields (`entrypoints` is `entryPoints`).
+        const { named, spelled } =
+          kind === 'routers' ? byFieldName(written, ROUTER_FIELDS) : { named: written, spelled: {} };
+        raw[kind][name] = named;
         out[kind][name] = {
-          ...v,
+          ...named,
           name,
           at: s.at(['http', kind, name]),
-          where: (p) => s.at(['http', kind, name, ...p]),
+          where: (p) => s.at(['http', kind, name, spelled[p[0]] ?? p[0], ...p.slice(1)]),
         };
       }
   }
@@ -160,20 +199,33 @@ function chainOf(http, names, seen = []) {
 const RATE_LIMIT_FIELDS = ['average', 'period', 'burst', 'sourceCriterion', 'redis'];
 
 /**
- * A middleware's fields by their names as Traefik spells them (`Average` is `average`); a key it
- * has no field for is refused where it stands, as Traefik would refuse the file.
+ * An object's keys by the names of the fields Traefik matches them to, whatever their case
+ * (`Average` is `average`): {named, spelled (each field's key as the file spells it), unknown}.
+ */
+function byFieldName(obj, fields) {
+  const lower = Object.fromEntries(fields.map((f) => [f.toLowerCase(), f]));
+  const named = {};
+  const spelled = {};
+  const unknown = [];
+  for (const [k, v] of Object.entries(obj ?? {})) {
+    const f = lower[k.toLowerCase()];
+    if (!f) unknown.push(k);
+    named[f ?? k] = v;
+    spelled[f ?? k] = k;
+  }
+  return { named, spelled, unknown };
+}
+
+/**
+ * A middleware's fields by their names as Traefik spells them; a key it has no field for is
+ * refused where it stands, as Traefik would refuse the file.
  */
 function fieldsNamed(m, fields) {
-  const named = Object.fromEntries(fields.map((f) => [f.toLowerCase(), f]));
-  const spec = {};
-  const spelled = {};
-  for (const [k, v] of Object.entries(m.spec)) {
-    const f = named[k.toLowerCase()];
-    if (!f)
-      throw new Error(`${m.where([k])}: ${m.type}.${k}: Traefik's ${m.type} has no such field (${fields.join(', ')})`);
-    spec[f] = v;
-    spelled[f] = k;
-  }
+  const { named: spec, spelled, unknown } = byFieldName(m.spec, fields);
+  if (unknown.length)
+    throw new Error(
+      `${m.where([unknown[0]])}: ${m.type}.${unknown[0]}: Traefik's ${m.type} has no such field (${fields.join(', ')})`,
+    );
   // Where a field stands, by the key as the file spells it.
   return { ...m, spec, where: (p) => m.where([spelled[p[0]] ?? p[0], ...p.slice(1)]) };
 }
@@ -248,6 +300,34 @@ function routeOf(name, r, http, entryPoints) {
   };
 }
 
+// A router's priority as Traefik's muxer sets it: its own, or its rule's length.
+const priorityOf = (r) => Number(r.priority) || String(r.rule ?? '').length;
+
+/**
+ * A limited route, or, where another router on its entry point meets its request at a higher
+ * priority (and as TLS or not alike), that route with no cases and the router named: its
+ * requests go there, as deployed.
+ */
+function unlessTaken(route, routers, entryPoints) {
+  const own = routers[route.router];
+  const ep = entryPoints.find((e) => e.name === route.entryPoint);
+  const request = { host: route.host, path: route.path };
+  const taker = Object.values(routers).find(
+    (o) =>
+      o !== own &&
+      (o.entryPoints ?? [ep.name]).includes(ep.name) &&
+      (Boolean(o.tls) || ep.tls) === route.tls &&
+      priorityOf(o) > priorityOf(own) &&
+      ruleMeets(o.rule ?? '', request) === true,
+  );
+  if (!taker) return route;
+  const { limit, ...rest } = route;
+  return {
+    ...rest,
+    none: `its request (${route.host ? `Host ${route.host} ` : ''}${route.path}, priority ${priorityOf(own)}) goes to router ${taker.name} (${taker.at}), whose rule meets it at priority ${priorityOf(taker)}`,
+  };
+}
+
 /**
  * A Traefik config read: {proxy: 'traefik', file, sources, entryPoints, http, routes,
  * leftOut (what the lab leaves out: [{at: file:line, what}]), says (its limited routers' names,
@@ -259,11 +339,19 @@ export function traefikPolicy(file) {
   const sources = st ? providedFiles(st) : [top];
   const leftOut = st ? staticSays(st) : [];
   const { raw, read: http } = httpOf(sources, leftOut);
+  for (const m of Object.values(http.middlewares))
+    for (const type of AUTH_WITH_FILES.filter((t) => m[t]?.usersFile))
+      leftOut.push({
+        at: m.where([type, 'usersFile']),
+        what: `${type}.usersFile ${m[type].usersFile}: a file of the host's, a user of the lab's in its place (its routers get no cases)`,
+      });
   for (const s of sources)
     for (const k of ['tcp', 'udp'])
       if (s.data[k]) leftOut.push({ at: s.at([k]), what: `${k}: its routers are not loaded (the lab loads HTTP)` });
   const entryPoints = entryPointsOf(st, http.routers);
-  const routes = Object.entries(http.routers).map(([name, r]) => routeOf(name, r, http, entryPoints));
+  const routes = Object.entries(http.routers)
+    .map(([name, r]) => routeOf(name, r, http, entryPoints))
+    .map((r) => (r.limit ? unlessTaken(r, http.routers, entryPoints) : r));
   for (const r of Object.values(http.routers).filter((x) => x.tls && typeof x.tls === 'object'))
     for (const k of Object.keys(r.tls))
       leftOut.push({
@@ -277,6 +365,10 @@ export function traefikPolicy(file) {
     proxy: 'traefik',
     file,
     staticFile: st?.file ?? null,
+    // The API as the static config enables it, where a team's router serves api@internal.
+    api: Object.values(raw.routers).some((r) => /^(api|dashboard)@internal$/.test(r.service ?? ''))
+      ? (st?.data.api ?? null)
+      : null,
     sources: sources.map((s) => s.file),
     entryPoints,
     http: raw,

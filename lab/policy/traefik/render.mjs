@@ -11,10 +11,17 @@
  *   - /healthz on every entry point answered by Traefik's ping before any router of the team's;
  *   - TLS where the team's routers or entry points have it, served with the lab's certificate
  *     (the team's resolvers, certificates and TLS options left out);
- *   - what the lab does itself left out: other providers, the API and dashboard, tracing.
+ *   - what the lab does itself left out: other providers, the API's insecure entry point, tracing.
  */
 import { stringify } from 'yaml';
 import { labCertificate } from '../nginx/cert.mjs';
+import { AUTH_WITH_FILES } from './read.mjs';
+
+// A user no one logs in as, in each middleware's format: htpasswd's {SHA} and htdigest's.
+const LAB_USER = {
+  basicAuth: 'lab:{SHA}2jmj7l5rSw0yVb/vlWAYkK/YBwk=',
+  digestAuth: 'lab:traefik:d41d8cd98f00b204e9800998ecf8427e',
+};
 
 const ROUTER_KEYS = new Set(['rule', 'service', 'middlewares', 'priority', 'entryPoints', 'ruleSyntax']);
 
@@ -31,6 +38,12 @@ function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
     // A router naming no entry point is on all of them: the team's, not the lab's own.
     r.entryPoints ??= teams;
   }
+  // A users file of the host's: a user of the lab's instead (its routers get no cases).
+  for (const m of Object.values(http.middlewares))
+    for (const type of AUTH_WITH_FILES.filter((t) => m[t]?.usersFile)) {
+      delete m[type].usersFile;
+      m[type].users = [LAB_USER[type]];
+    }
   // The lab's readiness and warm-up requests, answered by Traefik before any of the team's routers.
   const healthz = { rule: 'Path(`/healthz`)', priority: 2 ** 31 - 1, service: 'ping@internal', entryPoints: teams };
   http.routers.lab_healthz = healthz;
@@ -82,6 +95,8 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
     entryPoints: { ...entryPoints, lab_own: { address: `127.0.0.1:${ownPort}` } },
     providers: { file: { filename: `${prefix}/traefik.yml`, watch: false } },
     ping: { entryPoint: 'lab_own' },
+    // The team's API, where its static config enables it, for its routers to api@internal.
+    ...(policy.api ? { api: { ...policy.api, insecure: false } } : {}),
     metrics: { prometheus: { entryPoint: 'lab_own', addRoutersLabels: true } },
     log: { level: 'ERROR', format: 'json' },
     accessLog: {

@@ -112,8 +112,10 @@ function routerTarget(r) {
     burst,
     keys: [{ zone: `rateLimit ${l.middleware} (${l.at}), by ${CLASS[l.criterion.by](l.criterion)}`, how: sources.how }],
     shared: sources.shared,
-    // A bucket is full again once refilled, or once dropped after its ttl idle, whichever is sooner.
-    drainS: Number.isFinite(rate) ? Math.min(burst / rate, ttlS) : 0,
+    // A bucket is full again once refilled, or once dropped after its ttl idle (whole seconds,
+    // whatever --quick does to the rate), whichever is sooner.
+    drainS: Number.isFinite(rate) ? burst / rate : 0,
+    dropS: ttlS,
     place: { place: r.place, ssl: r.tls, http2: false },
     host: r.host,
     class: `by ${CLASS[l.criterion.by](l.criterion)}`,

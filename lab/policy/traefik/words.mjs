@@ -1,10 +1,9 @@
-import { BlockList, isIP } from 'node:net';
-
 /*
  * The small languages inside a Traefik config the lab reads: a Go duration (`period: 10s`, or a
- * number of seconds), a router's rule (Host, Path, PathPrefix joined by &&) and a rate limit's
- * sourceCriterion. What they cannot read is said or refused, never guessed.
+ * number of seconds) and a rate limit's sourceCriterion (a router's rule: rule.mjs). What they
+ * cannot read is said or refused, never guessed.
  */
+import { BlockList, isIP } from 'node:net';
 
 const UNITS = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
 
@@ -17,26 +16,6 @@ export function parseDuration(v, at) {
   if (!parts.length || parts.map((p) => p[0]).join('') !== text)
     throw new Error(`${at}: '${v}' is not a duration (10s, 1m, 500ms)`);
   return parts.reduce((sum, [, n, u]) => sum + Number(n) * UNITS[u], 0);
-}
-
-const MATCHER = /^(Host|Path|PathPrefix)\(\s*`([^`]*)`\s*\)$/;
-
-/** A rule the lab can send to: {host, path} (path '/' when it names none), or {none: why}. */
-export function readRule(rule, at) {
-  if (!rule.trim()) return { none: `${at}: no rule` };
-  const out = { host: null, path: null };
-  for (const part of rule.split('&&').map((p) =>
-    p
-      .trim()
-      .replace(/^\((.*)\)$/, '$1')
-      .trim(),
-  )) {
-    const m = part.match(MATCHER);
-    if (!m) return { none: `rule ${rule}: '${part}' is not read (Host, Path and PathPrefix joined by && are)` };
-    if (m[1] === 'Host') out.host = m[2];
-    else out.path = m[2];
-  }
-  return { host: out.host, path: out.path ?? '/' };
 }
 
 /** excludedIPs as a BlockList (each an address or a CIDR, as Traefik's checker takes them); throws naming `at`. */
