@@ -95,7 +95,7 @@ export default {
     ...trustChanges(policy),
     {
       at: '(the lab)',
-      what: "each entry point on a port of the lab's on 127.0.0.1; every load balancer's servers at the lab backend; the file provider is the lab's one file; the API, dashboard, other providers, tracing and logs are the lab's",
+      what: "each entry point on a port of the lab's on 127.0.0.1; every load balancer's servers at the lab backend; the file provider is the lab's one file; other providers, tracing and logs are the lab's; the API only where the team's routers to api@internal reach it",
     },
   ],
   ownFiles: (policy) => [
