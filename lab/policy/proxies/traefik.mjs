@@ -6,7 +6,7 @@
  * and its count per case (its Prometheus metrics count per router and code, not per case).
  */
 import { basename, relative, dirname } from 'node:path';
-import { traefikPolicy } from '../traefik/read.mjs';
+import { traefikPolicy, labForwards } from '../traefik/read.mjs';
 import { traefikTargets } from '../traefik/targets.mjs';
 import { renderTraefik } from '../traefik/render.mjs';
 import { placePorts } from '../ports.mjs';
@@ -26,9 +26,7 @@ const byWords = (c) =>
  * trusts any or no static config says (render.mjs), and what a source criterion reads to no effect.
  */
 function trustChanges(policy) {
-  const trusting = policy.entryPoints.filter(
-    (e) => !e.forwarded.insecure && (e.forwarded.trustedIPs.length || e.forwarded.assumed),
-  );
+  const trusting = policy.entryPoints.filter((e) => labForwards(e.forwarded));
   const added = trusting.map((e) => ({
     at: e.forwarded.at ?? e.at,
     what: `entryPoints.${e.name}.forwardedHeaders.trustedIPs: 127.0.0.1 added, k6 standing for the forwarder it trusts`,

@@ -95,6 +95,21 @@ function forwardedOf(fh, at) {
   };
 }
 
+/**
+ * Whether the lab stands for a forwarder the entry point trusts (render.mjs adds 127.0.0.1 to its
+ * trustedIPs): where it trusts any, or where no static config says.
+ */
+export const labForwards = (f) => !f.insecure && (f.trustedIPs.length > 0 || Boolean(f.assumed));
+
+/** Whether X-Forwarded-For from k6 reaches an entry point's routers. */
+export const keepsForwarded = (f) => f.insecure || labForwards(f);
+
+/** The middlewares' users files of the host's: [{m, type}] (basicAuth or digestAuth). */
+export const usersFiles = (middlewares) =>
+  Object.values(middlewares).flatMap((m) =>
+    AUTH_WITH_FILES.filter((t) => m[t]?.usersFile).map((type) => ({ m, type })),
+  );
+
 /** The entry points: [{name, place, at, redirects, tls, forwarded}] (place: as written, :80 as *:80). */
 function entryPointsOf(st, routers) {
   if (!st) {
@@ -285,17 +300,13 @@ function routeOf(name, r, http, entryPoints) {
   if (!limits.length) return { ...base, none: 'no rateLimit middleware' };
   // TLS by the router's own tls, or its entry point's: k6 sends to it over TLS.
   const tls = Boolean(r.tls) || served.tls;
-  // Whether X-Forwarded-For from k6 reaches the limit: the lab stands for a forwarder the entry
-  // point trusts, where it trusts any (render.mjs adds 127.0.0.1 to its trustedIPs).
-  const f = served.forwarded;
-  const keepsForwarded = f.insecure || f.trustedIPs.length > 0 || Boolean(f.assumed);
   return {
     ...base,
     host: rule.host,
     path: rule.path,
     tls,
     entryPoint: served.name,
-    keepsForwarded,
+    keepsForwarded: keepsForwarded(served.forwarded),
     limit: limitOf(limits[0]),
   };
 }
@@ -339,12 +350,11 @@ export function traefikPolicy(file) {
   const sources = st ? providedFiles(st) : [top];
   const leftOut = st ? staticSays(st) : [];
   const { raw, read: http } = httpOf(sources, leftOut);
-  for (const m of Object.values(http.middlewares))
-    for (const type of AUTH_WITH_FILES.filter((t) => m[t]?.usersFile))
-      leftOut.push({
-        at: m.where([type, 'usersFile']),
-        what: `${type}.usersFile ${m[type].usersFile}: a file of the host's, a user of the lab's in its place (its routers get no cases)`,
-      });
+  for (const { m, type } of usersFiles(http.middlewares))
+    leftOut.push({
+      at: m.where([type, 'usersFile']),
+      what: `${type}.usersFile ${m[type].usersFile}: a file of the host's, a user of the lab's in its place (its routers get no cases)`,
+    });
   for (const s of sources)
     for (const k of ['tcp', 'udp'])
       if (s.data[k]) leftOut.push({ at: s.at([k]), what: `${k}: its routers are not loaded (the lab loads HTTP)` });

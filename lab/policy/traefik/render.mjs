@@ -15,7 +15,7 @@
  */
 import { stringify } from 'yaml';
 import { labCertificate } from '../nginx/cert.mjs';
-import { AUTH_WITH_FILES } from './read.mjs';
+import { labForwards, usersFiles } from './read.mjs';
 
 // A user no one logs in as, in each middleware's format: htpasswd's {SHA} and htdigest's.
 const LAB_USER = {
@@ -39,11 +39,10 @@ function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
     r.entryPoints ??= teams;
   }
   // A users file of the host's: a user of the lab's instead (its routers get no cases).
-  for (const m of Object.values(http.middlewares))
-    for (const type of AUTH_WITH_FILES.filter((t) => m[t]?.usersFile)) {
-      delete m[type].usersFile;
-      m[type].users = [LAB_USER[type]];
-    }
+  for (const { m, type } of usersFiles(http.middlewares)) {
+    delete m[type].usersFile;
+    m[type].users = [LAB_USER[type]];
+  }
   // The lab's readiness and warm-up requests, answered by Traefik before any of the team's routers.
   const healthz = { rule: 'Path(`/healthz`)', priority: 2 ** 31 - 1, service: 'ping@internal', entryPoints: teams };
   http.routers.lab_healthz = healthz;
@@ -66,7 +65,7 @@ function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
  */
 function forwardedHeaders(f) {
   if (f.insecure) return { forwardedHeaders: { insecure: true } };
-  if (!f.trustedIPs.length && !f.assumed) return {};
+  if (!labForwards(f)) return {};
   return { forwardedHeaders: { trustedIPs: [...f.trustedIPs, '127.0.0.1/32'] } };
 }
 
