@@ -6,6 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { loadTopology } from '../lab/stack/topology.mjs';
+import { proxyNamed } from '../lab/policy/proxies/index.mjs';
 import { readRun } from '../lab/results/runs.mjs';
 import { plan as makePlan } from '../thresholds/plan.js';
 import { kinds } from '../lab/kinds/index.mjs';
@@ -81,5 +84,31 @@ test("SEEN_LAG_MS is the recorded runs' lags, pooled", () => {
     table.q.forEach(([p, x], i) =>
       assert.ok(Math.abs(pooled[i][1] - x) <= 0.01, `${table.proxy} p${p}: stated ${x}, recorded ${pooled[i][1]}`),
     );
+  }
+});
+
+// A line as each proxy writes it, from the tokens of the seeds' log formats (an unknown token is
+// left in place, and the line then reads as none).
+const SAMPLE_TOKENS = {
+  envoy: { '%REQ(X-LAB-CASE)%': 'c1', '%START_TIME(%s.%6f)%': '1764000000.123456', '%RESPONSE_CODE%': '429' },
+  nginx: { $http_x_lab_case: 'c1', $lab_clock: '123.456', $msec: '1764000000.123', $request_time: '0.001' },
+};
+const FORMATS = [/inline_string: "(%REQ\(X-LAB-CASE\)%[^"\\]*)/, /log_format lab_seen '([^']*)'/];
+
+test("each seed service's sightings log is written in a format its proxy's module reads", () => {
+  const topology = loadTopology(join(root, 'docker-compose.yml'));
+  const logging = Object.entries(topology.services).filter(([, s]) => s.sightings);
+  assert.ok(logging.length >= 3, `${logging.length} services log sightings`);
+  for (const [name, s] of logging) {
+    const text = Object.values(s.configs)
+      .map((f) => readFileSync(join(root, f), 'utf8'))
+      .join('\n');
+    const format = FORMATS.map((re) => text.match(re)?.[1]).find(Boolean);
+    assert.ok(format, `${name}: no sightings log format in ${Object.values(s.configs)}`);
+    let line = format;
+    for (const [token, value] of Object.entries(SAMPLE_TOKENS[s.sightings])) line = line.replaceAll(token, value);
+    const read = proxyNamed(s.sightings).seen(line);
+    assert.equal(read?.case, 'c1', `${name}: ${s.sightings} reads none of "${line}"`);
+    assert.ok(Number.isFinite(read.ms), `${name}: "${line}"`);
   }
 });

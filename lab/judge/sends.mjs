@@ -149,11 +149,17 @@ export function seenLags(sends, seen, offsetMs = null) {
  * The seen lags of a phase, from its services' folders: [{dir, sightings}], `sightings` the name
  * of the proxy whose seen.log the service writes (its topology's), or null.
  */
-export function addSeenLags(plan, record, folders, { run }) {
+export function addSeenLags(plan, record, folders, { run, say }) {
   const seen = {};
   for (const { dir, sightings } of folders.filter((f) => f.sightings)) {
     const file = join(dir, 'seen.log');
-    if (existsSync(file)) Object.assign(seen, parseSeenLog(readFileSync(file, 'utf8'), proxyNamed(sightings)));
+    if (!existsSync(file)) continue;
+    const text = readFileSync(file, 'utf8');
+    const read = parseSeenLog(text, proxyNamed(sightings));
+    // A format its proxy's module does not read would leave the replay on recorded lags, unsaid.
+    if (!Object.keys(read).length && text.trim())
+      say(`${plan.experiment}: ${file}: no line read as ${sightings}'s sightings; its cases replayed without them`);
+    Object.assign(seen, read);
   }
   record.seenLagMs = seenLags(sendsOf(record), seen, usableOffset(record.clock));
   // The sightings themselves, as the sends are kept: the replay reads them.
