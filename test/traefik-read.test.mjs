@@ -353,3 +353,59 @@ test("a router's rule against a request: true, false, or null where a matcher is
   assert.equal(ruleMeets('HostRegexp(`.+`) && PathPrefix(`/web`)', req), false);
   assert.equal(ruleMeets('!PathPrefix(`/web`)', req), true);
 });
+
+test("an entry point's middlewares put ahead of its routers' own: the limit read through them, one set of knobs, rendered as written", async () => {
+  const { traefikTargets } = await import('../lab/policy/traefik/targets.mjs');
+  const p = traefikPolicy(join(policies, 'traefik-entrypoint.yml'));
+  const [app, docs, status] = p.routes;
+  assert.match(app.limit.via, /^entryPoints\.websecure\.http\.middlewares \(.*traefik-entrypoint\.yml:17\)$/);
+  assert.equal(docs.limit.middleware, 'per-client');
+  // An allow list of the client address lets k6 on where it holds 127.0.0.1 (app), and answers
+  // every request itself where it does not (status).
+  assert.match(
+    status.none,
+    /^ipAllowList office-only \(.*:\d+\): sourceRange \(10\.20\.0\.0\/16\) leaves out k6's 127\.0\.0\.1, so it answers every request 403$/,
+  );
+  assert.ok(p.leftOut.some((l) => /serversTransports\.internal-ca: left out/.test(l.what)));
+  // Each router its own buckets, the middleware's numbers one set of knobs.
+  const targets = traefikTargets(p).targets;
+  assert.deepEqual(
+    targets.map((t) => t.numbers.map((n) => n.knob)),
+    [
+      ['per_client_average', 'per_client_period', 'per_client_burst'],
+      ['per_client_average', 'per_client_period', 'per_client_burst'],
+    ],
+  );
+  assert.match(targets[0].numbers[0].doc, /^routers app, docs: rateLimit per-client's/);
+  const text = renderTraefik(p, {
+    ports: { '*:80': 18200, '*:443': 18203, '*:8082': 18204 },
+    ownPort: 18201,
+    backend: 'b:1',
+    prefix: '/x',
+  });
+  assert.doesNotMatch(text, /serversTransport|rootCAs/);
+  assert.match(
+    text,
+    /websecure:\n\s+address: 127\.0\.0\.1:18203\n\s+http:\n\s+tls: \{\}\n\s+middlewares:\n\s+- per-client@file\n\s+- secure-headers@file/,
+  );
+
+  // TOML's comma-separated list; a middleware of another provider is not read, and said.
+  const statics = (list) =>
+    `[entryPoints.web]\naddress = ":80"\n[entryPoints.web.http]\nmiddlewares = ${list}\n[providers.file]\nfilename = "d.yml"\n`;
+  const withList = (list) =>
+    readFiles(
+      {
+        's.toml': statics(list),
+        'd.yml': dynamic(['    limit:', '      rateLimit:', '        average: 5', '    hdr:', '      headers: {}'], ''),
+      },
+      's.toml',
+    );
+  const [api] = withList('"hdr@file, limit@file"').routes;
+  assert.equal(api.limit.average, 5);
+  // Where the list stands: its key, the line after the table it is in.
+  assert.match(api.limit.via, /^entryPoints\.web\.http\.middlewares \(.*s\.toml:4\)$/);
+  assert.match(
+    withList('["limit@docker"]'),
+    /no router with a rateLimit middleware: nothing to load \(api: middleware limit@docker: from provider docker, not read\)$/,
+  );
+});

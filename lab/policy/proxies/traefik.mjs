@@ -47,7 +47,7 @@ const rows = (policy) =>
           r.router,
           r.at,
           `${r.host ? `Host ${r.host} ` : ''}${r.path}`,
-          `${r.limit.middleware} (${r.limit.at})`,
+          `${r.limit.middleware} (${r.limit.at})${r.limit.via ? `, put by ${r.limit.via}` : ''}`,
           String(r.limit.average),
           String(r.limit.periodS),
           String(r.limit.burst),

@@ -10,7 +10,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { sourceOf } from './source.mjs';
-import { parseDuration, readCriterion } from './words.mjs';
+import { addressList, parseDuration, readCriterion } from './words.mjs';
 import { readRule, ruleMeets } from './rule.mjs';
 
 // Middlewares that change a request or its answer without answering it themselves.
@@ -87,10 +87,10 @@ function staticSays(st) {
  * Traefik deletes it before the routers' middlewares (forwardedheaders.go).
  */
 function forwardedOf(fh, at) {
-  const trusted = fh?.trustedIPs ?? [];
+  const trusted = fh?.trustedIPs;
   return {
     insecure: fh?.insecure === true,
-    trustedIPs: (Array.isArray(trusted) ? trusted : String(trusted).split(',')).map((x) => String(x).trim()),
+    trustedIPs: listOf(trusted),
     at,
   };
 }
@@ -134,9 +134,16 @@ function entryPointsOf(st, routers) {
       // TLS on every router of the entry point (served with the lab's certificate).
       tls: Boolean(ep?.http?.tls),
       forwarded: forwardedOf(ep?.forwardedHeaders, st.at(['entryPoints', name, 'forwardedHeaders'])),
+      // Put ahead of the middlewares of every router on it (Traefik's entry point model, applyModel).
+      middlewares: listOf(ep?.http?.middlewares),
+      middlewaresAt: st.at(['entryPoints', name, 'http', 'middlewares']),
     };
   });
 }
+
+/** A list as a static config writes it: a YAML list, or TOML's and the CLI's comma-separated string. */
+const listOf = (v) =>
+  v === undefined || v === null ? [] : (Array.isArray(v) ? v : String(v).split(',')).map((x) => String(x).trim());
 
 // Middlewares whose users may stand in a file of the host's (the render puts a user of the lab's there).
 export const AUTH_WITH_FILES = ['basicAuth', 'digestAuth'];
@@ -165,6 +172,11 @@ function httpOf(sources, leftOut) {
       leftOut.push({
         at: s.at(['tls', k]),
         what: `tls.${k}: left out (the lab serves its own certificate with Traefik's default TLS options)`,
+      });
+    for (const k of Object.keys(s.data.http?.serversTransports ?? {}))
+      leftOut.push({
+        at: s.at(['http', 'serversTransports', k]),
+        what: `http.serversTransports.${k}: left out (the lab's backend speaks plain HTTP)`,
       });
     for (const kind of Object.keys(out))
       for (const [name, written] of Object.entries(s.data.http?.[kind] ?? {})) {
@@ -276,6 +288,36 @@ function limitOf(found) {
   };
 }
 
+// The allow lists, by their names in v3 and v2.
+const ALLOW_LISTS = new Set(['ipAllowList', 'ipWhiteList']);
+
+/**
+ * Why a middleware would answer k6's requests itself (so its router gets no cases), or null
+ * where it lets them on: a rateLimit, one that only changes them, or an allow list of the client
+ * address that holds k6's 127.0.0.1.
+ */
+function answersItself(found) {
+  if (found.type === 'rateLimit' || PASSING.has(found.type)) return null;
+  if (!ALLOW_LISTS.has(found.type))
+    return `middleware ${found.name} (${found.type}, ${found.at}) answers itself: not modelled`;
+  const m = fieldsNamed(found, ['sourceRange', 'ipStrategy', 'rejectStatusCode']);
+  const ranges = m.spec.sourceRange ?? [];
+  const where = m.where(['sourceRange']);
+  if (!Array.isArray(ranges) || !ranges.length)
+    return `${m.type} ${m.name} (${where}): sourceRange is empty, and Traefik makes no such middleware`;
+  const by = readCriterion(m.spec.ipStrategy ? { ipStrategy: m.spec.ipStrategy } : null, m.where(['ipStrategy']));
+  if (by.by !== 'address') return `${m.type} ${m.name} (${m.at}) reads X-Forwarded-For (ipStrategy): not modelled yet`;
+  if (addressList(ranges, where, `${m.type}.sourceRange`).check('127.0.0.1')) return null;
+  return `${m.type} ${m.name} (${where}): sourceRange (${ranges.join(', ')}) leaves out k6's 127.0.0.1, so it answers every request ${m.spec.rejectStatusCode ?? 403}`;
+}
+
+/** Where the entry point's middlewares hold the limit: {via: its http.middlewares, where}. */
+function entryPointPut(http, served, limit) {
+  const put = chainOf(http, served.middlewares ?? []);
+  if (put.none || !put.some((m) => m.at === limit.at)) return {};
+  return { via: `entryPoints.${served.name}.http.middlewares (${served.middlewaresAt})` };
+}
+
 /** One router as a route: {router, at, places, host, path, limit} or {router, at, none}. */
 function routeOf(name, r, http, entryPoints) {
   const eps = r.entryPoints ? entryPoints.filter((e) => r.entryPoints.includes(e.name)) : entryPoints;
@@ -286,11 +328,11 @@ function routeOf(name, r, http, entryPoints) {
   if (eps.every((e) => e.redirects)) return { ...base, none: 'its entry points redirect' };
   const rule = readRule(r.rule ?? '', r.where(['rule']));
   if (rule.none) return { ...base, none: rule.none };
-  const chain = chainOf(http, r.middlewares);
+  // The entry point's middlewares first, as Traefik's entry point model puts them.
+  const chain = chainOf(http, [...(served.middlewares ?? []), ...(r.middlewares ?? [])]);
   if (chain.none) return { ...base, none: chain.none };
-  const other = chain.find((m) => m.type !== 'rateLimit' && !PASSING.has(m.type));
-  if (other)
-    return { ...base, none: `middleware ${other.name} (${other.type}, ${other.at}) answers itself: not modelled` };
+  const answers = chain.map(answersItself).find(Boolean);
+  if (answers) return { ...base, none: answers };
   const limits = chain.filter((m) => m.type === 'rateLimit');
   if (limits.length > 1)
     return {
@@ -307,7 +349,7 @@ function routeOf(name, r, http, entryPoints) {
     tls,
     entryPoint: served.name,
     keepsForwarded: keepsForwarded(served.forwarded),
-    limit: limitOf(limits[0]),
+    limit: { ...limitOf(limits[0]), ...entryPointPut(http, served, limits[0]) },
   };
 }
 
@@ -370,7 +412,10 @@ export function traefikPolicy(file) {
       });
   for (const e of entryPoints.filter((x) => x.tls))
     leftOut.push({ at: e.at, what: `entryPoints.${e.name}.http.tls: its routers served with the lab's certificate` });
-  if (!routes.some((r) => r.limit)) throw new Error(`${file}: no router with a rateLimit middleware: nothing to load`);
+  if (!routes.some((r) => r.limit))
+    throw new Error(
+      `${file}: no router with a rateLimit middleware: nothing to load (${routes.map((r) => `${r.router}: ${r.none}`).join('; ') || 'no routers'})`,
+    );
   return {
     proxy: 'traefik',
     file,

@@ -2,8 +2,9 @@
  * A team's Traefik config as the lab runs it, one YAML file that is both the static config and
  * the file provider's dynamic config:
  *   - the team's entry points, each on a port of the lab's on 127.0.0.1 (`ports`, by where it
- *     listened), trusting k6's X-Forwarded-For where they trust a forwarder's, and the lab's
- *     own (`lab_own`): ping for readiness, Prometheus's metrics;
+ *     listened), their middlewares ahead of their routers' own, trusting k6's X-Forwarded-For
+ *     where they trust a forwarder's, and the lab's own (`lab_own`): ping for readiness,
+ *     Prometheus's metrics;
  *   - the team's HTTP routers, middlewares and services as written (from every file read), with
  *     every load balancer's servers at the lab's backend and the knobs' values where they stand;
  *   - an access log in JSON of each request's start (Traefik's nanosecond clock), status and
@@ -28,8 +29,11 @@ const ROUTER_KEYS = new Set(['rule', 'service', 'middlewares', 'priority', 'entr
 /** The dynamic HTTP config with the backend and the knobs placed (`tls`: whether any of it is served over TLS). */
 function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
   const http = structuredClone(policy.http);
-  for (const s of Object.values(http.services))
+  for (const s of Object.values(http.services)) {
     for (const server of s.loadBalancer?.servers ?? []) server.url = `http://${backend}`;
+    // The lab's backend speaks plain HTTP: a transport's TLS to the team's servers means nothing to it.
+    if (s.loadBalancer) delete s.loadBalancer.serversTransport;
+  }
   const teams = policy.entryPoints.map((e) => e.name);
   for (const r of Object.values(http.routers)) {
     const tls = Boolean(r.tls);
@@ -58,6 +62,12 @@ function dynamicHttp(policy, { backend, placed, tls: anyTls }) {
   return http;
 }
 
+/** An entry point's http: TLS on every router, its middlewares ahead of theirs, as written. */
+function entryPointHttp(e) {
+  const http = { ...(e.tls ? { tls: {} } : {}), ...(e.middlewares?.length ? { middlewares: e.middlewares } : {}) };
+  return Object.keys(http).length ? { http } : {};
+}
+
 /**
  * An entry point's forwardedHeaders: as written, with k6's 127.0.0.1 among the forwarders it
  * trusts where it trusts any (k6 stands for the team's load balancer), or where no static config
@@ -80,7 +90,7 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
       e.name,
       {
         address: `127.0.0.1:${ports[e.place]}`,
-        ...(e.tls ? { http: { tls: {} } } : {}),
+        ...entryPointHttp(e),
         ...forwardedHeaders(e.forwarded),
       },
     ]),

@@ -11,7 +11,7 @@ import { SLOTS } from '../nginx/explore.mjs';
 import { traefikLimits } from '../../../thresholds/models/rate-reservation.js';
 
 /** The numbers of a router's limit, each where it stands (`path`: the key the render rewrites). */
-function numbersOf(r, knob) {
+function numbersOf(r, knob, whose) {
   const l = r.limit;
   const n = (param, kind, value, key, what) => ({
     knob: knob(param),
@@ -21,7 +21,7 @@ function numbersOf(r, knob) {
     at: l.atOf[key],
     path: ['http', 'middlewares', l.middleware, 'rateLimit', key],
     param,
-    doc: `router ${r.router}: rateLimit ${l.middleware}'s ${what} (${l.atOf[key]})`,
+    doc: `${whose}: rateLimit ${l.middleware}'s ${what} (${l.atOf[key]})${l.via ? `, put by ${l.via}` : ''}`,
   });
   return [
     n('average', 'count', l.average, 'average', 'average, requests per period'),
@@ -89,17 +89,22 @@ function sourcesOf(r) {
   return perCase('x-forwarded-for', values, 'one bucket per forwarded address: each case sends its own');
 }
 
-/** One router as a target. */
-function routerTarget(r) {
+/**
+ * One router as a target, `sharers` the routers with cases whose limit is its middleware: its
+ * knobs are named by the router, or by the middleware where several share it (each router has
+ * buckets of its own, as Traefik builds a middleware per router, and one set of numbers).
+ */
+function routerTarget(r, sharers) {
   const l = r.limit;
-  const knob = (param) => knobName(r.router, param);
+  const owner = sharers.length > 1 ? l.middleware : r.router;
+  const knob = (param) => knobName(owner, param);
   const { rate, burst, ttlS } = traefikLimits(l);
   const sources = sourcesOf(r);
   return {
     id: knobName(r.router) || 'router',
     label: `router ${r.router}`,
     at: r.at,
-    numbers: numbersOf(r, knob),
+    numbers: numbersOf(r, knob, `router${sharers.length > 1 ? 's' : ''} ${sharers.join(', ')}`),
     build: (k) => ({
       kind: 'rate_reservation',
       average: k[knob('average')],
@@ -127,9 +132,12 @@ function routerTarget(r) {
 export function traefikTargets(policy) {
   const targets = [];
   const routes = [];
+  const users = new Map(); // a limiting middleware -> its routers with cases
+  for (const r of policy.routes.filter((x) => !x.none))
+    users.set(r.limit.middleware, [...(users.get(r.limit.middleware) ?? []), r.router]);
   for (const r of policy.routes) {
     if (r.none) routes.push({ route: `router ${r.router}`, at: r.at, none: r.none });
-    else targets.push(routerTarget(r));
+    else targets.push(routerTarget(r, users.get(r.limit.middleware)));
   }
   return { targets, routes };
 }

@@ -18,15 +18,18 @@ export function parseDuration(v, at) {
   return parts.reduce((sum, [, n, u]) => sum + Number(n) * UNITS[u], 0);
 }
 
-/** excludedIPs as a BlockList (each an address or a CIDR, as Traefik's checker takes them); throws naming `at`. */
-function excludedList(ips, at) {
+/**
+ * Addresses and CIDRs as a BlockList, as Traefik's checker takes them; one that is neither is
+ * refused naming `at` and the field (`what`).
+ */
+export function addressList(ips, at, what = 'ipStrategy.excludedIPs') {
   const list = new BlockList();
   for (const ip of ips) {
     const [address, bits, extra] = String(ip).trim().split('/');
     const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
     const most = family === 'ipv6' ? 128 : 32;
     if (!isIP(address) || extra !== undefined || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= most)))
-      throw new Error(`${at}: ipStrategy.excludedIPs '${ip}' is not an address or a CIDR`);
+      throw new Error(`${at}: ${what} '${ip}' is not an address or a CIDR`);
     if (bits === undefined) list.addAddress(address, family);
     else list.addSubnet(address, Number(bits), family);
   }
@@ -57,7 +60,7 @@ function ipStrategyOf(s, at) {
   const said = { notes: notes.filter(Boolean) };
   if (depth > 0) return { by: 'forwarded', depth, ...said };
   if (excluded.length)
-    return { by: 'forwarded', depth: 0, excluded: excludedList(excluded, at), excludedIPs: excluded, ...said };
+    return { by: 'forwarded', depth: 0, excluded: addressList(excluded, at), excludedIPs: excluded, ...said };
   return { by: 'address', ...said };
 }
 
