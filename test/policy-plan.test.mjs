@@ -162,3 +162,15 @@ test("a plan's file keeps the policies the replay judges on: nodelay, delay=N an
     assert.deepEqual(JSON.parse(JSON.stringify(targetPolicies)), targetPolicies, file);
   }
 });
+
+test("a route's pacing said from the plan it holds, and from a run recorded before its drains were kept", async () => {
+  const { pacingWords } = await import('../lab/policy/words.mjs');
+  assert.equal(
+    pacingWords({ sequential: true, drains: [[2, 1]], shared: true }, 5),
+    'one after another, 0.6 s apart (its bucket empties or refills between)',
+  );
+  assert.equal(
+    pacingWords({ sequential: true, pauseS: 3, shared: false }, 2),
+    "one after another, 1.5 s apart (another route's bucket empties or refills between)",
+  );
+});

@@ -17,11 +17,13 @@ export const pauseAt = (drains, factor = 1) =>
 
 /**
  * How a route's cases meet their buckets (`pacing`: {sequential, drains, shared} from the plan),
- * at --quick x`factor`, as the cases' times are.
+ * at --quick x`factor`, as the cases' times are. A run recorded before drains were kept holds
+ * its pause at x1 (`pauseS`), which --quick divided.
  */
 export function pacingWords(pacing, factor = 1) {
   if (!pacing.sequential) return 'together, each with a fresh bucket';
-  return `one after another, ${seconds(pauseAt(pacing.drains, factor))} apart (${pacing.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`;
+  const pause = pacing.drains ? pauseAt(pacing.drains, factor) : pacing.pauseS / factor;
+  return `one after another, ${seconds(pause)} apart (${pacing.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`;
 }
 
 /** A route's cases as said: its pacing, or why it has none. */

@@ -44,7 +44,7 @@ export function policyHtml(run, asRead, factor = 1) {
 ${table(
   asRead.table.head.map(esc),
   asRead.table.rows.map((r) => r.map(esc)),
-  { cls: 'compact' },
+  { cls: 'compact prose' },
 )}
 <h3>How each route's cases met its buckets</h3>${routes}${changesHtml(asRead.changes)}`;
 }
