@@ -311,13 +311,6 @@ function answersItself(found) {
   return `${m.type} ${m.name} (${where}): sourceRange (${ranges.join(', ')}) leaves out k6's 127.0.0.1, so it answers every request ${m.spec.rejectStatusCode ?? 403}`;
 }
 
-/** Where the entry point's middlewares hold the limit: {via: its http.middlewares, where}. */
-function entryPointPut(http, served, limit) {
-  const put = chainOf(http, served.middlewares ?? []);
-  if (put.none || !put.some((m) => m.at === limit.at)) return {};
-  return { via: `entryPoints.${served.name}.http.middlewares (${served.middlewaresAt})` };
-}
-
 /** One router as a route: {router, at, places, host, path, limit} or {router, at, none}. */
 function routeOf(name, r, http, entryPoints) {
   const eps = r.entryPoints ? entryPoints.filter((e) => r.entryPoints.includes(e.name)) : entryPoints;
@@ -329,8 +322,10 @@ function routeOf(name, r, http, entryPoints) {
   const rule = readRule(r.rule ?? '', r.where(['rule']));
   if (rule.none) return { ...base, none: rule.none };
   // The entry point's middlewares first, as Traefik's entry point model puts them.
-  const chain = chainOf(http, [...(served.middlewares ?? []), ...(r.middlewares ?? [])]);
-  if (chain.none) return { ...base, none: chain.none };
+  const put = chainOf(http, served.middlewares ?? []);
+  const own = put.none ? put : chainOf(http, r.middlewares ?? []);
+  if (own.none) return { ...base, none: own.none };
+  const chain = [...put, ...own];
   const answers = chain.map(answersItself).find(Boolean);
   if (answers) return { ...base, none: answers };
   const limits = chain.filter((m) => m.type === 'rateLimit');
@@ -349,7 +344,12 @@ function routeOf(name, r, http, entryPoints) {
     tls,
     entryPoint: served.name,
     keepsForwarded: keepsForwarded(served.forwarded),
-    limit: { ...limitOf(limits[0]), ...entryPointPut(http, served, limits[0]) },
+    limit: {
+      ...limitOf(limits[0]),
+      ...(put.includes(limits[0])
+        ? { via: `entryPoints.${served.name}.http.middlewares (${served.middlewaresAt})` }
+        : {}),
+    },
   };
 }
 
