@@ -54,6 +54,26 @@ test('nothing outside lab/cli/ imports from lab/cli/', () => {
   );
 });
 
+// k6 evaluates every module a script imports in every VU: the runner's entry reads the options
+// the runner computed, and a VU of it must not evaluate the model (docs/journal/json-filter.md).
+test("the runner's k6 entry (k6/lib/prepared.js) reaches no module of the model", () => {
+  const reached = new Set();
+  const walk = (f) => {
+    if (reached.has(f)) return;
+    reached.add(f);
+    importsOf(f).forEach(walk);
+  };
+  walk('k6/lib/prepared.js');
+  const model = ['thresholds/plan.js', 'thresholds/k6-options.js', 'thresholds/experiments/', 'thresholds/models/'];
+  assert.deepEqual(
+    [...reached].filter((f) => model.some((m) => f.startsWith(m))),
+    [],
+  );
+  // The same walk from the experiments' script does reach it: the check can see an import.
+  walk('k6/lib/run.js');
+  assert.ok(reached.has('thresholds/plan.js'));
+});
+
 test('the scanner sees the imports it must: static and dynamic, from any depth', () => {
   // lab/cli/ imports the lab's rooms (allowed): the same scan over it finds them, so an empty
   // list above is the rule kept, not a scanner that finds nothing.

@@ -1,21 +1,11 @@
 /*
  * What a k6 script runs and against what, the same under the lab's runner and with k6 alone:
- * the plan, and each service's base URL. Running a script with k6 alone: docs/knobs.md.
+ * the plan (each service's base URL: urls.js). Running a script with k6 alone: docs/knobs.md.
  */
 import { SharedArray } from 'k6/data';
 import { plan as modelPlan } from '../../thresholds/plan.js';
 import { parseFactor } from '../../thresholds/knobs.js';
-
-// The services' ports, from docker-compose.yml (services.json is generated from it).
-const services = JSON.parse(open('./services.json')).httpPorts;
-
-function json(name, fallback) {
-  try {
-    return __ENV[name] ? JSON.parse(__ENV[name]) : fallback;
-  } catch (e) {
-    throw new Error(`${name} is not JSON: ${e.message}`, { cause: e });
-  }
-}
+import { json } from './urls.js';
 
 /**
  * The plan: the runner's file (LAB_PLAN), or the model's for SUITE, QUICK and KNOBS
@@ -36,15 +26,4 @@ export function loadPlan(experiment) {
           segments: __ENV.SEGMENTS ? parseFactor(__ENV.SEGMENTS) : 1,
         }),
   ])[0];
-}
-
-/**
- * Base URL per service: LAB_BASE_URLS (the runner passes it; by hand, any address per service:
- * '{"burst-nginx":"http://h:80"}'), else BASE_URL (scheme and host, 127.0.0.1 by default) with
- * the topology's ports.
- */
-export function baseUrls() {
-  const host = (__ENV.BASE_URL || 'http://127.0.0.1').replace(/\/+$/, '');
-  const defaults = Object.fromEntries(Object.entries(services).map(([s, port]) => [s, `${host}:${port}`]));
-  return { ...defaults, ...json('LAB_BASE_URLS', {}) };
 }

@@ -7,7 +7,8 @@ import { k6Options, k6Plan } from '../../thresholds/k6-options.js';
 import { kindOfPlan } from '../../thresholds/plan.js';
 import { executors } from './kinds/index.js';
 import { summaryFiles } from './summary.js';
-import { loadPlan, baseUrls as serviceUrls } from './plan.js';
+import { loadPlan } from './plan.js';
+import { baseUrls as serviceUrls } from './urls.js';
 import { planRun } from './plan-run.js';
 
 export function experimentRun(experiment) {

@@ -13,7 +13,8 @@ import { segmentArgs, mergeSummaries } from './segments.mjs';
 import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 import { sentByK6 } from '../../thresholds/generator.js';
-import { experimentNamed } from '../../thresholds/plan.js';
+import { experimentNamed, kindOfPlan } from '../../thresholds/plan.js';
+import { k6Options, k6Plan } from '../../thresholds/k6-options.js';
 import { runName } from '../lib/run-names.mjs';
 
 /**
@@ -54,10 +55,22 @@ export const K6_NICE = -10;
 export const k6Priority = (uid = process.getuid?.()) => (uid === 0 ? K6_NICE : null);
 export const atPriority = (nice, argv) => (nice === null ? argv : ['nice', '-n', String(nice), ...argv]);
 
-/** A plan's file names: suite.experiment, and the phase of a plan that runs in phases. */
 /** The k6 script of a plan's experiment: k6/<experiment>.js (or the one it names), runnable with k6 alone too. */
 export const scriptOf = (root, plan) =>
   join(root, 'k6', `${experimentNamed(plan.experiment).script ?? plan.experiment}.js`);
+
+/**
+ * What the experiment's script computes in each VU from the plan, computed here once for one k6
+ * process: its part of the plan, its kind and its options, as k6/lib/prepared.js reads them
+ * (LAB_PREPARED). `env`: the process's environment, which k6 gives its script as __ENV.
+ */
+export function preparedRun(plan, baseUrls, env) {
+  const part = k6Plan(JSON.parse(JSON.stringify(plan)), env);
+  return { plan: part, kind: kindOfPlan(part).name, options: k6Options(part, baseUrls) };
+}
+
+// The runner's k6 entry: the experiment's script with what it computes per VU computed above.
+const PREPARED_SCRIPT = join('k6', 'lib', 'prepared.js');
 
 /**
  * Runs k6; resolves to {problems} (the run fails, the cases are still judged: a store refused
@@ -102,6 +115,8 @@ function spawnK6(
     K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}${seg}.report.html`),
     ...outputs?.env,
   };
+  k6env.LAB_PREPARED = join(dir, `${name}${seg}.k6.json`);
+  writeFileSync(k6env.LAB_PREPARED, JSON.stringify(preparedRun(plan, stack.baseUrls, k6env)));
   const logFile = join(logDir, `k6.${name}${seg}.log`);
   const fd = openSync(logFile, 'a');
   // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
@@ -111,7 +126,7 @@ function spawnK6(
     '--no-color',
     ...(outputs?.args || []),
     ...(seg ? [...segmentArgs(i, segments), ...pausedArgs(addresses[i], i)] : []),
-    scriptOf(root, plan),
+    join(root, PREPARED_SCRIPT),
   ];
   const k6argv = atPriority(nice, ['k6', ...args]);
   const [cmd, ...argv] = cgroup ? wrapInCgroup(k6argv, cgroup.procsFiles) : k6argv;
