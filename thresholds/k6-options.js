@@ -29,3 +29,13 @@ export function k6Options(plan, baseUrls) {
     ...(plan.targetPolicies ? { maxRedirects: 0 } : {}),
   };
 }
+
+/**
+ * What one k6 process runs of a plan: its part (k6Plan), its kind's name and its options. The
+ * lab's runner computes it once per phase (lab/run/k6.mjs) for k6/lib/prepared.js; k6 alone,
+ * in each VU of an experiment's script (k6/lib/run.js).
+ */
+export function k6Run(plan, baseUrls, env = {}) {
+  const part = k6Plan(plan, env);
+  return { plan: part, kind: kindOfPlan(part).name, options: k6Options(part, baseUrls) };
+}

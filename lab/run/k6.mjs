@@ -13,8 +13,8 @@ import { segmentArgs, mergeSummaries } from './segments.mjs';
 import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 import { sentByK6 } from '../../thresholds/generator.js';
-import { experimentNamed, kindOfPlan } from '../../thresholds/plan.js';
-import { k6Options, k6Plan } from '../../thresholds/k6-options.js';
+import { experimentNamed } from '../../thresholds/plan.js';
+import { k6Run } from '../../thresholds/k6-options.js';
 import { runName } from '../lib/run-names.mjs';
 
 /**
@@ -59,17 +59,7 @@ export const atPriority = (nice, argv) => (nice === null ? argv : ['nice', '-n',
 export const scriptOf = (root, plan) =>
   join(root, 'k6', `${experimentNamed(plan.experiment).script ?? plan.experiment}.js`);
 
-/**
- * What the experiment's script computes in each VU from the plan, computed here once for one k6
- * process: its part of the plan, its kind and its options, as k6/lib/prepared.js reads them
- * (LAB_PREPARED). `env`: the process's environment, which k6 gives its script as __ENV.
- */
-export function preparedRun(plan, baseUrls, env) {
-  const part = k6Plan(JSON.parse(JSON.stringify(plan)), env);
-  return { plan: part, kind: kindOfPlan(part).name, options: k6Options(part, baseUrls) };
-}
-
-// The runner's k6 entry: the experiment's script with what it computes per VU computed above.
+// The runner's k6 entry: the experiment's script, with its k6Run computed once per phase (runK6Processes).
 const PREPARED_SCRIPT = join('k6', 'lib', 'prepared.js');
 
 /**
@@ -99,13 +89,14 @@ export async function runK6({ k6Cpu = null, run = null, ...stage }) {
  */
 function spawnK6(
   i,
-  { root, env, plan, planFile, dir, logDir, stack, setChild, outputs, segments, cgroup, nice, addresses },
+  { root, env, plan, planFile, prepared, dir, logDir, stack, setChild, outputs, segments, cgroup, nice, addresses },
 ) {
   const name = runName(plan);
   const seg = segments > 1 ? `.seg${i}` : '';
   const k6env = {
     ...env,
     LAB_PLAN: planFile,
+    LAB_PREPARED: prepared,
     LAB_RESULTS: dir,
     LAB_BASE_URLS: JSON.stringify(stack.baseUrls),
     ...(seg ? { LAB_SEGMENT: String(i) } : {}),
@@ -115,8 +106,6 @@ function spawnK6(
     K6_WEB_DASHBOARD_EXPORT: join(dir, `${name}${seg}.report.html`),
     ...outputs?.env,
   };
-  k6env.LAB_PREPARED = join(dir, `${name}${seg}.k6.json`);
-  writeFileSync(k6env.LAB_PREPARED, JSON.stringify(preparedRun(plan, stack.baseUrls, k6env)));
   const logFile = join(logDir, `k6.${name}${seg}.log`);
   const fd = openSync(logFile, 'a');
   // Its own process group: a terminal's Ctrl-C reaches the runner only, which passes k6 exactly
@@ -224,7 +213,12 @@ async function runK6Processes(opts) {
     segments > 1
       ? await Promise.all(Array.from({ length: segments }, async () => `127.0.0.1:${await freePort()}`))
       : [];
-  const procs = Array.from({ length: segments }, (_, i) => spawnK6(i, { ...opts, nice, addresses }));
+  // What the experiment's script computes in each VU, computed once for the phase's processes,
+  // from the plan as they read it (its file).
+  const prepared = join(dir, `${runName(plan)}.k6.json`);
+  const whole = JSON.parse(readFileSync(opts.planFile, 'utf8'));
+  writeFileSync(prepared, JSON.stringify(k6Run(whole, stack.baseUrls, opts.env)));
+  const procs = Array.from({ length: segments }, (_, i) => spawnK6(i, { ...opts, prepared, nice, addresses }));
   sayStarted(plan, { segments, nice, logFile: procs[0].logFile }, say);
   if (segments > 1) {
     const problem = await startTogether(plan, procs, addresses, say);
