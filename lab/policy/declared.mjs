@@ -27,8 +27,6 @@ export function completeDeclared(root) {
     }
     const { experiment, routes } = policyExperiment(policy, { name: e.name });
     Object.assign(e, experiment, { policyFile: e.policyFile });
-    // Its own script, k6/<name>.js, as every experiment of the list has.
-    delete e.script;
     e.services = policyServices(e, policy, tools);
     e.asRead = asRead(e, policy, routes, null);
   }

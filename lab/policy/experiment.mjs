@@ -299,8 +299,6 @@ export function policyExperiment(policy, { name: given = null } = {}) {
       })),
     // Names the cases' origins use, all at 127.0.0.1 (k6's hosts option): SNI and Host as deployed.
     hosts: Object.fromEntries(targets.filter((t) => t.host).map((t) => [t.host, '127.0.0.1'])),
-    // The k6 script that runs any policy's plan (k6/policy.js).
-    script: 'policy',
     // Together where every case has a fresh bucket and their rates together stay within what the
     // machine judges exactly; else one after another.
     stepsTogether: (steps, factor) => !sequential && steps.reduce((a, s) => a + s.rate, 0) * factor <= judged,

@@ -13,7 +13,6 @@ import { segmentArgs, mergeSummaries } from './segments.mjs';
 import { pausedArgs, waitPaused, shareSetup, resumeAll } from './starter.mjs';
 import { refusedWrites, refusalProblems } from '../stores/refusals.mjs';
 import { sentByK6 } from '../../thresholds/generator.js';
-import { experimentNamed } from '../../thresholds/plan.js';
 import { k6Run } from '../../thresholds/k6-options.js';
 import { runName } from '../lib/run-names.mjs';
 
@@ -54,10 +53,6 @@ function skewProblem(plan, schedule, say, replays) {
 export const K6_NICE = -10;
 export const k6Priority = (uid = process.getuid?.()) => (uid === 0 ? K6_NICE : null);
 export const atPriority = (nice, argv) => (nice === null ? argv : ['nice', '-n', String(nice), ...argv]);
-
-/** The k6 script of a plan's experiment: k6/<experiment>.js (or the one it names), runnable with k6 alone too. */
-export const scriptOf = (root, plan) =>
-  join(root, 'k6', `${experimentNamed(plan.experiment).script ?? plan.experiment}.js`);
 
 // The runner's k6 entry: the experiment's script, with its k6Run computed once per phase (runK6Processes).
 const PREPARED_SCRIPT = join('k6', 'lib', 'prepared.js');
