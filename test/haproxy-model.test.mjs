@@ -93,3 +93,33 @@ test('several trackers: a request goes down the rules in order, and a tracker af
   for (let i = 0; i < 40; i += 1) if (single.offer(1000 + i * 10).ok) ok += 1;
   assert.equal(ok, run([{ track: 0 }, deny(0, 10)]));
 });
+
+test('a tarpit counts as a deny, and its refusal comes after its hold; the replay waits for it in the longest answer and in when the answer arrives', async () => {
+  const { simulate } = await import('../thresholds/models/limiter-replay.js');
+  const policy = {
+    kind: 'stick_table_rate',
+    periodMs: 10_000,
+    limit: 20,
+    counter: 'http_req_rate',
+    op: 'gt',
+    expireMs: 60_000,
+  };
+  const tarpit = stickTableRate({ ...policy, tarpitMs: 2000 });
+  const deny = stickTableRate(policy);
+  const answers = (l) => Array.from({ length: 30 }, (_, i) => l.offer(1000 + i * 100));
+  assert.deepEqual(
+    answers(tarpit).map((a) => a.ok),
+    answers(deny).map((a) => a.ok),
+  );
+  assert.deepEqual(answers(stickTableRate({ ...policy, tarpitMs: 2000 })).slice(19, 21), [
+    { ok: true, delayMs: 0 },
+    { ok: false, delayMs: 2000 },
+  ]);
+  // 30 r/s for 2 s: 20 pass at once, 40 are held 2 s each, so about 60 are in flight at the end.
+  const c = { startMs: 0, rate: 30, durationMs: 2000 };
+  const [held] = simulate({ ...policy, tarpitMs: 2000 }, [c], { seed: 't' });
+  const [denied] = simulate(policy, [c], { seed: 't' });
+  assert.deepEqual([held.ok, held.limited], [denied.ok, denied.limited]);
+  assert.deepEqual([held.maxDelayMs.min, held.maxDelayMs.max, denied.maxDelayMs.max], [2000, 2000, 0]);
+  assert.ok(held.inFlight.max >= 40 && denied.inFlight.max < 10, `${held.inFlight.max} vs ${denied.inFlight.max}`);
+});

@@ -27,6 +27,10 @@ const HEAD = [
 ];
 const TAIL = ['  default_backend app', 'backend app', '  server app1 127.0.0.1:8000'];
 
+/** An experiment's knobs at their defaults. */
+const knobDefaults = (experiment) =>
+  Object.fromEntries(Object.entries(experiment.knobs).map(([n, v]) => [n, v.default]));
+
 /** haproxyPolicy's answer (or its error's message) on a config of HEAD, `lines` and TAIL. */
 function readLines(lines, { head = HEAD, tail = TAIL } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'lab-haproxy-read-'));
@@ -102,8 +106,8 @@ test('what the model cannot read yet is refused by name at its file:line, after 
     ],
     [['  tcp-request content track-sc0 src', deny], /team.cfg:9: tcp-request content: connection-level rules/],
     [
-      [track, '  http-request tarpit if { sc_http_req_rate(0) gt 20 }'],
-      /team.cfg:10: http-request tarpit: the lab's HAProxy model does not read it yet/,
+      [track, '  http-request silent-drop if { sc_http_req_rate(0) gt 20 }'],
+      /team.cfg:10: http-request silent-drop: the lab's HAProxy model does not read it yet/,
     ],
     [
       [track, '  http-request deny if { sc_http_req_rate(0) gt 20 }', '  use_backend app if { path /x }'],
@@ -121,6 +125,29 @@ test('what the model cannot read yet is refused by name at its file:line, after 
     String(readLines(['  default_backend app'], { tail: ['backend app', '  server app1 127.0.0.1:8000'] })),
     /no frontend denies on a tracked counter/,
   );
+});
+
+test("a tarpit: a deny held for the frontend's timeout tarpit, from its defaults, a listen's timeout connect, or none (a frontend has no connect timeout to fall back on)", () => {
+  const tarpit = ['  http-request track-sc0 src', '  http-request tarpit if { sc_http_req_rate(0) gt 20 }'];
+  const held = (head, tail = TAIL) => readLines(tarpit, { head, tail }).routes[0].limit.deny;
+  const fromDefaults = held([...HEAD.slice(0, 5), '  timeout tarpit 2s', ...HEAD.slice(5)]);
+  assert.deepEqual(
+    [fromDefaults.action, fromDefaults.status, fromDefaults.hold],
+    ['tarpit', 500, { ms: 2000, at: 'team.cfg:6', why: 'timeout tarpit' }],
+  );
+  // The frontend's own line, not the defaults' (src/proxy.c: a section's timeout replaces what it inherited).
+  const own = held([...HEAD.slice(0, 5), '  timeout tarpit 2s', ...HEAD.slice(5), '  timeout tarpit 750ms']);
+  assert.deepEqual(own.hold, { ms: 750, at: 'team.cfg:10', why: 'timeout tarpit' });
+  // The defaults' timeout connect 5s does not reach a frontend: held 0 ms.
+  const none = held(HEAD);
+  assert.equal(none.hold.ms, 0);
+  assert.match(none.hold.why, /a frontend has no timeout connect to fall back on/);
+  // A listen is a backend too: its connect timeout is the tarpit's.
+  const listen = held([...HEAD.slice(0, 5), 'listen api', ...HEAD.slice(6)], ['  server app1 127.0.0.1:8000']);
+  assert.deepEqual(listen.hold, { ms: 5000, at: 'team.cfg:3', why: 'timeout connect (no timeout tarpit)' });
+  // A second defaults section is the one the frontend takes.
+  const later = held([...HEAD.slice(0, 5), 'defaults', '  mode http', '  timeout tarpit 3s', ...HEAD.slice(5)]);
+  assert.deepEqual(later.hold, { ms: 3000, at: 'team.cfg:8', why: 'timeout tarpit' });
 });
 
 test('a TLS bind is served with the lab certificate, a plain one redirecting to it is not sent to, and its ALPN says HTTP/2', () => {
@@ -227,7 +254,7 @@ test('several trackers, each deny on its own, read in the file order into one ch
     ],
   );
   const { experiment } = policyExperiment(policy, { name: 'two-trackers' });
-  const k = Object.fromEntries(Object.entries(experiment.knobs).map(([n, v]) => [n, v.default]));
+  const k = knobDefaults(experiment);
   assert.deepEqual(
     Object.keys(k).filter((n) => n.startsWith('api_')),
     ['api_limit', 'api_limit2', 'api_period', 'api_expire', 'api_sc1_period', 'api_sc1_expire'],
@@ -246,4 +273,26 @@ test('several trackers, each deny on its own, read in the file order into one ch
     ),
     /team.cfg:10: track-sc0 again \(team.cfg:9\)/,
   );
+});
+
+test("a tarpit's timeout is a knob where it stands: the model holds the refusals that long, the render writes it on its line", async () => {
+  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
+  const policy = haproxyPolicy(join(root, 'test', 'policies', 'haproxy-tarpit.cfg'));
+  const { experiment } = policyExperiment(policy, { name: 'tarpit' });
+  const k = knobDefaults(experiment);
+  assert.equal(k.api_tarpit, 2);
+  const [target] = experiment.targets({ ...k, api_tarpit: 0.5 });
+  assert.deepEqual([target.policy.tarpitMs, target.limitedStatus], [500, 500]);
+  const conf = renderHaproxy(policy, {
+    ports: { '*:8080': 18080 },
+    ownPort: 18081,
+    backend: '127.0.0.1:18082',
+    placed: experiment.placed({ ...k, api_tarpit: 0.5 }),
+    prefix: '/nonexistent',
+  });
+  assert.match(conf, /^defaults\n(.*\n)* {2}timeout tarpit 500ms\n/m);
+  // A deny holds nothing: no tarpit number, no hold in its model.
+  const rate = policyExperiment(haproxyPolicy(RATE), { name: 'rate' }).experiment;
+  const [deny] = rate.targets(knobDefaults(rate));
+  assert.equal('tarpitMs' in deny.policy, false);
 });

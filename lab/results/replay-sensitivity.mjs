@@ -47,7 +47,9 @@ export function replaySensitivity(run) {
       const ran = base.cases.filter((c) => c.target === target.id);
       if (!ran.length) continue;
       const unchanged = failures(base, measured, target.id);
-      for (const [field, sort] of Object.entries(POLICY_NUMBERS[target.policy.kind] || {})) {
+      // A number the policy leaves out (a deny's tarpit hold) is not there to move.
+      const numbers = Object.entries(POLICY_NUMBERS[target.policy.kind] || {}).filter(([f]) => f in target.policy);
+      for (const [field, sort] of numbers) {
         const found = {};
         for (const dir of [-1, 1]) {
           for (const f of STEPS) {

@@ -111,15 +111,13 @@ function trial(policy, cases, rand, jitterMs, offsets = [0], answers = null) {
     const o = out[ci];
     // A held answer (limit_conn's cases) takes its hold after its wait.
     const heldMs = r.ok ? (policy.holdMs ?? 0) : 0;
-    if (r.ok) {
-      o.ok += 1;
-      if (r.delayMs + heldMs > o.maxDelayMs) o.maxDelayMs = r.delayMs + heldMs;
-    } else {
-      o.limited += 1;
-    }
+    if (r.ok) o.ok += 1;
+    else o.limited += 1;
+    // The longest answer, limited ones too: a refusal may come after a wait (a tarpit's hold).
+    if (r.delayMs + heldMs > o.maxDelayMs) o.maxDelayMs = r.delayMs + heldMs;
     o.spans.push([t, t + r.delayMs + heldMs + SERVICE_MS]);
-    // When each answer reaches k6: a limited one at once, a passed one after its wait.
-    answers?.[ci].push([r.ok ? t + r.delayMs : t, r.ok]);
+    // When each answer reaches k6: after its wait (none for most refusals).
+    answers?.[ci].push([t + r.delayMs, r.ok]);
   }
   return out.map(({ spans, ...o }) => ({ ...o, inFlight: maxOverlap(spans) }));
 }
@@ -293,7 +291,7 @@ export function replaySends(policy, sends, options = {}) {
     for (const a of answers) {
       if (a.ok) o.ok += 1;
       else o.limited += 1;
-      if (a.ok && a.delayMs > o.maxDelayMs) o.maxDelayMs = a.delayMs;
+      if (a.delayMs > o.maxDelayMs) o.maxDelayMs = a.delayMs;
     }
     for (const [key, v] of Object.entries(o)) {
       const r = (acc[key] ||= { min: Infinity, max: -Infinity });
@@ -310,8 +308,6 @@ export function replaySends(policy, sends, options = {}) {
  */
 export function replayCourse(policy, sends, startMs, { stepMs = 1000, ...options } = {}) {
   const perTrial = [];
-  replayTrials(policy, sends, options, (answers) =>
-    perTrial.push(answers.map((a) => [a.ok ? a.sent + a.delayMs : a.sent, a.ok])),
-  );
+  replayTrials(policy, sends, options, (answers) => perTrial.push(answers.map((a) => [a.sent + a.delayMs, a.ok])));
   return courseOf(perTrial, startMs, stepMs);
 }

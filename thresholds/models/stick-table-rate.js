@@ -45,9 +45,11 @@ function trackedEntry({ periodMs, expireMs = Infinity }) {
 /**
  * Several trackers on one request (`http-request track-sc0..2`), each with its own entry
  * (`trackers`: [{periodMs, expireMs}], by sc number), and the rules in the file's order
- * (`rules`: [{track: sc} | {deny: sc, counter, op, limit}]): a request goes down the rules until
- * a deny's test holds; a tracker after that deny never counts it, one before counts it whatever
- * the rules then decide (so a denied request counts as much as one let through).
+ * (`rules`: [{track: sc} | {deny: sc, counter, op, limit, tarpitMs}]): a request goes down the
+ * rules until a deny's test holds; a tracker after that deny never counts it, one before counts it
+ * whatever the rules then decide (so a denied request counts as much as one let through). A
+ * tarpit (`tarpitMs`) counts as a deny, and its answer comes that much later: HAProxy holds the
+ * request until its analyser's timer expires (src/http_ana.c http_process_tarpit), then answers.
  */
 export function stickTableChain({ trackers, rules }) {
   for (const r of rules)
@@ -58,7 +60,8 @@ export function stickTableChain({ trackers, rules }) {
     offer(nowMs) {
       for (const r of rules) {
         if ('track' in r) entries[r.track].track(nowMs);
-        else if (COMPARE[r.op](entries[r.deny].read(nowMs, r.counter), r.limit)) return { ok: false, delayMs: 0 };
+        else if (COMPARE[r.op](entries[r.deny].read(nowMs, r.counter), r.limit))
+          return { ok: false, delayMs: r.tarpitMs ?? 0 };
       }
       return { ok: true, delayMs: 0 };
     },
@@ -68,15 +71,22 @@ export function stickTableChain({ trackers, rules }) {
 /**
  * One tracker and its deny: `counter` 'http_req_rate' (the sliding window) or 'http_req_cnt'
  * (every request since the entry was made), `op` and `limit` the deny's test, `expireMs` the
- * table's expire.
+ * table's expire, `tarpitMs` a tarpit's hold (none: a deny, answered at once).
  */
-export function stickTableRate({ periodMs, limit, op = 'gt', expireMs = Infinity, counter = 'http_req_rate' }) {
+export function stickTableRate({
+  periodMs,
+  limit,
+  op = 'gt',
+  expireMs = Infinity,
+  counter = 'http_req_rate',
+  tarpitMs,
+}) {
   if (!COMPARE[op]) throw new Error(`stick table rate: no comparison '${op}' (gt, ge, lt, le)`);
   return stickTableChain({
     trackers: [{ periodMs, expireMs }],
-    rules: [{ track: 0 }, { deny: 0, counter, op, limit }],
+    rules: [{ track: 0 }, { deny: 0, counter, op, limit, ...(tarpitMs ? { tarpitMs } : {}) }],
   });
 }
 
 /** The numbers of a stick-table rate policy, and whether each is whole (the replay's sensitivity moves them). */
-stickTableRate.numbers = { limit: 'whole', periodMs: 'whole', expireMs: 'whole' };
+stickTableRate.numbers = { limit: 'whole', periodMs: 'whole', expireMs: 'whole', tarpitMs: 'whole' };

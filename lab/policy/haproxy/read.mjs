@@ -5,8 +5,9 @@
  * binds (TLS ones served with the lab's certificate, a plain one that redirects to them), its
  * stick table storing http_req_rate(P) or http_req_cnt, `http-request track-sc0 <key>` (src, a
  * request header or a URL parameter) and `http-request deny [deny_status N] if {
- * sc_http_req_rate(0) gt N }` (or `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt; gt,
- * ge). What it cannot read yet is refused by name, with where it stands; it is never guessed.
+ * sc_http_req_rate(0) gt N }` (or `tarpit`, held for its `timeout tarpit`, or `return status N if
+ * ...`; sc0_http_req_rate, sc_http_req_cnt; gt, ge). What it cannot read yet is refused by name,
+ * with where it stands; it is never guessed.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -71,7 +72,8 @@ export function sectionsOf(text, file) {
     const w = words(line);
     if (!w.length) return;
     const at = `${basename(file)}:${i + 1}`;
-    if (SECTIONS.has(w[0]) && /^\S/.test(line)) sections.push({ kind: w[0], name: w[1] ?? null, at, lines: [] });
+    if (SECTIONS.has(w[0]) && /^\S/.test(line))
+      sections.push({ kind: w[0], name: w[1] ?? null, from: w[2] === 'from' ? w[3] : null, at, lines: [] });
     else if (sections.length) sections.at(-1).lines.push({ words: w, at });
   });
   return sections;
@@ -209,6 +211,44 @@ export const GLOBAL_OWN = new Set([
   'master-worker',
 ]);
 
+/**
+ * The defaults section a proxy section takes its settings from: the one it names (`frontend X from
+ * NAME`), else the last one before it, as HAProxy 2.6 reads the file; null where there is none.
+ */
+export function defaultsOf(sections, sec) {
+  const before = sections.slice(0, sections.indexOf(sec)).filter((s) => s.kind === 'defaults');
+  return (sec.from ? before.findLast((s) => s.name === sec.from) : before.at(-1)) ?? null;
+}
+
+/** A proxy section's last line of `kw` (words[0]) matching `more`, else its defaults' (own: the section's). */
+function settingOf(sections, sec, kw, more = () => true) {
+  for (const holder of [sec, defaultsOf(sections, sec)].filter(Boolean)) {
+    const l = holder.lines.findLast((x) => x.words[0] === kw && more(x.words));
+    if (l) return { ...l, own: holder === sec };
+  }
+  return null;
+}
+
+/**
+ * How long a tarpitted request is held before HAProxy answers it ({ms, at, why}): the section's
+ * (or its defaults') `timeout tarpit`, else its `timeout connect`, which only a section that is
+ * also a backend (listen) has: a frontend's is 0 ms, answered at once (src/cfgparse.c copies the
+ * connect timeout, src/proxy.c gives a frontend none; src/http_ana.c then holds for 0 ms).
+ */
+function tarpitHoldOf(sections, sec) {
+  const timeout = (which) => settingOf(sections, sec, 'timeout', (w) => w[1] === which);
+  const tarpit = timeout('tarpit');
+  if (tarpit) return { ms: timeMs(tarpit.words[2], tarpit.at), at: tarpit.at, why: 'timeout tarpit' };
+  const connect = sec.kind === 'listen' ? timeout('connect') : null;
+  if (connect)
+    return { ms: timeMs(connect.words[2], connect.at), at: connect.at, why: 'timeout connect (no timeout tarpit)' };
+  return {
+    ms: 0,
+    at: sec.at,
+    why: `no timeout tarpit${sec.kind === 'frontend' ? ', and a frontend has no timeout connect to fall back on' : ' or timeout connect'}: held 0 ms`,
+  };
+}
+
 /** Refused by name wherever it stands: what the model cannot read, and why. */
 function refuseAnywhere(sections) {
   for (const sec of sections) {
@@ -319,28 +359,32 @@ function conditionOf(rest, at, action, acls) {
 // A condition that reads a tracked counter: the rule is a limit, not a fixed answer.
 const READS_COUNTER = /\bsc\d?_/;
 
+// Each answer's status where the line names none (src/http_act.c parse_http_deny, http_parse_http_reply).
+const DEFAULT_STATUS = { deny: 403, tarpit: 500, return: 200 };
+
 /**
- * An answer on a tracked counter: `deny [deny_status N | status N ...] if {...}` (403 by default)
- * or `return status N ... if {...}` (200 by default); null for one whose condition reads no counter
- * (directly or through an acl). `tracked`: the trackers met before it, by sc number.
+ * An answer on a tracked counter: `deny [deny_status N | status N ...] if {...}` (403 by default),
+ * `tarpit [deny_status N] if {...}` (500, after the frontend's tarpit hold: `hold`) or `return
+ * status N ... if {...}` (200 by default); null for one whose condition reads no counter (directly
+ * or through an acl). `tracked`: the trackers met before it, by sc number.
  */
-function answerOf(l, [action, ...rest], tracked, acls) {
+function answerOf(l, [action, ...rest], { trackers: tracked, hold }, acls) {
   const cond = rest.indexOf('if') >= 0 ? rest.slice(rest.indexOf('if')) : [];
   const readsAcl = (w) => acls.some((a) => a.name === w.replace(/^!/, '') && READS_COUNTER.test(a.test));
   if (action === 'return' && !cond.some((w) => READS_COUNTER.test(w) || readsAcl(w))) return null;
   // What it answers besides its status (content-type, a string, headers) changes no count.
   const head = cond.length ? rest.slice(0, rest.indexOf('if')) : rest;
   const statusAt = head.findIndex((w) => w === 'status' || w === 'deny_status');
-  const status = statusAt >= 0 ? Number(head[statusAt + 1]) : action === 'deny' ? 403 : 200;
+  const status = statusAt >= 0 ? Number(head[statusAt + 1]) : DEFAULT_STATUS[action];
   const test = conditionOf(cond, l.at, action, acls);
   if (!tracked.has(test.sc))
     throw new Error(
       `${l.at}: a ${action} on sc${test.sc} before any track-sc${test.sc}: the counter it reads is not tracked yet`,
     );
-  return { at: l.at, status, action, ...test };
+  return { at: l.at, status, action, ...test, ...(action === 'tarpit' ? { hold } : {}) };
 }
 
-/** One http-request line read into `into` ({trackers, rules, denies, redirect}). */
+/** One http-request line read into `into` ({trackers, rules, denies, redirect, hold}). */
 function ruleOf(sections, sec, l, acls, into) {
   const [, action, ...rest] = l.words;
   if (/^track-sc\d$/.test(action)) {
@@ -352,8 +396,8 @@ function ruleOf(sections, sec, l, acls, into) {
       );
     into.trackers.set(track.sc, track);
     into.rules.push({ track: track.sc });
-  } else if (action === 'deny' || action === 'return') {
-    const deny = answerOf(l, [action, ...rest], into.trackers, acls);
+  } else if (action in DEFAULT_STATUS) {
+    const deny = answerOf(l, [action, ...rest], into, acls);
     if (deny) into.rules.push({ deny: into.denies.push(deny) - 1 });
   } else if (action === 'redirect') into.redirect = redirectOf(l, rest);
   else if (!HARMLESS.has(action))
@@ -365,7 +409,7 @@ function ruleOf(sections, sec, l, acls, into) {
  * in the file's order), denies, redirect (null where it has none)}.
  */
 function rulesOf(sections, sec) {
-  const into = { trackers: new Map(), rules: [], denies: [], redirect: null };
+  const into = { trackers: new Map(), rules: [], denies: [], redirect: null, hold: tarpitHoldOf(sections, sec) };
   const acls = sec.lines
     .filter((l) => l.words[0] === 'acl')
     .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));
@@ -449,6 +493,11 @@ function routeOf(sections, sec, binds, mode) {
     return { frontend: sec.name, place: binds[0].place, at: sec.at, none: `mode ${mode}: the lab loads HTTP` };
   const rules = rulesOf(sections, sec);
   const limit = limitOf(rules);
+  // What its rules let through goes to its backend: a frontend with none answers 503 to it.
+  if (limit && sec.kind === 'frontend' && !settingOf(sections, sec, 'default_backend'))
+    throw new Error(
+      `${sec.at}: frontend ${sec.name} has no default_backend: HAProxy answers 503 to every request its rules let through`,
+    );
   const to = sentTo(binds, rules.redirect, sec);
   return {
     frontend: sec.name,
@@ -487,18 +536,19 @@ export function haproxyPolicy(file) {
   // What is refused whatever HAProxy says (its own check would stop at a map's missing file first).
   refuseAnywhere(sections);
   validate(file, text);
-  const modeOf = (sec) => sec.lines.find((l) => l.words[0] === 'mode')?.words[1];
-  const defaultsMode = modeOf(sections.find((s) => s.kind === 'defaults') ?? { lines: [] });
+  const modeOf = (sec) => settingOf(sections, sec, 'mode')?.words[1] ?? 'tcp';
   const routes = [];
   const leftOut = [];
   const tlsPlaces = [];
   for (const sec of sections.filter((s) => s.kind === 'frontend' || s.kind === 'listen')) {
     const binds = bindsOf(sec, leftOut);
     tlsPlaces.push(...binds.filter((b) => b.tls).map((b) => b.place));
-    if (binds.length) routes.push(routeOf(sections, sec, binds, modeOf(sec) ?? defaultsMode ?? 'tcp'));
+    if (binds.length) routes.push(routeOf(sections, sec, binds, modeOf(sec)));
   }
-  if (!routes.some((r) => r.limit))
-    throw new Error(`${file}: no frontend denies on a tracked counter: nothing to load`);
+  if (!routes.some((r) => r.limit)) {
+    const why = routes.map((r) => `frontend ${r.frontend} (${r.at}): ${r.none}`).join('; ');
+    throw new Error(`${file}: no frontend denies on a tracked counter: nothing to load${why ? ` (${why})` : ''}`);
+  }
   const globalOwn = (sections.find((s) => s.kind === 'global')?.lines ?? []).filter((l) => GLOBAL_OWN.has(l.words[0]));
   const maxconn = maxconnOf(sections, routes);
   return { proxy: 'haproxy', file, sections, routes, globalOwn, leftOut, tlsPlaces, maxconn, says: [] };

@@ -12,7 +12,8 @@
  *   - /healthz on every frontend answered by HAProxy before the file's rules (nothing tracks it);
  *   - a frontend of the lab's on its own port: /healthz for readiness, /metrics from HAProxy's
  *     Prometheus exporter.
- * The knobs' values are written where they stand (the deny's limit, the table's period, expire).
+ * The knobs' values are written where they stand (the deny's limit, the table's period, expire,
+ * the timeout tarpit).
  */
 import { GLOBAL_OWN, placeOfBind, quoteWord, tlsOptionsOf } from './read.mjs';
 import { labPem } from './cert.mjs';
@@ -31,7 +32,7 @@ const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
 const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;
 
-/** A line's words with the knobs placed on it: the deny's limit, the table's period and expire. */
+/** A line's words with the knobs placed on it: the deny's limit, the table's period and expire, the tarpit's hold. */
 function placedWords(l, placed) {
   const here = placed.filter((p) => p.at === l.at);
   if (!here.length) return l.words;
@@ -44,6 +45,7 @@ function placedWords(l, placed) {
       w[i] = w[i].replace(/http_req_rate\(\w+\)/, `http_req_rate(${Math.round(p.value * 1000)}ms)`);
     }
     if (p.param === 'expire') w[w.indexOf('expire') + 1] = `${Math.round(p.value * 1000)}ms`;
+    if (p.param === 'tarpit') w[2] = `${Math.round(p.value * 1000)}ms`;
   }
   return w;
 }

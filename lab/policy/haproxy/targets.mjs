@@ -43,9 +43,13 @@ function slotsOf(trackers) {
   return { slots, slotKeys, shared: keyed.length < trackers.length, how };
 }
 
+// Where each number stands, as the Policy tab says it: a deny's (or its acl's) line, a table's, a timeout's.
+const PATH_OF = { limit: 'deny', period: 'table', expire: 'table', tarpit: 'timeout' };
+
 /**
  * One number of a frontend's limit where it stands: `named` its knob's name, `param` what the
- * render rewrites ('limit' on the deny's or its acl's line, 'period' or 'expire' on the table's).
+ * render rewrites ('limit' on the deny's or its acl's line, 'period' or 'expire' on the table's,
+ * 'tarpit' on the `timeout tarpit` line).
  */
 const numberOf = (r, knob, { named, param, kind, value, at, what }) => ({
   knob: knob(named),
@@ -53,7 +57,7 @@ const numberOf = (r, knob, { named, param, kind, value, at, what }) => ({
   value,
   ...(kind === 'count' ? { min: 1 } : {}),
   at,
-  path: [param === 'limit' ? 'deny' : 'table'],
+  path: [PATH_OF[param]],
   param,
   doc: `frontend ${r.frontend}: ${what} (${at})`,
 });
@@ -68,8 +72,23 @@ function numbersOf(r, knob) {
       ? [n('period', 'seconds', table.periodMs / 1000, table.at, 'http_req_rate period in s')]
       : []),
     ...(table.expireMs !== null ? [n('expire', 'seconds', table.expireMs / 1000, table.at, 'table expire in s')] : []),
+    ...tarpitNumbers(r, knob, [deny]),
   ];
 }
+
+/** The tarpit's hold, where a tarpit holds for a `timeout tarpit` the file writes (one per frontend). */
+function tarpitNumbers(r, knob, denies) {
+  const hold = denies.find((d) => d.hold)?.hold;
+  if (hold?.why !== 'timeout tarpit') return [];
+  const what = 'timeout tarpit in s: how long a tarpitted request is held';
+  return [
+    numberOf(r, knob, { named: 'tarpit', param: 'tarpit', kind: 'seconds', value: hold.ms / 1000, at: hold.at, what }),
+  ];
+}
+
+/** A tarpit's hold under the knobs `k` in ms ({tarpitMs}), or nothing for a deny (answered at once). */
+const tarpitOf = (deny, k, knob) =>
+  deny.hold ? { tarpitMs: deny.hold.why === 'timeout tarpit' ? k[knob('tarpit')] * 1000 : deny.hold.ms } : {};
 
 /** What a deny lets through its limit over, s: its table's period, or its expire for a count. */
 const windowS = (deny, table) =>
@@ -105,6 +124,7 @@ function frontendTarget(r) {
       limit: k[knob('limit')],
       periodMs: (k[knob('period')] ?? periodS) * 1000,
       expireMs: table.expireMs === null ? Infinity : k[knob('expire')] * 1000,
+      ...tarpitOf(deny, k, knob),
     }),
     status: deny.status,
     // What it lets through over its period, and all at once into an empty window.
@@ -141,6 +161,7 @@ function chainNumbers(r, knob) {
     if (t.table.expireMs !== null)
       numbers.push(n(`${prefix}expire`, 'expire', 'seconds', t.table.expireMs / 1000, t.table.at, 'table expire in s'));
   }
+  numbers.push(...tarpitNumbers(r, knob, denies));
   return {
     numbers,
     limitKnob: (i) => knob(limitNamed(i)),
@@ -176,6 +197,7 @@ function chainTarget(r) {
               counter: denies[x.deny].counter,
               op: denies[x.deny].op,
               limit: k[limitKnob(x.deny)],
+              ...tarpitOf(denies[x.deny], k, knob),
             },
       ),
     }),

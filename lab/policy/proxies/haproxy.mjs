@@ -24,8 +24,11 @@ const denyRow = (r, deny, track) => [
   `${deny.op} ${deny.limit}`,
   track.table.periodMs === null ? '-' : String(track.table.periodMs / 1000),
   track.table.expireMs === null ? '-' : String(track.table.expireMs / 1000),
-  String(deny.status),
+  answerWords(deny),
 ];
+/** How a deny answers: its status, and a tarpit's hold and where it comes from. */
+const answerWords = ({ status, hold }) =>
+  hold ? `${status} after ${hold.ms / 1000} s (tarpit: ${hold.why}, ${hold.at})` : String(status);
 const rows = (policy) =>
   policy.routes.flatMap((r) => {
     if (!r.limit) return [[r.frontend, r.at, '-', '-', '-', '-', '-', r.none]];
