@@ -296,3 +296,71 @@ test("a tarpit's timeout is a knob where it stands: the model holds the refusals
   const [deny] = rate.targets(knobDefaults(rate));
   assert.equal('tarpitMs' in deny.policy, false);
 });
+
+test('a key of Host and path (base32+src) gives each case a path of its own; a limit held in a set-var and read back from the table compares as the counter does', async () => {
+  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
+  const policy = haproxyPolicy(join(root, 'test', 'policies', 'haproxy-per-path.cfg'));
+  const { deny, track } = policy.routes[0].limit;
+  assert.deepEqual(track.key, { fetch: 'base', text: 'base32+src' });
+  // 20 - rate < 0 is rate > 20; the limit stands on the set-var's line.
+  assert.deepEqual(
+    [deny.sc, deny.counter, deny.op, deny.limit, deny.limitAt, deny.acl],
+    [0, 'http_req_rate', 'gt', 20, 'haproxy-per-path.cfg:19', 'haproxy-per-path.cfg:21'],
+  );
+  const { experiment } = policyExperiment(policy, { name: 'per-path' });
+  const [target] = experiment.targets({ ...knobDefaults(experiment), gateway_limit: 24 });
+  assert.deepEqual(
+    target.request.slots.slice(0, 2).map((x) => x.path),
+    ['/lab-key-1', '/lab-key-2'],
+  );
+  assert.equal(target.policy.limit, 24);
+  const conf = renderHaproxy(policy, {
+    ports: { '*:8080': 18080 },
+    ownPort: 18081,
+    backend: '127.0.0.1:18082',
+    placed: experiment.placed({ ...knobDefaults(experiment), gateway_limit: 24 }),
+    prefix: '/nonexistent',
+  });
+  assert.match(conf, /^ {2}http-request set-var\(req\.rate_limit\) int\(24\)$/m);
+  assert.match(conf, /^ {2}acl rate_abuse var\(req\.rate_limit\),sub\(req\.request_rate\) lt 0$/m);
+});
+
+test('variables: a counter fetched into one and compared, the subtraction either way, and what they cannot say refused', () => {
+  const track = '  http-request track-sc0 src';
+  const deny = (test) => readLines([track, ...test]).routes?.[0].limit.deny ?? readLines([track, ...test]);
+  const rate = '  http-request set-var(txn.rate) sc_http_req_rate(0)';
+  const limit = '  http-request set-var(txn.limit) int(30)';
+  const direct = deny([rate, '  http-request deny if { var(txn.rate) -m int ge 12 }']);
+  assert.deepEqual([direct.op, direct.limit, direct.limitAt], ['ge', 12, undefined]);
+  // rate - limit >= 0 is rate >= limit.
+  const other = deny([rate, limit, '  http-request deny if { var(txn.rate),sub(txn.limit) ge 0 }']);
+  assert.deepEqual([other.op, other.limit, other.limitAt], ['ge', 30, 'team.cfg:11']);
+  // Set before the tracking, the variable holds no counter: refused, not guessed.
+  assert.match(
+    String(readLines([rate, track, '  http-request deny if { var(txn.rate) -m int gt 5 }'])),
+    /team.cfg:11: http-request deny if \{ var\(txn.rate\) -m int gt 5 \}: the lab reads deny if/,
+  );
+  // Read from the table by another key than the tracker's: not this request's entry.
+  assert.match(
+    String(
+      readLines([
+        track,
+        '  http-request set-var(txn.rate) req.hdr(x-user),table_http_req_rate()',
+        '  http-request deny if { var(txn.rate) -m int gt 5 }',
+      ]),
+    ),
+    /team.cfg:11: http-request deny .*: the lab reads deny if/,
+  );
+  // A set-var on a condition, compared: refused.
+  assert.match(
+    String(
+      readLines([
+        track,
+        `${limit} if { path /x }`,
+        rate,
+        '  http-request deny if { var(txn.limit),sub(txn.rate) lt 0 }',
+      ]),
+    ),
+    /team.cfg:12: http-request deny .*: the lab reads deny if/,
+  );
+});

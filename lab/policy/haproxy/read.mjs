@@ -4,10 +4,11 @@
  * directive with its file:line. What the model reads: a frontend (or listen) in HTTP mode, its
  * binds (TLS ones served with the lab's certificate, a plain one that redirects to them), its
  * stick table storing http_req_rate(P) or http_req_cnt, `http-request track-sc0 <key>` (src, a
- * request header or a URL parameter) and `http-request deny [deny_status N] if {
- * sc_http_req_rate(0) gt N }` (or `tarpit`, held for its `timeout tarpit`, or `return status N if
- * ...`; sc0_http_req_rate, sc_http_req_cnt; gt, ge). What it cannot read yet is refused by name,
- * with where it stands; it is never guessed.
+ * request header, a URL parameter, or Host and path: base, base32+src) and `http-request deny
+ * [deny_status N] if { sc_http_req_rate(0) gt N }` (or `tarpit`, held for its `timeout tarpit`, or
+ * `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt; gt, ge; or variables set to the
+ * counter and the limit). What it cannot read yet is refused by name, with where it stands; it is
+ * never guessed.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -280,7 +281,9 @@ function tableOf(sections, own, name, at, action) {
   const w = line.words;
   const opt = (k) => (w.indexOf(k) > 0 ? w[w.indexOf(k) + 1] : undefined);
   if (!KEY_TYPES.has(opt('type')))
-    throw new Error(`${line.at}: stick-table type ${opt('type')}: the lab keys a table of type ip, ipv6 or string yet`);
+    throw new Error(
+      `${line.at}: stick-table type ${opt('type')}: the lab keys a table of type ip, ipv6, string, binary or integer yet`,
+    );
   const store = (opt('store') ?? '').split(',');
   const rate = store.map((x) => /^http_req_rate\((\w+)\)$/.exec(x)).find(Boolean);
   return {
@@ -293,19 +296,25 @@ function tableOf(sections, own, name, at, action) {
 }
 
 // The table types the lab makes keys of its own for, one per case (lab/policy/haproxy/targets.mjs).
-const KEY_TYPES = new Set(['ip', 'ipv6', 'string']);
+const KEY_TYPES = new Set(['ip', 'ipv6', 'string', 'binary', 'integer']);
+
+// Keys made of the request's Host and path (base), or their hash (base32), and with the client's
+// address (base32+src): each case sends a path of its own.
+const BASE_KEYS = new Set(['base', 'base32', 'base32+src']);
 
 /**
  * What a track-sc0 keys on: {fetch: 'src'} (the client's address), {fetch: 'header', name} (a
- * request header: req.hdr, hdr, req.fhdr, req.hdr_ip, hdr_ip) or {fetch: 'param', name} (a URL
- * parameter: url_param, urlp); `text` as written.
+ * request header: req.hdr, hdr, req.fhdr, req.hdr_ip, hdr_ip), {fetch: 'param', name} (a URL
+ * parameter: url_param, urlp) or {fetch: 'base'} (Host and path: base, base32, base32+src);
+ * `text` as written.
  */
 export function keyOf(text, at, action = 'track-sc0') {
   if (text === 'src') return { fetch: 'src', text };
+  if (BASE_KEYS.has(text)) return { fetch: 'base', text };
   const m = /^(req\.hdr|hdr|req\.fhdr|req\.hdr_ip|hdr_ip|url_param|urlp)\(([A-Za-z0-9_-]+)\)$/.exec(text);
   if (!m)
     throw new Error(
-      `${at}: ${action} ${text}: the lab keys on src, a request header (req.hdr(name)) or a URL parameter (url_param(name)) yet`,
+      `${at}: ${action} ${text}: the lab keys on src, a request header (req.hdr(name)), a URL parameter (url_param(name)) or base, base32, base32+src yet`,
     );
   return { fetch: /^url/.test(m[1]) ? 'param' : 'header', name: m[2].toLowerCase(), text };
 }
@@ -321,18 +330,76 @@ function trackOf(sections, sec, l, [action, ...rest]) {
   const table = tableOf(sections, sec, t === 1 ? rest[2] : null, l.at, action);
   if (key.fetch === 'src' && table.type === 'string')
     throw new Error(`${l.at}: ${action} src into a table of type string (${table.at}): key it by type ip`);
+  if (key.fetch === 'base' && (table.type === 'ip' || table.type === 'ipv6'))
+    throw new Error(
+      `${l.at}: ${action} ${key.text} into a table of type ${table.type} (${table.at}): HAProxy tracks nothing; key it by type binary or string`,
+    );
   return { sc, at: l.at, key, table };
 }
 
-const COUNTER_TEST =
-  /^(?:sc_(http_req_rate|http_req_cnt)\(([0-2])\)|sc([0-2])_(http_req_rate|http_req_cnt)) (gt|ge) (\d+)$/;
+const COUNTER = String.raw`(?:sc_(http_req_rate|http_req_cnt)\(([0-2])\)|sc([0-2])_(http_req_rate|http_req_cnt))`;
+const COUNTER_FETCH = new RegExp(`^${COUNTER}$`);
+const COUNTER_TEST = new RegExp(`^${COUNTER} (gt|ge) (\\d+)$`);
+const counterOf = (m) => ({ sc: Number(m[2] ?? m[3]), counter: m[1] ?? m[4] });
+
+// A variable of the request: `set-var(req.NAME)` sets it, `var(req.NAME)` reads it (txn. alike).
+const VAR = String.raw`((?:req|txn)\.[A-Za-z0-9_]+)`;
+const SET_VAR = new RegExp(`^set-var\\(${VAR}\\)$`);
+// The counter of this request's key in a table: `KEY,table_http_req_rate([TABLE])`.
+const TABLE_READ = /^(.+),table_(http_req_rate|http_req_cnt)\(([A-Za-z0-9_.-]*)\)$/;
+// `var(X) -m int gt N` (a variable is compared as a number only when told), and `var(A),sub(B)
+// lt 0` (A less B: a limit less a counter, or the other way; sub gives a number).
+const VAR_TEST = new RegExp(`^var\\(${VAR}\\) -m int (gt|ge) (\\d+)$`);
+const VAR_SUB_TEST = new RegExp(`^var\\(${VAR}\\),sub\\(${VAR}\\) (gt|ge|lt|le) 0$`);
+// limit - counter < 0 is counter > limit: the comparison seen from the counter's side.
+const FROM_COUNTER = { lt: 'gt', le: 'ge', gt: 'lt', ge: 'le' };
+
+/**
+ * What `http-request set-var(X) EXPR` gives X, as the rules after it read it: {int, at} (a
+ * number: `int(N)`), {sc, counter, at} (a tracked counter, fetched as sc_http_req_rate(N), or read
+ * from the table by the tracker's own key), or {other, at} (set on a condition, or anything else).
+ */
+function varOf(sections, sec, l, rest, trackers) {
+  const [expr, ...cond] = rest;
+  if (cond.length) return { other: rest.join(' '), at: l.at };
+  const int = /^int\((\d+)\)$/.exec(expr);
+  if (int) return { int: Number(int[1]), at: l.at };
+  const fetched = COUNTER_FETCH.exec(expr);
+  if (fetched && trackers.has(counterOf(fetched).sc)) return { ...counterOf(fetched), at: l.at };
+  const read = TABLE_READ.exec(expr);
+  if (read) {
+    const table = tableOf(sections, sec, read[3] || null, l.at, `table_${read[2]}`);
+    const tracker = [...trackers.values()].find((t) => t.key.text === read[1] && t.table.at === table.at);
+    if (tracker) return { sc: tracker.sc, counter: read[2], at: l.at };
+  }
+  return { other: expr, at: l.at };
+}
+
+/**
+ * A test on a tracked counter: {sc, counter, op, limit, limitAt?} (limitAt: where the limit stands
+ * when a set-var holds it), or null. `vars`: what each variable holds (varOf).
+ */
+function counterTestOf(test, vars) {
+  const direct = COUNTER_TEST.exec(test);
+  if (direct) return { ...counterOf(direct), op: direct[5], limit: Number(direct[6]) };
+  const v = VAR_TEST.exec(test);
+  const held = v && vars.get(v[1]);
+  if (held?.sc !== undefined) return { sc: held.sc, counter: held.counter, op: v[2], limit: Number(v[3]) };
+  const d = VAR_SUB_TEST.exec(test);
+  const [a, b] = d ? [vars.get(d[1]), vars.get(d[2])] : [];
+  const [counter, limit, op] =
+    a?.int !== undefined && b?.sc !== undefined ? [b, a, FROM_COUNTER[d[3]]] : [a, b, d?.[3]];
+  if (counter?.sc === undefined || limit?.int === undefined || (op !== 'gt' && op !== 'ge')) return null;
+  return { sc: counter.sc, counter: counter.counter, op, limit: limit.int, limitAt: limit.at };
+}
 
 /**
  * The deny rule's condition on a tracked counter: `if { sc_http_req_rate(N) gt L }` (or
- * scN_http_req_rate), or `if NAME` where the section's one `acl NAME` line is that test: {sc,
- * counter, op, limit, acl}, or a refusal naming it.
+ * scN_http_req_rate, or a variable set to one: `var(req.X) -m int gt L`, `var(req.limit),sub(req.rate) lt
+ * 0`), or `if NAME` where the section's one `acl NAME` line is that test: {sc, counter, op, limit,
+ * acl, limitAt}, or a refusal naming it.
  */
-function conditionOf(rest, at, action, acls) {
+function conditionOf(rest, at, action, acls, vars) {
   const text = rest.join(' ');
   const inline = /^if \{ (.*) \}$/.exec(text);
   const named = /^if ([A-Za-z0-9_.:-]+)$/.exec(text);
@@ -342,22 +409,21 @@ function conditionOf(rest, at, action, acls) {
       `${at}: ${named[1]} is defined by ${defs.length} acl lines (${defs.map((d) => d.at).join(', ')}): the lab reads one yet`,
     );
   const test = inline?.[1] ?? defs[0]?.test;
-  const m = test === undefined ? null : COUNTER_TEST.exec(test);
-  if (!m)
+  const read = test === undefined ? null : counterTestOf(test, vars);
+  if (!read)
     throw new Error(
-      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc1, sc2, or an acl of that test) yet`,
+      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc1, sc2, a variable set to one of them, compared or with sub(), or an acl of that test) yet`,
     );
-  return {
-    sc: Number(m[2] ?? m[3]),
-    counter: m[1] ?? m[4],
-    op: m[5],
-    limit: Number(m[6]),
-    ...(defs[0] ? { acl: defs[0].at } : {}),
-  };
+  return { ...read, ...(defs[0] ? { acl: defs[0].at } : {}) };
 }
 
-// A condition that reads a tracked counter: the rule is a limit, not a fixed answer.
-const READS_COUNTER = /\bsc\d?_/;
+/**
+ * Whether a condition's text reads a tracked counter (directly, or a variable set to one): the
+ * rule is a limit, not a fixed answer.
+ */
+const readsCounter = (text, vars) =>
+  /\bsc\d?_/.test(text) ||
+  [...text.matchAll(/var\(((?:req|txn)\.\w+)\)/g)].some((m) => vars.get(m[1])?.sc !== undefined);
 
 // Each answer's status where the line names none (src/http_act.c parse_http_deny, http_parse_http_reply).
 const DEFAULT_STATUS = { deny: 403, tarpit: 500, return: 200 };
@@ -368,15 +434,15 @@ const DEFAULT_STATUS = { deny: 403, tarpit: 500, return: 200 };
  * status N ... if {...}` (200 by default); null for one whose condition reads no counter (directly
  * or through an acl). `tracked`: the trackers met before it, by sc number.
  */
-function answerOf(l, [action, ...rest], { trackers: tracked, hold }, acls) {
+function answerOf(l, [action, ...rest], { trackers: tracked, hold, vars }, acls) {
   const cond = rest.indexOf('if') >= 0 ? rest.slice(rest.indexOf('if')) : [];
-  const readsAcl = (w) => acls.some((a) => a.name === w.replace(/^!/, '') && READS_COUNTER.test(a.test));
-  if (action === 'return' && !cond.some((w) => READS_COUNTER.test(w) || readsAcl(w))) return null;
+  const readsAcl = (w) => acls.some((a) => a.name === w.replace(/^!/, '') && readsCounter(a.test, vars));
+  if (action === 'return' && !cond.some((w) => readsCounter(w, vars) || readsAcl(w))) return null;
   // What it answers besides its status (content-type, a string, headers) changes no count.
   const head = cond.length ? rest.slice(0, rest.indexOf('if')) : rest;
   const statusAt = head.findIndex((w) => w === 'status' || w === 'deny_status');
   const status = statusAt >= 0 ? Number(head[statusAt + 1]) : DEFAULT_STATUS[action];
-  const test = conditionOf(cond, l.at, action, acls);
+  const test = conditionOf(cond, l.at, action, acls, vars);
   if (!tracked.has(test.sc))
     throw new Error(
       `${l.at}: a ${action} on sc${test.sc} before any track-sc${test.sc}: the counter it reads is not tracked yet`,
@@ -384,10 +450,12 @@ function answerOf(l, [action, ...rest], { trackers: tracked, hold }, acls) {
   return { at: l.at, status, action, ...test, ...(action === 'tarpit' ? { hold } : {}) };
 }
 
-/** One http-request line read into `into` ({trackers, rules, denies, redirect, hold}). */
+/** One http-request line read into `into` ({trackers, rules, denies, redirect, hold, vars}). */
 function ruleOf(sections, sec, l, acls, into) {
   const [, action, ...rest] = l.words;
-  if (/^track-sc\d$/.test(action)) {
+  const setVar = SET_VAR.exec(action);
+  if (setVar) into.vars.set(setVar[1], varOf(sections, sec, l, rest, into.trackers));
+  else if (/^track-sc\d$/.test(action)) {
     const track = trackOf(sections, sec, l, [action, ...rest]);
     // HAProxy tracks a counter once per request: a second track-scN is passed over.
     if (into.trackers.has(track.sc))
@@ -409,7 +477,14 @@ function ruleOf(sections, sec, l, acls, into) {
  * in the file's order), denies, redirect (null where it has none)}.
  */
 function rulesOf(sections, sec) {
-  const into = { trackers: new Map(), rules: [], denies: [], redirect: null, hold: tarpitHoldOf(sections, sec) };
+  const into = {
+    trackers: new Map(),
+    rules: [],
+    denies: [],
+    redirect: null,
+    hold: tarpitHoldOf(sections, sec),
+    vars: new Map(),
+  };
   const acls = sec.lines
     .filter((l) => l.words[0] === 'acl')
     .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));

@@ -38,8 +38,11 @@ function placedWords(l, placed) {
   if (!here.length) return l.words;
   const w = [...l.words];
   for (const p of here) {
-    // The limit ends its test: inline, before the closing brace; in an acl, the line's last word.
-    if (p.param === 'limit') w[w.at(-1) === '}' ? w.length - 2 : w.length - 1] = String(p.value);
+    // The limit ends its test: inline, before the closing brace; in an acl, the line's last word;
+    // in a set-var, its int(N).
+    const setInt = w.findIndex((x) => /^int\(\d+\)$/.test(x));
+    if (p.param === 'limit' && /^set-var\(/.test(w[1] ?? '') && setInt > 0) w[setInt] = `int(${p.value})`;
+    else if (p.param === 'limit') w[w.at(-1) === '}' ? w.length - 2 : w.length - 1] = String(p.value);
     if (p.param === 'period') {
       const i = w.indexOf('store') + 1;
       w[i] = w[i].replace(/http_req_rate\(\w+\)/, `http_req_rate(${Math.round(p.value * 1000)}ms)`);

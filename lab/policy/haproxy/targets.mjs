@@ -11,12 +11,23 @@ import { SLOTS } from '../nginx/explore.mjs';
 
 /** The i-th key of the lab's own, as the table's type stores it (documentation addresses for ip, ipv6). */
 const keyValue = (type, i) =>
-  ({ ip: `192.0.2.${i + 1}`, ipv6: `2001:db8::${(i + 1).toString(16)}` })[type] ?? `lab-key-${i + 1}`;
+  ({ ip: `192.0.2.${i + 1}`, ipv6: `2001:db8::${(i + 1).toString(16)}`, integer: String(i + 1) })[type] ??
+  `lab-key-${i + 1}`;
+
+/** The i-th case's own path, where a tracker keys on base (Host and path). */
+const basePath = (i) => `/lab-key-${i + 1}`;
+
+/** What sets the i-th case's entry apart in a tracker's table: its key, its path, or nothing (src). */
+const slotKey = (key, table, i) => ({ src: '', base: basePath(i) })[key.fetch] ?? keyValue(table.type, i);
+
+// What one entry of a table stands for, by what its tracker keys on.
+const ENTRY_PER = { header: 'value of the header', param: 'value of the parameter', base: 'Host and path' };
 
 /**
  * What each case sends, and who shares an entry, over a frontend's trackers: {slots, slotKeys,
  * shared, how (per tracker)}. A tracker by src puts every case on one entry; one by a header or
- * a parameter gets a key of the lab's own per case, as its table's type stores it.
+ * a parameter gets a key of the lab's own per case, as its table's type stores it; one by base
+ * (Host and path) a path of its own per case.
  */
 function slotsOf(trackers) {
   const keyed = trackers.filter((t) => t.key.fetch !== 'src');
@@ -27,19 +38,18 @@ function slotsOf(trackers) {
     for (const { key, table } of keyed) {
       const v = keyValue(table.type, i);
       if (key.fetch === 'header') headers[key.name] = v;
-      else query.push(`${encodeURIComponent(key.name)}=${encodeURIComponent(v)}`);
+      else if (key.fetch === 'param') query.push(`${encodeURIComponent(key.name)}=${encodeURIComponent(v)}`);
     }
-    return { path: query.length ? `/?${query.join('&')}` : '/', headers };
+    const path = keyed.some((t) => t.key.fetch === 'base') ? basePath(i) : '/';
+    return { path: query.length ? `${path}?${query.join('&')}` : path, headers };
   });
   const slotKeys = slots.map((_, i) =>
-    Object.fromEntries(
-      trackers.map(({ key, table }) => [table.at, key.fetch === 'src' ? '' : keyValue(table.type, i)]),
-    ),
+    Object.fromEntries(trackers.map(({ key, table }) => [table.at, slotKey(key, table, i)])),
   );
   const how = ({ key }) =>
     key.fetch === 'src'
       ? 'one entry per address: every case, from 127.0.0.1, shares it'
-      : `one entry per ${key.fetch === 'header' ? 'value of the header' : 'value of the parameter'}: each case sends its own`;
+      : `one entry per ${ENTRY_PER[key.fetch]}: each case sends its own`;
   return { slots, slotKeys, shared: keyed.length < trackers.length, how };
 }
 
@@ -62,12 +72,15 @@ const numberOf = (r, knob, { named, param, kind, value, at, what }) => ({
   doc: `frontend ${r.frontend}: ${what} (${at})`,
 });
 
+/** Where a deny's limit stands: the set-var that holds it, its acl's line, or its own. */
+const limitAtOf = (deny) => deny.limitAt ?? deny.acl ?? deny.at;
+
 /** The numbers of a frontend's limit, each where it stands. */
 function numbersOf(r, knob) {
   const { table, deny } = r.limit;
   const n = (param, kind, value, at, what) => numberOf(r, knob, { named: param, param, kind, value, at, what });
   return [
-    n('limit', 'count', deny.limit, deny.acl ?? deny.at, `the ${deny.action}'s limit on ${deny.counter}`),
+    n('limit', 'count', deny.limit, limitAtOf(deny), `the ${deny.action}'s limit on ${deny.counter}`),
     ...(deny.counter === 'http_req_rate'
       ? [n('period', 'seconds', table.periodMs / 1000, table.at, 'http_req_rate period in s')]
       : []),
@@ -147,7 +160,7 @@ function chainNumbers(r, knob) {
   const n = (named, param, kind, value, at, what) => numberOf(r, knob, { named, param, kind, value, at, what });
   const limitNamed = (i) => (i ? `limit${i + 1}` : 'limit');
   const numbers = denies.map((d, i) =>
-    n(limitNamed(i), 'limit', 'count', d.limit, d.acl ?? d.at, `the ${d.action}'s limit on sc${d.sc} ${d.counter}`),
+    n(limitNamed(i), 'limit', 'count', d.limit, limitAtOf(d), `the ${d.action}'s limit on sc${d.sc} ${d.counter}`),
   );
   const tableNamed = new Map();
   for (const t of trackers) {
