@@ -123,3 +123,28 @@ test('a tarpit counts as a deny, and its refusal comes after its hold; the repla
   assert.deepEqual([held.maxDelayMs.min, held.maxDelayMs.max, denied.maxDelayMs.max], [2000, 2000, 0]);
   assert.ok(held.inFlight.max >= 40 && denied.inFlight.max < 10, `${held.inFlight.max} vs ${denied.inFlight.max}`);
 });
+
+test("a chain's numbers, per tracker and per rule, as the replay's sensitivity moves them: each found, and one moved leaves the rest", async () => {
+  const { policyNumbers, withNumber } = await import('../thresholds/models/limiter-replay.js');
+  const chain = {
+    kind: 'stick_table_chain',
+    trackers: [{ periodMs: 10_000, expireMs: 30_000 }],
+    rules: [{ track: 0 }, { deny: 0, counter: 'http_req_rate', op: 'gt', limit: 20, tarpitMs: 2000 }],
+  };
+  assert.deepEqual(
+    policyNumbers(chain).map((n) => [n.path.join('.'), n.value, n.whole]),
+    [
+      ['trackers.0.periodMs', 10_000, true],
+      ['trackers.0.expireMs', 30_000, true],
+      ['rules.1.limit', 20, true],
+      ['rules.1.tarpitMs', 2000, true],
+    ],
+  );
+  const moved = withNumber(chain, ['rules', 1, 'limit'], 24);
+  assert.deepEqual([moved.rules[1].limit, chain.rules[1].limit, moved.trackers], [24, 20, chain.trackers]);
+  // A deny holds no tarpit: nothing there to move.
+  assert.deepEqual(
+    policyNumbers({ kind: 'stick_table_rate', periodMs: 10_000, limit: 20, expireMs: Infinity }).map((n) => n.path[0]),
+    ['limit', 'periodMs', 'expireMs'],
+  );
+});

@@ -364,3 +364,54 @@ test('variables: a counter fetched into one and compared, the subtraction either
     /team.cfg:12: http-request deny .*: the lab reads deny if/,
   );
 });
+
+test("a deny in the frontend's backend: read after the frontend's rules, with the frontend's trackers, its tarpit held for the backend's timeouts", () => {
+  const policy = readLines(['  http-request track-sc0 src table api_limits', '  default_backend api_limits'], {
+    head: HEAD.slice(0, 7),
+    tail: [
+      'backend api_limits',
+      '  stick-table type ip size 50k expire 30s store http_req_rate(5s)',
+      '  http-request tarpit deny_status 429 if { sc_http_req_rate(0) gt 200 }',
+      '  server app1 127.0.0.1:8000',
+    ],
+  });
+  const { deny, track } = policy.routes[0].limit;
+  assert.deepEqual([track.at, track.table.at, track.table.periodMs], ['team.cfg:8', 'team.cfg:11', 5000]);
+  // A backend has a connect timeout (the defaults' 5s): without timeout tarpit, that is the hold.
+  assert.deepEqual(
+    [deny.at, deny.action, deny.status, deny.limit, deny.hold.ms, deny.hold.at],
+    ['team.cfg:12', 'tarpit', 429, 200, 5000, 'team.cfg:3'],
+  );
+  // What the lab cannot read there is refused there too.
+  assert.match(
+    String(
+      readLines(['  http-request track-sc0 src', '  default_backend app'], {
+        tail: [
+          'backend app',
+          '  http-request silent-drop if { sc_http_req_rate(0) gt 5 }',
+          '  server a 127.0.0.1:8000',
+        ],
+      }),
+    ),
+    /team.cfg:12: http-request silent-drop: the lab's HAProxy model does not read it yet/,
+  );
+});
+
+test("HAProxy runs in one thread in the lab (with two, it drops a log line when both write it at once), the file's nbthread said and left out", async () => {
+  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
+  const { proxyNamed } = await import('../lab/policy/proxies/index.mjs');
+  const policy = haproxyPolicy(join(root, 'test', 'policies', 'haproxy-table-backend.cfg'));
+  const conf = renderHaproxy(policy, {
+    ports: { '0.0.0.0:8053': 18080 },
+    ownPort: 18081,
+    backend: '127.0.0.1:18082',
+    prefix: '/nonexistent',
+  });
+  const global = conf.slice(conf.indexOf('\nglobal\n'), conf.indexOf('\ndefaults'));
+  assert.match(global, /^ {2}nbthread 1$/m);
+  assert.doesNotMatch(global, /nbthread 2/);
+  const said = proxyNamed('haproxy')
+    .changes(policy)
+    .find((c) => /^nbthread 2/.test(c.what));
+  assert.match(said.what, /left out \(the lab runs one thread: .*drops a log line/);
+});

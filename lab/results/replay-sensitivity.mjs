@@ -7,7 +7,7 @@
 import { plan as makePlan, experimentNamed } from '../../thresholds/plan.js';
 import { kinds } from '../kinds/index.mjs';
 import { measuredFromFolder } from './cases.mjs';
-import { POLICY_NUMBERS } from '../../thresholds/models/limiter-replay.js';
+import { policyNumbers, withNumber } from '../../thresholds/models/limiter-replay.js';
 
 // Relative steps tried in each direction, smallest first.
 export const STEPS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.33, 0.5];
@@ -28,6 +28,22 @@ function failures(plan, measured, target) {
 }
 
 /**
+ * The plan a run's phase is replayed on, and its targets ({id, policy}): a team's policy as its
+ * recorded plan says it (the file is not needed again), an experiment's planned anew.
+ */
+function judgedPlan(run, e, phase) {
+  const recorded = phase.plan?.targetPolicies;
+  if (recorded) return { base: phase.plan, targets: Object.entries(recorded).map(([id, policy]) => ({ id, policy })) };
+  const base = makePlan({
+    experiment: e.name,
+    suite: run.info.suite,
+    factor: run.info.factor,
+    overrides: run.info.knobs?.[e.name] ?? {},
+  });
+  return { base, targets: experimentNamed(e.name).targets(base.policy) };
+}
+
+/**
  * Per limiter target of a run ({info, experiments} as readRun gives it) and number of its policy:
  * the smallest step either way that some of its cases fail, and what they fail.
  */
@@ -36,30 +52,24 @@ export function replaySensitivity(run) {
   for (const e of run.experiments) {
     const phase = e.phases[0];
     if (!phase?.sends) continue;
-    const base = makePlan({
-      experiment: e.name,
-      suite: run.info.suite,
-      factor: run.info.factor,
-      overrides: run.info.knobs?.[e.name] ?? {},
-    });
+    const { base, targets } = judgedPlan(run, e, phase);
     const measured = measuredFromFolder({ ...phase, plan: base });
-    for (const target of experimentNamed(e.name).targets(base.policy)) {
+    for (const target of targets) {
       const ran = base.cases.filter((c) => c.target === target.id);
       if (!ran.length) continue;
       const unchanged = failures(base, measured, target.id);
-      // A number the policy leaves out (a deny's tarpit hold) is not there to move.
-      const numbers = Object.entries(POLICY_NUMBERS[target.policy.kind] || {}).filter(([f]) => f in target.policy);
-      for (const [field, sort] of numbers) {
+      for (const { path, value, whole } of policyNumbers(target.policy)) {
         const found = {};
         for (const dir of [-1, 1]) {
           for (const f of STEPS) {
-            const policy = { ...target.policy, [field]: moved(target.policy[field], sort === 'whole', dir * f) };
-            if (policy[field] === target.policy[field]) continue;
+            const next = moved(value, whole, dir * f);
+            if (next === value) continue;
+            const policy = withNumber(target.policy, path, next);
             const failed = failures({ ...base, targetPolicies: { [target.id]: policy } }, measured, target.id).filter(
               (x) => !unchanged.includes(x),
             );
             if (failed.length) {
-              found[dir < 0 ? 'down' : 'up'] = { step: f, value: policy[field], failed };
+              found[dir < 0 ? 'down' : 'up'] = { step: f, value: next, failed };
               break;
             }
           }
@@ -67,8 +77,8 @@ export function replaySensitivity(run) {
         rows.push({
           experiment: e.name,
           target: target.id,
-          field,
-          value: target.policy[field],
+          field: path.join('.'),
+          value,
           cases: ran.length,
           ...found,
         });

@@ -124,3 +124,6 @@ export function limitReqChain(limits, { dryRun = false, conns = [], connDryRun =
     },
   };
 }
+
+/** A chain's numbers, per limit_req and per limit_conn (the replay's sensitivity moves them). */
+limitReqChain.numbers = { limits: { rateMilli: 'whole', burst: 'whole', delay: 'whole' }, conns: { conn: 'whole' } };

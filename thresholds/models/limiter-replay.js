@@ -68,13 +68,39 @@ const LAGS_OF = {
   rate_reservation: 'token_bucket',
 };
 
-/** Per policy kind, its numbers and whether each is whole. */
+/** Per policy kind, its numbers: whether each is whole, and for a list, its elements' numbers. */
 export const POLICY_NUMBERS = {
   limit_req: limitReq.numbers,
+  limit_req_chain: limitReqChain.numbers,
   token_bucket: tokenBucket.numbers,
   stick_table_rate: stickTableRate.numbers,
+  stick_table_chain: stickTableChain.numbers,
   rate_reservation: rateReservation.numbers,
 };
+
+/**
+ * A policy's numbers as the replay's sensitivity moves them, [{path, value, whole}]: each number
+ * its kind names that the policy holds, a list's per element (path: its keys and indices).
+ */
+export function policyNumbers(policy) {
+  const out = [];
+  const walk = (shape, holder, path) => {
+    for (const [key, sort] of Object.entries(shape)) {
+      if (typeof sort !== 'string') (holder[key] ?? []).forEach((e, i) => walk(sort, e, [...path, key, i]));
+      else if (typeof holder[key] === 'number')
+        out.push({ path: [...path, key], value: holder[key], whole: sort === 'whole' });
+    }
+  };
+  walk(POLICY_NUMBERS[policy.kind] ?? {}, policy, []);
+  return out;
+}
+
+/** `policy` with the number at `path` (policyNumbers) set to `value`. */
+export function withNumber(policy, path, value) {
+  const copy = structuredClone(policy);
+  path.slice(0, -1).reduce((o, k) => o[k], copy)[path.at(-1)] = value;
+  return copy;
+}
 
 /**
  * The open-model schedule k6 runs for a case: n = rate x duration requests, the i-th at

@@ -88,5 +88,11 @@ export function stickTableRate({
   });
 }
 
+/** A chain's numbers, per tracker and per deny rule (the replay's sensitivity moves them). */
+stickTableChain.numbers = {
+  trackers: { periodMs: 'whole', expireMs: 'whole' },
+  rules: { limit: 'whole', tarpitMs: 'whole' },
+};
+
 /** The numbers of a stick-table rate policy, and whether each is whole (the replay's sensitivity moves them). */
 stickTableRate.numbers = { limit: 'whole', periodMs: 'whole', expireMs: 'whole', tarpitMs: 'whole' };

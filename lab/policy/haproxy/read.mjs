@@ -197,19 +197,19 @@ export function timeMs(text, at) {
 
 // Actions that leave the limit as it is: they change headers, or answer after the deny.
 const HARMLESS = new Set(['set-header', 'add-header', 'del-header', 'replace-header', 'capture', 'set-log-level']);
-// What the global section may hold that the lab sets itself (it runs HAProxy in the foreground, as
-// its own user, logging to its own file).
-export const GLOBAL_OWN = new Set([
-  'daemon',
-  'chroot',
-  'user',
-  'group',
-  'uid',
-  'gid',
-  'pidfile',
-  'log',
-  'stats',
-  'master-worker',
+// What the global section may hold that the lab sets itself, and why: it runs HAProxy in the
+// foreground, as its own user, logging to its own file, in one thread.
+const OWN = 'the lab runs HAProxy in the foreground, as its own user, logging to its own file';
+// src/fd.c fd_write_frag_line: a thread gives up a log line after 200 tries while another thread
+// writes the log, and the log is the lab's count of each case (seen dropping lines on 2 busy cores).
+const ONE_THREAD =
+  "the lab runs one thread: with more, HAProxy drops a log line when two threads write it at once (src/fd.c), and the log is the lab's count of each case";
+export const GLOBAL_OWN = new Map([
+  ...['daemon', 'chroot', 'user', 'group', 'uid', 'gid', 'pidfile', 'log', 'stats', 'master-worker'].map((k) => [
+    k,
+    OWN,
+  ]),
+  ...['nbthread', 'thread-groups', 'cpu-map'].map((k) => [k, ONE_THREAD]),
 ]);
 
 /**
@@ -240,7 +240,7 @@ function tarpitHoldOf(sections, sec) {
   const timeout = (which) => settingOf(sections, sec, 'timeout', (w) => w[1] === which);
   const tarpit = timeout('tarpit');
   if (tarpit) return { ms: timeMs(tarpit.words[2], tarpit.at), at: tarpit.at, why: 'timeout tarpit' };
-  const connect = sec.kind === 'listen' ? timeout('connect') : null;
+  const connect = sec.kind === 'frontend' ? null : timeout('connect');
   if (connect)
     return { ms: timeMs(connect.words[2], connect.at), at: connect.at, why: 'timeout connect (no timeout tarpit)' };
   return {
@@ -477,14 +477,25 @@ function ruleOf(sections, sec, l, acls, into) {
  * in the file's order), denies, redirect (null where it has none)}.
  */
 function rulesOf(sections, sec) {
-  const into = {
-    trackers: new Map(),
-    rules: [],
-    denies: [],
-    redirect: null,
-    hold: tarpitHoldOf(sections, sec),
-    vars: new Map(),
-  };
+  const into = { trackers: new Map(), rules: [], denies: [], redirect: null, hold: null, vars: new Map() };
+  sectionRules(sections, sec, into);
+  // Then its backend's, for every request it passes on: HAProxy runs them once the backend is
+  // chosen, with the trackers and variables the frontend's set (src/http_ana.c).
+  const backend = backendOf(sections, sec);
+  if (backend) sectionRules(sections, backend, into);
+  return into;
+}
+
+/** A frontend's default_backend section (its own line or its defaults'), null for a listen or none. */
+function backendOf(sections, sec) {
+  if (sec.kind !== 'frontend') return null;
+  const name = settingOf(sections, sec, 'default_backend')?.words[1];
+  return sections.find((s) => (s.kind === 'backend' || s.kind === 'listen') && s.name === name) ?? null;
+}
+
+/** One section's rules read into `into`, in order; a tarpit there holds for that section's timeout. */
+function sectionRules(sections, sec, into) {
+  into.hold = tarpitHoldOf(sections, sec);
   const acls = sec.lines
     .filter((l) => l.words[0] === 'acl')
     .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));
@@ -497,7 +508,6 @@ function rulesOf(sections, sec) {
       throw new Error(`${l.at}: use_backend: the lab reads one backend per frontend yet (default_backend)`);
     if (kw === 'http-request') ruleOf(sections, sec, l, acls, into);
   }
-  return into;
 }
 
 /** `http-request redirect scheme https [code N] unless { ssl_fc }` (or `if !{ ssl_fc }`): plain HTTP sent to TLS. */

@@ -5,7 +5,8 @@
  *     TLS one with the lab's certificate and what it offers a client as written (ALPN, versions);
  *   - every server at the lab's backend (plain HTTP);
  *   - what the lab does itself left out of global (daemon, chroot, user, pidfile, logs, stats
- *     socket): HAProxy runs in the foreground, as the services' user, logging to the lab;
+ *     socket, threads): HAProxy runs in the foreground, as the services' user, in one thread,
+ *     logging to the lab;
  *   - per request, a log line of its case, the millisecond HAProxy's rules ran in (its date as
  *     the rules saw it, set before any of the file's rules) and the status it answered: the
  *     sightings the replay reads, and the proxy's own count of each case;
@@ -27,6 +28,8 @@ const LAB_RULES = [
   RULE_MS,
   'http-request set-var(txn.lab_case) req.hdr(x-lab-case)',
 ];
+// The lab's log, and one thread (read.mjs GLOBAL_OWN says why).
+const LAB_GLOBAL = ['  log stdout format raw local0', '  nbthread 1'];
 const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b"';
 const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
@@ -95,11 +98,11 @@ export function renderHaproxy(policy, { ports, ownPort, backend, placed = [], pr
   const text = [`# ${policy.file}, as the lab runs it (lab/policy/haproxy/render.mjs says what moved)`];
   for (const sec of policy.sections) {
     text.push(`${sec.kind}${sec.name ? ` ${sec.name}` : ''}`);
-    if (sec.kind === 'global') text.push('  log stdout format raw local0');
+    if (sec.kind === 'global') text.push(...LAB_GLOBAL);
     text.push(...sectionLines(sec, { ports, backend, placed, pem }));
     text.push('');
   }
-  if (!policy.sections.some((s) => s.kind === 'global')) text.unshift('global', '  log stdout format raw local0', '');
+  if (!policy.sections.some((s) => s.kind === 'global')) text.unshift('global', ...LAB_GLOBAL, '');
   text.push(
     'frontend lab_own',
     '  mode http',

@@ -5,7 +5,7 @@
  * also its count per case (its own counters are per frontend, not per case).
  */
 import { basename } from 'node:path';
-import { haproxyPolicy, HAPROXY } from '../haproxy/read.mjs';
+import { haproxyPolicy, HAPROXY, GLOBAL_OWN } from '../haproxy/read.mjs';
 import { haproxyTargets } from '../haproxy/targets.mjs';
 import { renderHaproxy } from '../haproxy/render.mjs';
 import { placePorts } from '../ports.mjs';
@@ -58,7 +58,7 @@ export default {
   changes: (policy) => [
     ...policy.globalOwn.map((l) => ({
       at: l.at,
-      what: `${l.words.join(' ')}: left out (the lab runs HAProxy in the foreground, as its own user, logging to its own file)`,
+      what: `${l.words.join(' ')}: left out (${GLOBAL_OWN.get(l.words[0])})`,
     })),
     ...policy.leftOut,
     { at: '(the lab)', what: 'each bind at a port of the lab on 127.0.0.1; each server at the lab backend' },
