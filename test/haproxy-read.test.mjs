@@ -133,11 +133,11 @@ test("a tarpit: a deny held for the frontend's timeout tarpit, from its defaults
   const fromDefaults = held([...HEAD.slice(0, 5), '  timeout tarpit 2s', ...HEAD.slice(5)]);
   assert.deepEqual(
     [fromDefaults.action, fromDefaults.status, fromDefaults.hold],
-    ['tarpit', 500, { ms: 2000, at: 'team.cfg:6', why: 'timeout tarpit' }],
+    ['tarpit', 500, { ms: 2000, at: 'team.cfg:6', why: 'timeout tarpit', knob: true }],
   );
   // The frontend's own line, not the defaults' (src/proxy.c: a section's timeout replaces what it inherited).
   const own = held([...HEAD.slice(0, 5), '  timeout tarpit 2s', ...HEAD.slice(5), '  timeout tarpit 750ms']);
-  assert.deepEqual(own.hold, { ms: 750, at: 'team.cfg:10', why: 'timeout tarpit' });
+  assert.deepEqual(own.hold, { ms: 750, at: 'team.cfg:10', why: 'timeout tarpit', knob: true });
   // The defaults' timeout connect 5s does not reach a frontend: held 0 ms.
   const none = held(HEAD);
   assert.equal(none.hold.ms, 0);
@@ -147,7 +147,7 @@ test("a tarpit: a deny held for the frontend's timeout tarpit, from its defaults
   assert.deepEqual(listen.hold, { ms: 5000, at: 'team.cfg:3', why: 'timeout connect (no timeout tarpit)' });
   // A second defaults section is the one the frontend takes.
   const later = held([...HEAD.slice(0, 5), 'defaults', '  mode http', '  timeout tarpit 3s', ...HEAD.slice(5)]);
-  assert.deepEqual(later.hold, { ms: 3000, at: 'team.cfg:8', why: 'timeout tarpit' });
+  assert.deepEqual(later.hold, { ms: 3000, at: 'team.cfg:8', why: 'timeout tarpit', knob: true });
 });
 
 test('a TLS bind is served with the lab certificate, a plain one redirecting to it is not sent to, and its ALPN says HTTP/2', () => {

@@ -69,7 +69,7 @@ const LAGS_OF = {
 };
 
 /** Per policy kind, its numbers: whether each is whole, and for a list, its elements' numbers. */
-export const POLICY_NUMBERS = {
+const POLICY_NUMBERS = {
   limit_req: limitReq.numbers,
   limit_req_chain: limitReqChain.numbers,
   token_bucket: tokenBucket.numbers,

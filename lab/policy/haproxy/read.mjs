@@ -216,22 +216,23 @@ export const GLOBAL_OWN = new Map([
  * The defaults section a proxy section takes its settings from: the one it names (`frontend X from
  * NAME`), else the last one before it, as HAProxy 2.6 reads the file; null where there is none.
  */
-export function defaultsOf(sections, sec) {
+function defaultsOf(sections, sec) {
   const before = sections.slice(0, sections.indexOf(sec)).filter((s) => s.kind === 'defaults');
   return (sec.from ? before.findLast((s) => s.name === sec.from) : before.at(-1)) ?? null;
 }
 
-/** A proxy section's last line of `kw` (words[0]) matching `more`, else its defaults' (own: the section's). */
+/** A proxy section's last line of `kw` (words[0]) matching `more`, else its defaults'; null where neither has one. */
 function settingOf(sections, sec, kw, more = () => true) {
   for (const holder of [sec, defaultsOf(sections, sec)].filter(Boolean)) {
     const l = holder.lines.findLast((x) => x.words[0] === kw && more(x.words));
-    if (l) return { ...l, own: holder === sec };
+    if (l) return l;
   }
   return null;
 }
 
 /**
- * How long a tarpitted request is held before HAProxy answers it ({ms, at, why}): the section's
+ * How long a tarpitted request is held before HAProxy answers it ({ms, at, why, knob}; knob: it
+ * stands on a `timeout tarpit` line, which the lab may rewrite): the section's
  * (or its defaults') `timeout tarpit`, else its `timeout connect`, which only a section that is
  * also a backend (listen) has: a frontend's is 0 ms, answered at once (src/cfgparse.c copies the
  * connect timeout, src/proxy.c gives a frontend none; src/http_ana.c then holds for 0 ms).
@@ -239,7 +240,7 @@ function settingOf(sections, sec, kw, more = () => true) {
 function tarpitHoldOf(sections, sec) {
   const timeout = (which) => settingOf(sections, sec, 'timeout', (w) => w[1] === which);
   const tarpit = timeout('tarpit');
-  if (tarpit) return { ms: timeMs(tarpit.words[2], tarpit.at), at: tarpit.at, why: 'timeout tarpit' };
+  if (tarpit) return { ms: timeMs(tarpit.words[2], tarpit.at), at: tarpit.at, why: 'timeout tarpit', knob: true };
   const connect = sec.kind === 'frontend' ? null : timeout('connect');
   if (connect)
     return { ms: timeMs(connect.words[2], connect.at), at: connect.at, why: 'timeout connect (no timeout tarpit)' };
@@ -579,7 +580,7 @@ function routeOf(sections, sec, binds, mode) {
   const rules = rulesOf(sections, sec);
   const limit = limitOf(rules);
   // What its rules let through goes to its backend: a frontend with none answers 503 to it.
-  if (limit && sec.kind === 'frontend' && !settingOf(sections, sec, 'default_backend'))
+  if (limit && sec.kind === 'frontend' && !backendOf(sections, sec))
     throw new Error(
       `${sec.at}: frontend ${sec.name} has no default_backend: HAProxy answers 503 to every request its rules let through`,
     );

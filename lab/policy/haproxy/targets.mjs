@@ -92,7 +92,7 @@ function numbersOf(r, knob) {
 /** The tarpit's hold, where a tarpit holds for a `timeout tarpit` the file writes (one per frontend). */
 function tarpitNumbers(r, knob, denies) {
   const hold = denies.find((d) => d.hold)?.hold;
-  if (hold?.why !== 'timeout tarpit') return [];
+  if (!hold?.knob) return [];
   const what = 'timeout tarpit in s: how long a tarpitted request is held';
   return [
     numberOf(r, knob, { named: 'tarpit', param: 'tarpit', kind: 'seconds', value: hold.ms / 1000, at: hold.at, what }),
@@ -101,7 +101,7 @@ function tarpitNumbers(r, knob, denies) {
 
 /** A tarpit's hold under the knobs `k` in ms ({tarpitMs}), or nothing for a deny (answered at once). */
 const tarpitOf = (deny, k, knob) =>
-  deny.hold ? { tarpitMs: deny.hold.why === 'timeout tarpit' ? k[knob('tarpit')] * 1000 : deny.hold.ms } : {};
+  deny.hold ? { tarpitMs: deny.hold.knob ? k[knob('tarpit')] * 1000 : deny.hold.ms } : {};
 
 /** What a deny lets through its limit over, s: its table's period, or its expire for a count. */
 const windowS = (deny, table) =>
