@@ -22,7 +22,7 @@ import { recordedSpread } from '../lab/docs/json-filter.mjs';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 
-test('breakpoint plan: one phase per server, each case judged against the references followed by the same load on each, beside it; k6 first, then wrk; nothing overlaps; --quick shortens only time', () => {
+test('breakpoint plan: one phase per server, each case judged against the references followed by the same load on each, beside it (the latency reference alongside, at the same time); k6 first, then wrk; nothing else overlaps; --quick shortens only time', () => {
   const slow = plan({ experiment: 'json-filter', suite: 'breakpoint' });
   const quick = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
   const servers = ['node', 'node-cluster', 'erlang', 'nginx'];
@@ -82,8 +82,20 @@ test('breakpoint plan: one phase per server, each case judged against the refere
         `${c.id}: its connections are open before it starts`,
       );
     }
-    for (let i = 1; i < k6.length; i += 1) {
-      const [a, b] = [k6[i - 1], k6[i]];
+    // The direct backend's latency reference is sent alongside its case: same start, same length.
+    for (const b of k6.filter((x) => x.alongside)) {
+      const a = k6.find((x) => x.id === b.beside);
+      assert.equal(a.judge, 'latency', `${b.id}: only a latency reference goes alongside`);
+      assert.deepEqual([b.startMs, b.durationMs, b.connectS], [a.startMs, a.durationMs, a.connectS], b.id);
+    }
+    assert.deepEqual(
+      k6.filter((x) => x.alongside).map((x) => x.id),
+      [`direct-base-beside-${s}`],
+      'the cost references are sent after their case: the backend CPU would hold the relayed requests too',
+    );
+    const oneAfterAnother = k6.filter((x) => !x.alongside);
+    for (let i = 1; i < oneAfterAnother.length; i += 1) {
+      const [a, b] = [oneAfterAnother[i - 1], oneAfterAnother[i]];
       const gap = a.kind === 'open' && b.kind === 'open' ? 0 : a.graceS * 1000;
       assert.ok(
         b.startMs - b.connectS * 1000 >= a.startMs + a.durationMs + gap,

@@ -22,7 +22,7 @@ const MEASURES = [
   ],
   [/^efficiency vs (\w+)$/, 'efficiency', (ref) => `CPU per request at 2000 r/s: ${ref}'s / its own`],
   [/^throughput vs (\w+)$/, 'throughput', (ref) => `r/s at 2500 connections (wrk): its / ${ref}'s`],
-  [/^overhead ms vs (direct)$/, 'overheadMs', () => 'relayed p50 over direct at 500 r/s, ms'],
+  [/^overhead ms vs (direct)$/, 'overheadMs', () => 'relayed p50 over direct at 500 r/s in all, ms'],
 ];
 
 /** The recorded breakpoint runs of json-filter: per measure, server and reference, every value measured. */

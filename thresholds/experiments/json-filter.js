@@ -114,12 +114,13 @@ export default {
   cases: {
     smoke: () => servers.map((s) => ({ id: `${s}-smoke`, target: s, kind: 'open', rate: 10, seconds: 2 })),
     // Each server in a phase of its own (a fresh stack; the references beside): by k6 unloaded
-    // (500 r/s: latency over the direct backend), at a fixed 2000 r/s (CPU per request: a fixed
-    // rate makes the servers batch alike, and 4 s of real time give the CPU clock's 10 ms ticks a
-    // 2 % resolution) and ramped past its breakpoint; then, warm, the seed's closed load, sent by
-    // wrk as the seed did (a cold Node filter answered a third of its warm rate). The cases
-    // judged against the references keep 4 real seconds under --quick: compressed, too few
-    // requests dilute a transient in a relayed median (measured: stacks/json-filter/README.md).
+    // (500 r/s, shared with the direct backend sent alongside: latency over it), at a fixed
+    // 2000 r/s (CPU per request: a fixed rate makes the servers batch alike, and 4 s of real time
+    // give the CPU clock's 10 ms ticks a 2 % resolution) and ramped past its breakpoint; then,
+    // warm, the seed's closed load, sent by wrk as the seed did (a cold Node filter answered a
+    // third of its warm rate). The cases judged against the references keep their real seconds
+    // under --quick: compressed, too few requests dilute a transient in a relayed median
+    // (measured: stacks/json-filter/README.md).
     // The closed cases take turns with nginx beside them in slices of 4 s at least, each measured
     // once its 2500 connections are open (thresholds/kinds/capacity.js, WRK_SLICES).
     breakpoint: (k, f) =>
