@@ -128,21 +128,25 @@ function caseSpecs(exp, suite, knobs, factor, targets, { floors, ceilings, throu
   const all = exp.cases[suite](knobs, factor);
   const specs = targets
     .flatMap((x) => all.filter((c) => c.target === x.id))
-    .map((c) => (SENT_ALONGSIDE.has(c.judge) && refsOf(c).length ? { ...c, ...sharedLoad(c, refsOf(c).length) } : c))
-    .flatMap((c) => [
-      { ...c, phase: c.target },
-      // `compared`: what the case beside it compares (a cost reference is counted as a cost case is).
-      ...refsOf(c).map((ref) => ({
-        ...c,
-        id: besideId(c, ref),
-        target: ref,
-        judge: undefined,
-        compared: c.judge,
-        phase: c.target,
-        beside: c.id,
-        ...(SENT_ALONGSIDE.has(c.judge) ? { alongside: true } : {}),
-      })),
-    ]);
+    .flatMap((judged) => {
+      const refs = refsOf(judged);
+      const alongside = SENT_ALONGSIDE.has(judged.judge) && refs.length > 0;
+      const c = alongside ? { ...judged, ...sharedLoad(judged, refs.length) } : judged;
+      return [
+        { ...c, phase: c.target },
+        // `compared`: what the case beside it compares (a cost reference is counted as a cost case is).
+        ...refs.map((ref) => ({
+          ...c,
+          id: besideId(c, ref),
+          target: ref,
+          judge: undefined,
+          compared: c.judge,
+          phase: c.target,
+          beside: c.id,
+          ...(alongside ? { alongside: true } : {}),
+        })),
+      ];
+    });
   return specs;
 }
 
@@ -152,8 +156,8 @@ function caseSpecs(exp, suite, knobs, factor, targets, { floors, ceilings, throu
  * the other, a slow spell of the machine (time stolen by the host) took one window and not the
  * other, and moved the difference past the ceilings in a fresh-clone CI run; sent together, both
  * medians meet the same spell (measured: docs/journal/json-filter.md, "The base case and the
- * direct backend sent together"). CPU per
- * request stays one after the other: the backend's CPU would hold the case's relayed requests.
+ * direct backend sent together"). CPU per request stays one after the other: the backend's CPU
+ * would hold the case's relayed requests.
  */
 const SENT_ALONGSIDE = new Set(['latency']);
 
