@@ -22,6 +22,28 @@ import { recordedSpread } from '../lab/docs/json-filter.mjs';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 
+const msOfDuration = (d) => {
+  const [, n, unit] = /^([\d.]+)(us|ms|s)$/.exec(d);
+  return Number(n) * { us: 1e-3, ms: 1, s: 1000 }[unit];
+};
+
+/**
+ * The most VUs k6 plans to hold at one time (lib/executor: what GetExecutionRequirements says
+ * of per-vu-iterations and ramping-arrival-rate, from each scenario's start): what it starts.
+ */
+function peakPlannedVus(scenarios) {
+  const spans = Object.values(scenarios).map((sc) => {
+    const from = msOfDuration(sc.startTime);
+    const held = sc.stages
+      ? sc.stages.reduce((a, st) => a + msOfDuration(st.duration), 0)
+      : msOfDuration(sc.maxDuration);
+    return { from, to: from + held + msOfDuration(sc.gracefulStop), vus: sc.preAllocatedVUs ?? sc.vus };
+  });
+  return Math.max(
+    ...spans.map((a) => spans.filter((b) => b.from <= a.from && a.from < b.to).reduce((n, b) => n + b.vus, 0)),
+  );
+}
+
 test('breakpoint plan: one phase per server, each case judged against the references followed by the same load on each, beside it (the latency reference alongside, at the same time); k6 first, then wrk; nothing else overlaps; --quick shortens only time', () => {
   const slow = plan({ experiment: 'json-filter', suite: 'breakpoint' });
   const quick = plan({ experiment: 'json-filter', suite: 'breakpoint', factor: 5 });
@@ -96,12 +118,18 @@ test('breakpoint plan: one phase per server, each case judged against the refere
     const oneAfterAnother = k6.filter((x) => !x.alongside);
     for (let i = 1; i < oneAfterAnother.length; i += 1) {
       const [a, b] = [oneAfterAnother[i - 1], oneAfterAnother[i]];
-      const gap = a.kind === 'open' && b.kind === 'open' ? 0 : a.graceS * 1000;
+      const gap = a.kind === 'open' && b.kind === 'open' ? (a.catchUpS + a.graceS) * 1000 : a.graceS * 1000;
       assert.ok(
         b.startMs - b.connectS * 1000 >= a.startMs + a.durationMs + gap,
         `${b.id} (its connections first) starts after ${a.id} has settled`,
       );
     }
+    // k6 starts at once every VU its scenarios could hold at the same time, each until its
+    // stages and graceful stop are over: no two cases' VUs are held together, but a case's and
+    // the reference sent alongside it.
+    const together = Math.max(...oneAfterAnother.map((c) => c.vus ?? 0));
+    const alongside = Math.max(0, ...k6.filter((x) => x.alongside).map((x) => 2 * x.vus));
+    assert.equal(peakPlannedVus(sc), Math.max(together, alongside), `${s}: VUs k6 starts`);
   }
   assert.throws(
     () => k6Plan(slow, { SERVER: 'nope' }),

@@ -18,7 +18,7 @@ import { judge as judgeLimiter } from '../lab/kinds/limiter.mjs';
 import { plan, experiments, stackTargets } from '../thresholds/plan.js';
 import { k6Options } from '../thresholds/k6-options.js';
 import { labEnv } from '../lab/run/suite.mjs';
-import { k6Priority, atPriority, K6_NICE } from '../lab/run/k6.mjs';
+import { k6Priority, atPriority, K6_NICE, withCollectorRoom } from '../lab/run/k6.mjs';
 import { needs, notRun } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -79,6 +79,17 @@ test('k6 runs ahead of the stack when the runner is root, at its own priority ot
   const out = spawnSync(cmd, argv, { encoding: 'utf8' });
   assert.equal(out.status, 0, out.stderr);
   assert.equal(Number(out.stdout.trim()), nice ?? Number(readFileSync('/proc/self/stat', 'utf8').split(' ')[18]));
+});
+
+test("k6's collector is given room (GOGC 400, a quarter of memory at most); the environment's own settings win", () => {
+  const room = withCollectorRoom({ PATH: '/bin' });
+  assert.equal(room.GOGC, '400');
+  assert.match(room.GOMEMLIMIT, /^[1-9]\d*MiB$/);
+  assert.equal(room.PATH, '/bin');
+  assert.deepEqual(
+    [withCollectorRoom({ GOGC: '100' }).GOGC, withCollectorRoom({ GOMEMLIMIT: '1GiB' }).GOMEMLIMIT],
+    ['100', '1GiB'],
+  );
 });
 
 test('knobs: bare names reach every experiment that has them, qualified ones only theirs', () => {

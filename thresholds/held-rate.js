@@ -1,19 +1,25 @@
 /*
  * A rate held for exactly `requests` arrivals, as k6's ramping-arrival-rate stages (startRate =
  * target = rate): constant-arrival-rate without its 1 s minimum and its extra iteration at the
- * end. Then a rate of 0 for CATCH_UP_MS: it adds no arrival, but the executor no longer stops at
- * the schedule's end, where a loop running late (k6 short of CPU beside the stack) abandoned the
- * arrivals it had not started yet, uncounted as dropped (k6 v1.8.1,
- * lib/executor/ramping_arrival_rate.go: b400-fill sent 442 of 480 in two segments on a busy
- * machine). It ends once its last arrival has started. k6-safe.
+ * end. Then a rate of 0 for CATCH_UP_MS (or a kind's own `catchUpMs`): it adds no arrival, but
+ * the executor no longer stops at the schedule's end, where a loop running late (k6 short of CPU
+ * beside the stack) abandoned the arrivals it had not started yet, uncounted as dropped (k6
+ * v1.8.1, lib/executor/ramping_arrival_rate.go: b400-fill sent 442 of 480 in two segments on a
+ * busy machine). It ends once its last arrival has started, but k6 keeps the scenario's VUs for
+ * the whole of it when it counts the VUs to start (GetExecutionRequirements). k6-safe.
  */
 export const CATCH_UP_MS = 5000;
 
-export const heldRateStages = (rate, requests) => [
+export const heldRateStages = (rate, requests, catchUpMs = CATCH_UP_MS) => [
   { target: rate, duration: `${Math.round(((requests + 0.5) * 1e6) / rate)}us` },
   { target: 0, duration: '0s' },
-  { target: 0, duration: `${CATCH_UP_MS}ms` },
+  { target: 0, duration: `${catchUpMs}ms` },
 ];
+
+/** How long k6 holds a scenario of heldRateStages before its graceful stop, in ms. */
+export const heldRateSpanMs = (rate, requests, catchUpMs = CATCH_UP_MS) => ((requests + 0.5) * 1000) / rate + catchUpMs;
+
+const msOf = (d) => Number(/^(\d+)ms$/.exec(d)?.[1] ?? NaN);
 
 const usOf = (d) => Number(/^(\d+)us$/.exec(d)?.[1] ?? NaN);
 
@@ -32,7 +38,7 @@ export function asConstantArrivalRate(sc, startMs) {
     return { why: 'not a held rate' };
   const rate = sc.startRate;
   const requests = Math.round((heldUs * rate) / 1e6 - 0.5);
-  const same = heldRateStages(rate, requests);
+  const same = heldRateStages(rate, requests, msOf(rest[1]?.duration));
   if (
     rest.length !== 2 ||
     held.duration !== same[0].duration ||

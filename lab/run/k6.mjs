@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { totalmem } from 'node:os';
 import { logTail, freePort } from '../stack/procs.mjs';
 import { createCgroup, parseCaps, wrapInCgroup, removeWhenEmpty } from '../stack/cgroups.mjs';
 import { segmentArgs, mergeSummaries } from './segments.mjs';
@@ -58,6 +59,21 @@ export const atPriority = (nice, argv) => (nice === null ? argv : ['nice', '-n',
 const PREPARED_SCRIPT = join('k6', 'lib', 'prepared.js');
 
 /**
+ * k6's Go collector, given room: it marks every VU's heap (0.6-0.8 GB at 1000 VUs) in a burst of
+ * about 2 CPU seconds, which in a 4 s case at 2000 r/s on a full machine held k6's VUs and the
+ * stack's CPU until k6 dropped arrivals. At GOGC 400 a quick breakpoint phase allocates less than
+ * four times what its VUs hold and collects only while the VUs start; a longer run collects a
+ * quarter as often. GOMEMLIMIT, a quarter of the machine's memory, makes it collect sooner where
+ * a plan's VUs hold more. A GOGC or GOMEMLIMIT in the environment wins. Measured:
+ * docs/journal/json-filter.md, "k6's collector".
+ */
+export const withCollectorRoom = (env) => ({
+  GOGC: '400',
+  GOMEMLIMIT: `${Math.floor(totalmem() / 4 / 2 ** 20)}MiB`,
+  ...env,
+});
+
+/**
  * Runs k6; resolves to {problems} (the run fails, the cases are still judged: a store refused
  * some of k6's writes, or the segments started further apart than the model allows) or
  * {problem} (k6 itself failed, or a stack process died: the cases fail).
@@ -89,7 +105,7 @@ function spawnK6(
   const name = runName(plan);
   const seg = segments > 1 ? `.seg${i}` : '';
   const k6env = {
-    ...env,
+    ...withCollectorRoom(env),
     LAB_PLAN: planFile,
     LAB_PREPARED: prepared,
     LAB_RESULTS: dir,

@@ -4,7 +4,7 @@
  * same run (nginx relaying everything, and the backend reached directly).
  */
 import { shownRanges, KEEP_ONLY, keepNote } from './judged.js';
-import { heldRateStages } from '../held-rate.js';
+import { heldRateStages, heldRateSpanMs } from '../held-rate.js';
 import { sentBy, sentByK6 } from '../generator.js';
 
 // The stated bounds: below its breakpoint a server answers all but 1 % and its p99 stays under
@@ -26,6 +26,7 @@ export const CAPACITY = {
   connectS: 3,
   openConnectS: 2,
   inFlightS: 0.5,
+  catchUpS: 1,
   wrkThreads: 2,
   wrkTimeoutS: 5,
 };
@@ -220,6 +221,7 @@ function k6Case({ exp, c, startMs, connectS, target, policy, bounds }) {
     // ended within the run.
     warmS: c.kind === 'closed' || (c.judge ?? c.compared) === 'cost' ? Math.min(CAPACITY.warmS, c.seconds / 4) : 0,
     graceS: c.kind === 'open' ? 1 : Math.ceil(policy.backend_timeout_ms / 1000) + 2,
+    ...(c.kind === 'open' ? { catchUpS: CAPACITY.catchUpS } : {}),
   };
 }
 
@@ -277,15 +279,21 @@ function timedCases({ exp, specs, targets, bounds, policy, leadInMs }) {
     t += connectS * 1000;
     const out = k6Case({ exp, c, startMs: t, connectS, target, policy, bounds });
     caseStartMs = t;
-    // An open run below the breakpoint leaves nothing queued: the next starts once its grace
-    // period is over, so that a slow spell's stragglers (a server's queue, k6's VUs still busy)
-    // end within the case that had them and never in the next server's, where they would be
-    // counted as its losses (docs/journal/json-filter.md, "Open cases wait out their grace period"). Any other
-    // change of kind, and every saturating run, is followed by a pause as well.
+    // An open run below the breakpoint leaves nothing queued: the next starts once its catch-up
+    // and grace period are over, so that a slow spell's stragglers (a server's queue, k6's VUs
+    // still busy) end within the case that had them and never in the next server's, where they
+    // would be counted as its losses (docs/journal/json-filter.md, "Open cases wait out their
+    // grace period"), and so that k6, which keeps a case's VUs until then, never holds two cases'
+    // at once: it starts every VU it could need at the same time, and a second case's VUs doubled
+    // what it started and what its collector marks (docs/journal/json-filter.md, "k6's
+    // collector"). Any other change of kind, and every saturating run, is followed by a pause.
     const next = specs.slice(i + 1).find((x) => sentByK6(x) && !x.alongside);
     const settled = c.kind === 'open' && (next?.phase !== c.phase || next.kind === 'open');
-    phaseMs[c.phase] = t + out.durationMs + out.graceS * 1000;
-    t += out.durationMs + out.graceS * 1000 + (settled ? 0 : CAPACITY.pauseMs);
+    const stagesMs =
+      c.kind === 'open' ? Math.ceil(heldRateSpanMs(c.rate, c.rate * c.seconds, out.catchUpS * 1000)) : out.durationMs;
+    const heldMs = stagesMs + out.graceS * 1000;
+    phaseMs[c.phase] = t + heldMs;
+    t += heldMs + (settled ? 0 : CAPACITY.pauseMs);
     return out;
   });
   for (const c of cases.filter(sentBy('wrk'))) phaseMs[c.phase] += c.pauseMs + c.durationMs + c.settleMs;
@@ -555,7 +563,7 @@ function scenarios(plan) {
         timeUnit: '1s',
         preAllocatedVUs: c.vus,
         maxVUs: c.vus,
-        stages: heldRateStages(c.rate, c.rate * c.seconds),
+        stages: heldRateStages(c.rate, c.rate * c.seconds, c.catchUpS * 1000),
       };
     } else {
       out[c.id] = {
