@@ -12,6 +12,7 @@ import {
   capacityThresholds,
 } from '../thresholds/kinds/capacity.js';
 import { k6Options } from '../thresholds/k6-options.js';
+import { durationMs } from '../thresholds/k6-duration.js';
 import { judge as judgeCapacity, rampSteps, breakpoint } from '../lab/kinds/capacity.mjs';
 import jsonFilter from '../thresholds/experiments/json-filter.js';
 import { walkPhases } from '../lab/kinds/phases.mjs';
@@ -22,22 +23,15 @@ import { recordedSpread } from '../lab/docs/json-filter.mjs';
 
 const byId = (p) => Object.fromEntries(p.cases.map((c) => [c.id, c]));
 
-const msOfDuration = (d) => {
-  const [, n, unit] = /^([\d.]+)(us|ms|s)$/.exec(d);
-  return Number(n) * { us: 1e-3, ms: 1, s: 1000 }[unit];
-};
-
 /**
  * The most VUs k6 plans to hold at one time (lib/executor: what GetExecutionRequirements says
  * of per-vu-iterations and ramping-arrival-rate, from each scenario's start): what it starts.
  */
 function peakPlannedVus(scenarios) {
   const spans = Object.values(scenarios).map((sc) => {
-    const from = msOfDuration(sc.startTime);
-    const held = sc.stages
-      ? sc.stages.reduce((a, st) => a + msOfDuration(st.duration), 0)
-      : msOfDuration(sc.maxDuration);
-    return { from, to: from + held + msOfDuration(sc.gracefulStop), vus: sc.preAllocatedVUs ?? sc.vus };
+    const from = durationMs(sc.startTime);
+    const held = sc.stages ? sc.stages.reduce((a, st) => a + durationMs(st.duration), 0) : durationMs(sc.maxDuration);
+    return { from, to: from + held + durationMs(sc.gracefulStop), vus: sc.preAllocatedVUs ?? sc.vus };
   });
   return Math.max(
     ...spans.map((a) => spans.filter((b) => b.from <= a.from && a.from < b.to).reduce((n, b) => n + b.vus, 0)),

@@ -8,6 +8,8 @@
  * busy machine). It ends once its last arrival has started, but k6 keeps the scenario's VUs for
  * the whole of it when it counts the VUs to start (GetExecutionRequirements). k6-safe.
  */
+import { durationMs } from './k6-duration.js';
+
 export const CATCH_UP_MS = 5000;
 
 export const heldRateStages = (rate, requests, catchUpMs = CATCH_UP_MS) => [
@@ -17,9 +19,8 @@ export const heldRateStages = (rate, requests, catchUpMs = CATCH_UP_MS) => [
 ];
 
 /** How long k6 holds a scenario of heldRateStages before its graceful stop, in ms. */
-export const heldRateSpanMs = (rate, requests, catchUpMs = CATCH_UP_MS) => ((requests + 0.5) * 1000) / rate + catchUpMs;
-
-const msOf = (d) => Number(/^(\d+)ms$/.exec(d)?.[1] ?? NaN);
+export const heldRateSpanMs = (rate, requests, catchUpMs = CATCH_UP_MS) =>
+  heldRateStages(rate, requests, catchUpMs).reduce((ms, st) => ms + durationMs(st.duration), 0);
 
 const usOf = (d) => Number(/^(\d+)us$/.exec(d)?.[1] ?? NaN);
 
@@ -38,7 +39,7 @@ export function asConstantArrivalRate(sc, startMs) {
     return { why: 'not a held rate' };
   const rate = sc.startRate;
   const requests = Math.round((heldUs * rate) / 1e6 - 0.5);
-  const same = heldRateStages(rate, requests, msOf(rest[1]?.duration));
+  const same = heldRateStages(rate, requests, durationMs(rest[1]?.duration));
   if (
     rest.length !== 2 ||
     held.duration !== same[0].duration ||
