@@ -148,3 +148,43 @@ test("a chain's numbers, per tracker and per rule, as the replay's sensitivity m
     ['limit', 'periodMs', 'expireMs'],
   );
 });
+
+test('a flag (sc-inc-gpc0 above a rate, a deny on gpc0): set once, it refuses every request until the entry expires, however slowly the client then sends', () => {
+  const flagged = (rules) =>
+    stickTableChain({ trackers: [{ periodMs: 10_000, expireMs: 30_000 }], rules: [{ track: 0 }, ...rules] });
+  const flag = { inc: 0, gpc: 0, reads: 0, counter: 'http_req_rate', op: 'gt', limit: 5 };
+  const deny = { deny: 0, counter: 'gpc0', op: 'gt', limit: 0 };
+  const answers = (c, times) => times.map((t) => (c.offer(t).ok ? 1 : 0)).join('');
+  const burst = Array.from({ length: 8 }, (_, i) => 1000 + i * 10);
+  // The deny before the flag: the request that sets it (the 6th) still goes through.
+  const before = flagged([deny, flag]);
+  assert.equal(answers(before, burst), '11111100');
+  // One request every 29 s keeps the entry alive: still refused, with its window long empty.
+  assert.equal(answers(before, [30_000, 59_000, 88_000]), '000');
+  // 30 s without a request: the entry is gone, and with it the flag.
+  assert.equal(answers(before, [118_000]), '1');
+  // The flag before the deny: the request that sets it is refused.
+  assert.equal(answers(flagged([flag, deny]), burst), '11111000');
+  // Without the flag, the window alone lets the client back once it has emptied.
+  const window = flagged([{ deny: 0, counter: 'http_req_rate', op: 'gt', limit: 5 }]);
+  assert.equal(answers(window, [...burst, 30_000]), '111110001');
+});
+
+test("a gpc's rate (gpc0_rate, added to on every request) reads as http_req_rate does, and an entry that counts no request is touched only by its flags", () => {
+  const times = Array.from({ length: 30 }, (_, i) => 1000 + i * 100);
+  const run = (c) => times.map((t) => (c.offer(t).ok ? 1 : 0)).join('');
+  const viaGpc = stickTableChain({
+    trackers: [{ periodMs: 10_000, gpc0RateMs: 10_000, expireMs: 60_000 }],
+    rules: [{ track: 0 }, { inc: 0, gpc: 0 }, { deny: 0, counter: 'gpc0_rate', op: 'gt', limit: 7 }],
+  });
+  assert.equal(run(viaGpc), run(stickTableRate({ periodMs: 10_000, limit: 7, expireMs: 60_000 })));
+  // A table storing gpc0 alone: a flag set at 1000 ms, and requests that touch nothing after it.
+  const untouched = stickTableChain({
+    trackers: [{ periodMs: 1, expireMs: 5000, countsRequests: false }],
+    rules: [{ track: 0 }, { deny: 0, counter: 'gpc0', op: 'gt', limit: 0 }, { inc: 0, gpc: 0 }],
+  });
+  assert.deepEqual(
+    [1000, 2000, 5999, 6000].map((t) => untouched.offer(t).ok),
+    [true, false, false, true],
+  );
+});

@@ -414,4 +414,86 @@ test("HAProxy runs in one thread in the lab (with two, it drops a log line when 
     .changes(policy)
     .find((c) => /^nbthread 2/.test(c.what));
   assert.match(said.what, /left out \(the lab runs one thread: .*drops a log line/);
+  // A global maxconn asks for two open files a connection: HAProxy starts with what the machine
+  // gives it (with strict limits, a maxconn over half the machine's open files made it exit).
+  assert.match(global, /^ {2}no strict-limits$/m);
+  const fds = proxyNamed('haproxy')
+    .changes(policy)
+    .find((c) => /^maxconn /.test(c.what));
+  assert.match(fds.what, /kept; .*no strict-limits/);
+});
+
+test('a flag: sc-inc-gpc0 on a rate, a deny on gpc0, read in the file order into a chain whose knobs stand where they are written', async () => {
+  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
+  const policy = haproxyPolicy(join(root, 'test', 'policies', 'haproxy-abuse-flag.cfg'));
+  const { chain } = policy.routes[0].limit;
+  assert.deepEqual(chain.rules, [{ track: 0 }, { deny: 0 }, { inc: 0 }]);
+  assert.deepEqual(
+    [chain.denies[0].counter, chain.incs[0]],
+    [
+      'gpc0',
+      {
+        inc: 0,
+        gpc: 0,
+        at: 'haproxy-abuse-flag.cfg:19',
+        reads: 0,
+        counter: 'http_req_rate',
+        op: 'gt',
+        limit: 20,
+      },
+    ],
+  );
+  const { experiment } = policyExperiment(policy, { name: 'flag' });
+  const k = knobDefaults(experiment);
+  assert.deepEqual(
+    Object.keys(k).filter((n) => n.startsWith('api_')),
+    ['api_limit', 'api_flag_limit', 'api_period', 'api_expire'],
+  );
+  // The flag's limit sets the target's rate; the deny's `gt 0` may be moved down to 0.
+  assert.equal(experiment.knobs.api_limit.min, undefined);
+  const [target] = experiment.targets({ ...k, api_flag_limit: 9 });
+  assert.deepEqual(target.policy.rules, [
+    { track: 0 },
+    { deny: 0, counter: 'gpc0', op: 'gt', limit: 0 },
+    { inc: 0, gpc: 0, reads: 0, counter: 'http_req_rate', op: 'gt', limit: 9 },
+  ]);
+  const conf = renderHaproxy(policy, {
+    ports: { '*:8080': 18080 },
+    ownPort: 18081,
+    backend: '127.0.0.1:18082',
+    placed: experiment.placed({ ...k, api_flag_limit: 9, api_expire: 12 }),
+    prefix: '/nonexistent',
+  });
+  assert.match(conf, /\n {2}http-request sc-inc-gpc0\(0\) if \{ sc_http_req_rate\(0\) gt 9 \}\n/);
+  assert.match(conf, /\n {2}stick-table type ip size 100k expire 12000ms store gpc0,http_req_rate\(10000ms\)\n/);
+});
+
+test('a flag the model cannot follow is refused by name: added to before it is tracked, to a table that stores no gpc, or on src never forgotten', () => {
+  const table = (store, expire = 'expire 30s ') => `  stick-table type ip size 100k ${expire}store ${store}`;
+  const gpc = table('gpc0,http_req_rate(10s)');
+  const deny = '  http-request deny if { sc_get_gpc0(0) gt 0 }';
+  const track = '  http-request track-sc0 src';
+  const flag = '  http-request sc-inc-gpc0(0) if { sc_http_req_rate(0) gt 5 }';
+  const cases = [
+    [[gpc, flag, track, deny], /team.cfg:9: sc-inc-gpc0\(0\) before any track-sc0/],
+    [
+      [table('http_req_rate(10s)'), track, flag, deny],
+      /team.cfg:10: sc-inc-gpc0\(0\): the table \(team.cfg:8\) stores neither gpc0/,
+    ],
+    [
+      [gpc, track, deny, '  http-request sc-inc-gpc0(0) if { path_beg /admin }'],
+      /team.cfg:11: http-request sc-inc-gpc0\(0\) if \{ path_beg \/admin \}: the lab reads/,
+    ],
+    [
+      [gpc, track, '  http-request deny if { sc0_get_gpc1 gt 0 }'],
+      /team.cfg:10: the deny reads gpc1, and the table \(team.cfg:8\) does not store it/,
+    ],
+  ];
+  const head = HEAD.slice(0, -1);
+  for (const [lines, said] of cases) assert.match(String(readLines(lines, { head })), said, lines.join(' | '));
+  const never = readLines([table('gpc0,http_req_rate(10s)', ''), track, deny, flag], { head });
+  assert.throws(
+    () => policyExperiment(never, { name: 'never' }),
+    /team.cfg:8: a count read from this table \(gpc0\) is never forgotten without an expire/,
+  );
 });

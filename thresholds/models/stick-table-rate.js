@@ -13,55 +13,87 @@ const COMPARE = {
   le: (a, b) => a <= b,
 };
 
+// The counters an sc_* fetch reads, by the name the reader gives them.
+const GPC = { gpc0: 0, gpc1: 1, gpc0_rate: 0, gpc1_rate: 1 };
+
 /**
  * One entry of a stick table, as one tracker keeps it: `periodMs` its http_req_rate's period,
  * `expireMs` the table's expire (an entry untouched that long is gone, and the next request makes
- * a new one with its counters at zero).
+ * a new one with its counters at zero), `gpc0RateMs` and `gpc1RateMs` the periods of gpc0_rate and
+ * gpc1_rate where the table stores them, `countsRequests` whether it stores http_req_rate or http_req_cnt: only
+ * then does tracking a request touch the entry (src/http_act.c http_action_track_sc); a new entry
+ * and every sc-inc-gpc touch it (src/stick_table.c action_inc_gpc0).
  */
-function trackedEntry({ periodMs, expireMs = Infinity }) {
+function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs, countsRequests = true }) {
+  let made = false;
   let rate = null;
   let count = 0;
+  let gpc = [0, 0];
+  let gpcRate = [];
   let touchedMs = null;
   return {
     /** The tracking of one request at `nowMs`: counted before any later rule reads it. */
     track(nowMs) {
       // The expire task removes an entry once its expiry tick (last touch + expire) is reached.
-      if (rate === null || nowMs - touchedMs >= expireMs) {
-        rate = freqCtr(periodMs);
+      if (!made || nowMs - touchedMs >= expireMs) {
+        made = true;
+        rate = freqCtr(periodMs ?? 1);
         count = 0;
+        gpc = [0, 0];
+        gpcRate = [gpc0RateMs, gpc1RateMs].map((p) => (p ? freqCtr(p) : null));
+        touchedMs = nowMs;
       }
       rate.update(nowMs, 1);
       count += 1;
+      if (countsRequests) touchedMs = nowMs;
+    },
+    /** `sc-inc-gpc0` (i 0) or `sc-inc-gpc1` (i 1) at `nowMs`: the counter and its rate, and a touch. */
+    inc(nowMs, i) {
+      gpc[i] += 1;
+      gpcRate[i]?.update(nowMs, 1);
       touchedMs = nowMs;
     },
-    /** What an sc_* fetch reads at `nowMs`: 'http_req_rate' (the sliding window) or 'http_req_cnt' (all since made). */
+    /**
+     * What an sc_* fetch reads at `nowMs`: 'http_req_rate' (the sliding window), 'http_req_cnt'
+     * (all since made), 'gpc0' or 'gpc1' (all increments since made), 'gpc0_rate' or 'gpc1_rate'
+     * (their sliding window).
+     */
     read(nowMs, counter) {
-      if (rate === null) return 0;
-      return counter === 'http_req_cnt' ? count : rate.read(nowMs);
+      if (!made) return 0;
+      if (counter === 'http_req_cnt') return count;
+      if (counter === 'http_req_rate') return rate.read(nowMs);
+      const i = GPC[counter];
+      return counter.endsWith('_rate') ? (gpcRate[i]?.read(nowMs) ?? 0) : gpc[i];
     },
   };
 }
 
 /**
  * Several trackers on one request (`http-request track-sc0..2`), each with its own entry
- * (`trackers`: [{periodMs, expireMs}], by sc number), and the rules in the file's order
- * (`rules`: [{track: sc} | {deny: sc, counter, op, limit, tarpitMs}]): a request goes down the
- * rules until a deny's test holds; a tracker after that deny never counts it, one before counts it
- * whatever the rules then decide (so a denied request counts as much as one let through). A
- * tarpit (`tarpitMs`) counts as a deny, and its answer comes that much later: HAProxy holds the
- * request until its analyser's timer expires (src/http_ana.c http_process_tarpit), then answers.
+ * (`trackers`: [{periodMs, expireMs, gpc0RateMs, gpc1RateMs, countsRequests}], by sc number), and the rules in
+ * the file's order (`rules`: [{track: sc} | {deny: sc, counter, op, limit, tarpitMs} | {inc: sc,
+ * gpc, reads?, counter?, op?, limit?}]): a request goes down the rules until a deny's test holds;
+ * a tracker after that deny never counts it, one before counts it whatever the rules then decide
+ * (so a denied request counts as much as one let through). An inc (`sc-inc-gpc0(sc)`, gpc 0 or 1)
+ * adds one to its entry's counter, always or where its test on entry `reads` holds; a deny on
+ * that counter then refuses every request until the entry expires: a client flagged once stays
+ * refused while it keeps sending. A tarpit (`tarpitMs`) counts as a deny, and its answer comes
+ * that much later: HAProxy holds the request until its analyser's timer expires
+ * (src/http_ana.c http_process_tarpit), then answers.
  */
 export function stickTableChain({ trackers, rules }) {
   for (const r of rules)
-    if ('deny' in r && !COMPARE[r.op]) throw new Error(`stick table rate: no comparison '${r.op}' (gt, ge, lt, le)`);
+    if ('op' in r && !COMPARE[r.op]) throw new Error(`stick table rate: no comparison '${r.op}' (gt, ge, lt, le)`);
   const entries = trackers.map(trackedEntry);
+  const holds = (nowMs, entry, r) => COMPARE[r.op](entries[entry].read(nowMs, r.counter), r.limit);
   return {
     /** Offers one request at HAProxy's tick `nowMs` (whole ms); returns {ok, delayMs}. */
     offer(nowMs) {
       for (const r of rules) {
         if ('track' in r) entries[r.track].track(nowMs);
-        else if (COMPARE[r.op](entries[r.deny].read(nowMs, r.counter), r.limit))
-          return { ok: false, delayMs: r.tarpitMs ?? 0 };
+        else if ('inc' in r) {
+          if (!('op' in r) || holds(nowMs, r.reads, r)) entries[r.inc].inc(nowMs, r.gpc);
+        } else if (holds(nowMs, r.deny, r)) return { ok: false, delayMs: r.tarpitMs ?? 0 };
       }
       return { ok: true, delayMs: 0 };
     },
@@ -90,7 +122,7 @@ export function stickTableRate({
 
 /** A chain's numbers, per tracker and per deny rule (the replay's sensitivity moves them). */
 stickTableChain.numbers = {
-  trackers: { periodMs: 'whole', expireMs: 'whole' },
+  trackers: { periodMs: 'whole', expireMs: 'whole', gpc0RateMs: 'whole', gpc1RateMs: 'whole' },
   rules: { limit: 'whole', tarpitMs: 'whole' },
 };
 

@@ -3,12 +3,13 @@
  * Lua, maps), then HAProxy's own word on it (`haproxy -c`), then its sections line by line, each
  * directive with its file:line. What the model reads: a frontend (or listen) in HTTP mode, its
  * binds (TLS ones served with the lab's certificate, a plain one that redirects to them), its
- * stick table storing http_req_rate(P) or http_req_cnt, `http-request track-sc0 <key>` (src, a
- * request header, a URL parameter, or Host and path: base, base32+src) and `http-request deny
- * [deny_status N] if { sc_http_req_rate(0) gt N }` (or `tarpit`, held for its `timeout tarpit`, or
- * `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt; gt, ge; or variables set to the
- * counter and the limit). What it cannot read yet is refused by name, with where it stands; it is
- * never guessed.
+ * stick table storing http_req_rate(P), http_req_cnt, gpc0, gpc1 or their rates, `http-request
+ * track-sc0 <key>` (src, a request header, a URL parameter, or Host and path: base, base32+src),
+ * `http-request sc-inc-gpc0(0) [if { sc_http_req_rate(0) gt N }]` (a client flagged) and
+ * `http-request deny [deny_status N] if { sc_http_req_rate(0) gt N }` (or `tarpit`, held for its
+ * `timeout tarpit`, or `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt,
+ * sc_get_gpc0, sc_gpc0_rate; gt, ge; or variables set to the counter and the limit). What it
+ * cannot read yet is refused by name, with where it stands; it is never guessed.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -212,6 +213,10 @@ export const GLOBAL_OWN = new Map([
   ...['nbthread', 'thread-groups', 'cpu-map'].map((k) => [k, ONE_THREAD]),
 ]);
 
+// What the lab's `no strict-limits` (render.mjs) does to a global maxconn.
+export const FD_WORDS =
+  'kept; HAProxy asks for two open files per connection, and runs with `no strict-limits`, so it starts with the open files this machine allows (fewer connections than that if so) instead of exiting';
+
 /**
  * The defaults section a proxy section takes its settings from: the one it names (`frontend X from
  * NAME`), else the last one before it, as HAProxy 2.6 reads the file; null where there is none.
@@ -286,14 +291,26 @@ function tableOf(sections, own, name, at, action) {
       `${line.at}: stick-table type ${opt('type')}: the lab keys a table of type ip, ipv6, string, binary or integer yet`,
     );
   const store = (opt('store') ?? '').split(',');
-  const rate = store.map((x) => /^http_req_rate\((\w+)\)$/.exec(x)).find(Boolean);
+  const periodOf = (name) => {
+    const m = store.map((x) => new RegExp(`^${name}\\((\\w+)\\)$`).exec(x)).find(Boolean);
+    return m ? timeMs(m[1], line.at) : null;
+  };
   return {
     at: line.at,
     type: opt('type'),
-    periodMs: rate ? timeMs(rate[1], line.at) : null,
+    periodMs: periodOf('http_req_rate'),
     count: store.includes('http_req_cnt'),
+    gpc: [store.includes('gpc0'), store.includes('gpc1')],
+    gpcRateMs: [periodOf('gpc0_rate'), periodOf('gpc1_rate')],
     expireMs: opt('expire') ? timeMs(opt('expire'), line.at) : null,
   };
+}
+
+/** Whether a table stores what a counter's fetch reads (a gpc's count or rate, or the request's). */
+export function storesCounter(table, counter) {
+  const gpc = /^gpc([01])(_rate)?$/.exec(counter);
+  if (gpc) return gpc[2] ? table.gpcRateMs[gpc[1]] !== null : table.gpc[gpc[1]];
+  return counter === 'http_req_rate' ? table.periodMs !== null : table.count;
 }
 
 // The table types the lab makes keys of its own for, one per case (lab/policy/haproxy/targets.mjs).
@@ -338,10 +355,13 @@ function trackOf(sections, sec, l, [action, ...rest]) {
   return { sc, at: l.at, key, table };
 }
 
-const COUNTER = String.raw`(?:sc_(http_req_rate|http_req_cnt)\(([0-2])\)|sc([0-2])_(http_req_rate|http_req_cnt))`;
+// A tracked counter's fetch: the request's rate or count, a gpc's count (get_gpc0) or rate.
+const FETCHED = 'http_req_rate|http_req_cnt|get_gpc[01]|gpc[01]_rate';
+const COUNTER = String.raw`(?:sc_(${FETCHED})\(([0-2])\)|sc([0-2])_(${FETCHED}))`;
 const COUNTER_FETCH = new RegExp(`^${COUNTER}$`);
 const COUNTER_TEST = new RegExp(`^${COUNTER} (gt|ge) (\\d+)$`);
-const counterOf = (m) => ({ sc: Number(m[2] ?? m[3]), counter: m[1] ?? m[4] });
+// A counter by what its table stores: sc_get_gpc0 reads gpc0.
+const counterOf = (m) => ({ sc: Number(m[2] ?? m[3]), counter: (m[1] ?? m[4]).replace(/^get_/, '') });
 
 // A variable of the request: `set-var(req.NAME)` sets it, `var(req.NAME)` reads it (txn. alike).
 const VAR = String.raw`((?:req|txn)\.[A-Za-z0-9_]+)`;
@@ -413,7 +433,7 @@ function conditionOf(rest, at, action, acls, vars) {
   const read = test === undefined ? null : counterTestOf(test, vars);
   if (!read)
     throw new Error(
-      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc1, sc2, a variable set to one of them, compared or with sub(), or an acl of that test) yet`,
+      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc_get_gpc0, sc_gpc0_rate, gpc1, sc1, sc2, a variable set to one of them, compared or with sub(), or an acl of that test) yet`,
     );
   return { ...read, ...(defs[0] ? { acl: defs[0].at } : {}) };
 }
@@ -451,7 +471,31 @@ function answerOf(l, [action, ...rest], { trackers: tracked, hold, vars }, acls)
   return { at: l.at, status, action, ...test, ...(action === 'tarpit' ? { hold } : {}) };
 }
 
-/** One http-request line read into `into` ({trackers, rules, denies, redirect, hold, vars}). */
+// `sc-inc-gpc0(N)` and `sc-inc-gpc1(N)`: a tracked entry's general-purpose counter, plus one (N 0 where left out).
+const INC_GPC = /^sc-inc-gpc([01])(?:\(([0-2])\))?$/;
+
+/**
+ * `http-request sc-inc-gpcG(N) [if {test}]`: {inc: N, gpc: G, at} and, where it has a condition,
+ * its test on a tracked counter ({reads, counter, op, limit, acl?, limitAt?}); refused where the
+ * entry it adds to is not tracked yet or its table stores no such counter.
+ */
+function incOf(l, [action, ...rest], { trackers, vars }, acls) {
+  const [, gpc, sc = '0'] = INC_GPC.exec(action);
+  const tracker = trackers.get(Number(sc));
+  if (!tracker) throw new Error(`${l.at}: ${action} before any track-sc${sc}: there is no entry to add to yet`);
+  if (!storesCounter(tracker.table, `gpc${gpc}`) && !storesCounter(tracker.table, `gpc${gpc}_rate`))
+    throw new Error(
+      `${l.at}: ${action}: the table (${tracker.table.at}) stores neither gpc${gpc} nor gpc${gpc}_rate, so HAProxy adds nothing`,
+    );
+  const inc = { inc: Number(sc), gpc: Number(gpc), at: l.at };
+  if (!rest.length) return inc;
+  const { sc: reads, ...test } = conditionOf(rest, l.at, action, acls, vars);
+  if (!trackers.has(reads))
+    throw new Error(`${l.at}: ${action}'s test reads sc${reads} before any track-sc${reads}: it is not tracked yet`);
+  return { ...inc, reads, ...test };
+}
+
+/** One http-request line read into `into` ({trackers, rules, denies, incs, redirect, hold, vars}). */
 function ruleOf(sections, sec, l, acls, into) {
   const [, action, ...rest] = l.words;
   const setVar = SET_VAR.exec(action);
@@ -465,7 +509,9 @@ function ruleOf(sections, sec, l, acls, into) {
       );
     into.trackers.set(track.sc, track);
     into.rules.push({ track: track.sc });
-  } else if (action in DEFAULT_STATUS) {
+  } else if (INC_GPC.test(action))
+    into.rules.push({ inc: into.incs.push(incOf(l, [action, ...rest], into, acls)) - 1 });
+  else if (action in DEFAULT_STATUS) {
     const deny = answerOf(l, [action, ...rest], into, acls);
     if (deny) into.rules.push({ deny: into.denies.push(deny) - 1 });
   } else if (action === 'redirect') into.redirect = redirectOf(l, rest);
@@ -478,7 +524,7 @@ function ruleOf(sections, sec, l, acls, into) {
  * in the file's order), denies, redirect (null where it has none)}.
  */
 function rulesOf(sections, sec) {
-  const into = { trackers: new Map(), rules: [], denies: [], redirect: null, hold: null, vars: new Map() };
+  const into = { trackers: new Map(), rules: [], denies: [], incs: [], redirect: null, hold: null, vars: new Map() };
   sectionRules(sections, sec, into);
   // Then its backend's, for every request it passes on: HAProxy runs them once the backend is
   // chosen, with the trackers and variables the frontend's set (src/http_ana.c).
@@ -523,18 +569,20 @@ function redirectOf(l, rest) {
 
 /**
  * A frontend's (or listen's) rate limit from its rules, null when it has none: {track, table,
- * deny} of its first deny, and, where it has several trackers or denies, `chain`: {trackers
- * [{sc, at, key, table}], rules, denies} in the file's order (thresholds/models/stick-table-rate.js
- * stickTableChain).
+ * deny} of its first deny, and, where it has several trackers or denies, or adds to a gpc, `chain`:
+ * {trackers [{sc, at, key, table}], rules, denies, incs} in the file's order
+ * (thresholds/models/stick-table-rate.js stickTableChain).
  */
-function limitOf({ trackers, rules, denies }) {
+function limitOf({ trackers, rules, denies, incs }) {
   if (!denies.length) return null;
-  for (const d of denies) {
-    const t = trackers.get(d.sc).table;
-    if (d.counter === 'http_req_rate' && t.periodMs === null)
-      throw new Error(`${d.at}: the ${d.action} reads http_req_rate, and the table (${t.at}) does not store it`);
-    if (d.counter === 'http_req_cnt' && !t.count)
-      throw new Error(`${d.at}: the ${d.action} reads http_req_cnt, and the table (${t.at}) does not store it`);
+  const tested = [
+    ...denies.map((d) => [d, d.sc, d.action]),
+    ...incs.filter((i) => 'op' in i).map((i) => [i, i.reads, 'inc']),
+  ];
+  for (const [rule, sc, action] of tested) {
+    const t = trackers.get(sc).table;
+    if (!storesCounter(t, rule.counter))
+      throw new Error(`${rule.at}: the ${action} reads ${rule.counter}, and the table (${t.at}) does not store it`);
   }
   const statuses = [...new Set(denies.map((d) => d.status))];
   if (statuses.length > 1)
@@ -543,7 +591,10 @@ function limitOf({ trackers, rules, denies }) {
     );
   const [deny] = denies;
   const track = trackers.get(deny.sc);
-  const chain = trackers.size > 1 || denies.length > 1 ? { trackers: [...trackers.values()], rules, denies } : null;
+  const chain =
+    trackers.size > 1 || denies.length > 1 || incs.length
+      ? { trackers: [...trackers.values()], rules, denies, incs }
+      : null;
   return { track, table: track.table, deny, ...(chain ? { chain } : {}) };
 }
 
@@ -635,7 +686,11 @@ export function haproxyPolicy(file) {
     const why = routes.map((r) => `frontend ${r.frontend} (${r.at}): ${r.none}`).join('; ');
     throw new Error(`${file}: no frontend denies on a tracked counter: nothing to load${why ? ` (${why})` : ''}`);
   }
-  const globalOwn = (sections.find((s) => s.kind === 'global')?.lines ?? []).filter((l) => GLOBAL_OWN.has(l.words[0]));
+  const globalLines = sections.find((s) => s.kind === 'global')?.lines ?? [];
+  const globalOwn = globalLines.filter((l) => GLOBAL_OWN.has(l.words[0]));
+  // A global maxconn sizes HAProxy's open files: the lab starts it with what the machine allows.
+  for (const l of globalLines.filter((x) => x.words[0] === 'maxconn'))
+    leftOut.push({ at: l.at, what: `${l.words.join(' ')}: ${FD_WORDS}` });
   const maxconn = maxconnOf(sections, routes);
   return { proxy: 'haproxy', file, sections, routes, globalOwn, leftOut, tlsPlaces, maxconn, says: [] };
 }

@@ -6,15 +6,15 @@
  *   - every server at the lab's backend (plain HTTP);
  *   - what the lab does itself left out of global (daemon, chroot, user, pidfile, logs, stats
  *     socket, threads): HAProxy runs in the foreground, as the services' user, in one thread,
- *     logging to the lab;
+ *     logging to the lab, with the open files the machine gives it (no strict-limits);
  *   - per request, a log line of its case, the millisecond HAProxy's rules ran in (its date as
  *     the rules saw it, set before any of the file's rules) and the status it answered: the
  *     sightings the replay reads, and the proxy's own count of each case;
  *   - /healthz on every frontend answered by HAProxy before the file's rules (nothing tracks it);
  *   - a frontend of the lab's on its own port: /healthz for readiness, /metrics from HAProxy's
  *     Prometheus exporter.
- * The knobs' values are written where they stand (the deny's limit, the table's period, expire,
- * the timeout tarpit).
+ * The knobs' values are written where they stand (a deny's or a flag's limit, the table's periods
+ * and expire, the timeout tarpit).
  */
 import { GLOBAL_OWN, placeOfBind, quoteWord, tlsOptionsOf } from './read.mjs';
 import { labPem } from './cert.mjs';
@@ -28,8 +28,10 @@ const LAB_RULES = [
   RULE_MS,
   'http-request set-var(txn.lab_case) req.hdr(x-lab-case)',
 ];
-// The lab's log, and one thread (read.mjs GLOBAL_OWN says why).
-const LAB_GLOBAL = ['  log stdout format raw local0', '  nbthread 1'];
+// The lab's log, and one thread (read.mjs GLOBAL_OWN says why); a global maxconn asks for two
+// open files per connection, and where the machine allows fewer, HAProxy starts with what it is
+// given instead of exiting (read.mjs FD_WORDS).
+const LAB_GLOBAL = ['  log stdout format raw local0', '  nbthread 1', '  no strict-limits'];
 const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b"';
 const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
@@ -46,9 +48,11 @@ function placedWords(l, placed) {
     const setInt = w.findIndex((x) => /^int\(\d+\)$/.test(x));
     if (p.param === 'limit' && /^set-var\(/.test(w[1] ?? '') && setInt > 0) w[setInt] = `int(${p.value})`;
     else if (p.param === 'limit') w[w.at(-1) === '}' ? w.length - 2 : w.length - 1] = String(p.value);
-    if (p.param === 'period') {
+    // A period is the rate's in the table's store: http_req_rate(P), gpc0_rate(P), gpc1_rate(P).
+    const rate = { period: 'http_req_rate', gpc0_period: 'gpc0_rate', gpc1_period: 'gpc1_rate' }[p.param];
+    if (rate) {
       const i = w.indexOf('store') + 1;
-      w[i] = w[i].replace(/http_req_rate\(\w+\)/, `http_req_rate(${Math.round(p.value * 1000)}ms)`);
+      w[i] = w[i].replace(new RegExp(`\\b${rate}\\(\\w+\\)`), `${rate}(${Math.round(p.value * 1000)}ms)`);
     }
     if (p.param === 'expire') w[w.indexOf('expire') + 1] = `${Math.round(p.value * 1000)}ms`;
     if (p.param === 'tarpit') w[2] = `${Math.round(p.value * 1000)}ms`;

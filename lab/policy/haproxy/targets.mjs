@@ -54,18 +54,25 @@ function slotsOf(trackers) {
 }
 
 // Where each number stands, as the Policy tab says it: a deny's (or its acl's) line, a table's, a timeout's.
-const PATH_OF = { limit: 'deny', period: 'table', expire: 'table', tarpit: 'timeout' };
+const PATH_OF = {
+  limit: 'deny',
+  period: 'table',
+  gpc0_period: 'table',
+  gpc1_period: 'table',
+  expire: 'table',
+  tarpit: 'timeout',
+};
 
 /**
  * One number of a frontend's limit where it stands: `named` its knob's name, `param` what the
  * render rewrites ('limit' on the deny's or its acl's line, 'period' or 'expire' on the table's,
  * 'tarpit' on the `timeout tarpit` line).
  */
-const numberOf = (r, knob, { named, param, kind, value, at, what }) => ({
+const numberOf = (r, knob, { named, param, kind, value, at, what, min = 1 }) => ({
   knob: knob(named),
   kind,
   value,
-  ...(kind === 'count' ? { min: 1 } : {}),
+  ...(kind === 'count' ? { min } : {}),
   at,
   path: [PATH_OF[param]],
   param,
@@ -103,9 +110,26 @@ function tarpitNumbers(r, knob, denies) {
 const tarpitOf = (deny, k, knob) =>
   deny.hold ? { tarpitMs: deny.hold.knob ? k[knob('tarpit')] * 1000 : deny.hold.ms } : {};
 
-/** What a deny lets through its limit over, s: its table's period, or its expire for a count. */
-const windowS = (deny, table) =>
-  deny.counter === 'http_req_rate' ? table.periodMs / 1000 : (table.expireMs ?? 60_000) / 1000;
+/**
+ * What a test lets through its limit over, s: the period of the rate it reads (http_req_rate,
+ * gpc0_rate, gpc1_rate), or its table's expire for a count.
+ */
+function windowS({ counter }, table) {
+  const rate = { http_req_rate: table.periodMs, gpc0_rate: table.gpcRateMs[0], gpc1_rate: table.gpcRateMs[1] }[counter];
+  return (rate ?? table.expireMs ?? 60_000) / 1000;
+}
+
+/**
+ * How long an entry of `table` takes to forget, s: two periods of every rate it stores without a
+ * request, or its expire if sooner; where a rule reads a count of it (`counted`: http_req_cnt, a
+ * gpc's, such as a flag), only its expire (Infinity: never).
+ */
+function forgetS(table, counted) {
+  const expireS = table.expireMs === null ? Infinity : table.expireMs / 1000;
+  if (counted) return expireS;
+  const periods = [table.periodMs, ...table.gpcRateMs].filter((p) => p !== null);
+  return Math.min((2 * (Math.max(0, ...periods) || (table.expireMs ?? 60_000))) / 1000, expireS);
+}
 
 /** What every HAProxy target is, whatever its limit: where it is sent and what its cases send. */
 const targetBase = (r, sends) => ({
@@ -152,25 +176,56 @@ function frontendTarget(r) {
 
 /**
  * A chain's numbers: each deny's limit (the first's knob `limit`, the next ones' `limit2`, ...),
- * each table's period and expire once (the first tracker's as `period`, another's as
- * `scN_period`): {numbers, limitKnob(i), tableKnob(at, param)}.
+ * each flag's (a sc-inc-gpc's test: `flag_limit`, `flag2_limit`, ...), each table's periods and
+ * expire once (the first tracker's as `period`, another's as `scN_period`): {numbers, limitKnob(i),
+ * flagKnob(i), tableKnob(at, param)}.
  */
 function chainNumbers(r, knob) {
-  const { trackers, denies } = r.limit.chain;
-  const n = (named, param, kind, value, at, what) => numberOf(r, knob, { named, param, kind, value, at, what });
+  const { trackers, denies, incs } = r.limit.chain;
+  const n = (named, param, kind, value, at, what, min) =>
+    numberOf(r, knob, { named, param, kind, value, at, what, min });
   const limitNamed = (i) => (i ? `limit${i + 1}` : 'limit');
+  const flagNamed = (i) => `flag${i ? i + 1 : ''}_limit`;
+  // A test on a gpc's count may be `gt 0`: a flag set once.
+  const minOf = (d) => (/^gpc\d$/.test(d.counter) ? 0 : 1);
   const numbers = denies.map((d, i) =>
-    n(limitNamed(i), 'limit', 'count', d.limit, limitAtOf(d), `the ${d.action}'s limit on sc${d.sc} ${d.counter}`),
+    n(
+      limitNamed(i),
+      'limit',
+      'count',
+      d.limit,
+      limitAtOf(d),
+      `the ${d.action}'s limit on sc${d.sc} ${d.counter}`,
+      minOf(d),
+    ),
   );
+  incs.forEach((f, i) => {
+    if ('op' in f)
+      numbers.push(
+        n(
+          flagNamed(i),
+          'limit',
+          'count',
+          f.limit,
+          limitAtOf(f),
+          `sc-inc-gpc${f.gpc}(${f.inc})'s limit on sc${f.reads} ${f.counter}`,
+          minOf(f),
+        ),
+      );
+  });
   const tableNamed = new Map();
   for (const t of trackers) {
     if (tableNamed.has(t.table.at)) continue;
     const prefix = t === trackers[0] ? '' : `sc${t.sc}_`;
     tableNamed.set(t.table.at, prefix);
-    if (t.table.periodMs !== null)
-      numbers.push(
-        n(`${prefix}period`, 'period', 'seconds', t.table.periodMs / 1000, t.table.at, 'http_req_rate period in s'),
-      );
+    const periods = [
+      ['period', t.table.periodMs, 'http_req_rate'],
+      ['gpc0_period', t.table.gpcRateMs[0], 'gpc0_rate'],
+      ['gpc1_period', t.table.gpcRateMs[1], 'gpc1_rate'],
+    ];
+    for (const [param, ms, counter] of periods)
+      if (ms !== null)
+        numbers.push(n(`${prefix}${param}`, param, 'seconds', ms / 1000, t.table.at, `${counter} period in s`));
     if (t.table.expireMs !== null)
       numbers.push(n(`${prefix}expire`, 'expire', 'seconds', t.table.expireMs / 1000, t.table.at, 'table expire in s'));
   }
@@ -178,60 +233,107 @@ function chainNumbers(r, knob) {
   return {
     numbers,
     limitKnob: (i) => knob(limitNamed(i)),
+    flagKnob: (i) => knob(flagNamed(i)),
     tableKnob: (at, param) => knob(`${tableNamed.get(at)}${param}`),
   };
 }
 
-/** Several trackers or denies on one frontend as a target (thresholds/models/stick-table-rate.js stickTableChain). */
+/** The model's rules of a chain under the knobs `k`: each tracker, deny and flag by its index in `index`. */
+function chainRules(r, k, { limitKnob, flagKnob }, index, knob) {
+  const { rules, denies, incs } = r.limit.chain;
+  return rules.map((x) => {
+    if ('track' in x) return { track: index.get(x.track) };
+    if ('inc' in x) {
+      const f = incs[x.inc];
+      const test =
+        'op' in f ? { reads: index.get(f.reads), counter: f.counter, op: f.op, limit: k[flagKnob(x.inc)] } : {};
+      return { inc: index.get(f.inc), gpc: f.gpc, ...test };
+    }
+    const d = denies[x.deny];
+    return {
+      deny: index.get(d.sc),
+      counter: d.counter,
+      op: d.op,
+      limit: k[limitKnob(x.deny)],
+      ...tarpitOf(d, k, knob),
+    };
+  });
+}
+
+/**
+ * How long a chain's entries take to forget, s: the longest of its tables' (forgetS); refused
+ * where an entry every case shares (src) never forgets what the cases read.
+ */
+function chainDrainS(r) {
+  const { trackers, denies, incs } = r.limit.chain;
+  const tests = [
+    ...denies.map((d) => [d.sc, d.counter]),
+    ...incs.filter((f) => 'op' in f).map((f) => [f.reads, f.counter]),
+  ];
+  return Math.max(
+    ...trackers.map((t) => {
+      const counts = tests.filter(([sc, c]) => sc === t.sc && !/rate$/.test(c)).map(([, c]) => c);
+      const s = forgetS(t.table, counts.length > 0);
+      if (s === Infinity && t.key.fetch === 'src')
+        throw new Error(
+          `${t.table.at}: a count read from this table (${counts.join(', ')}) is never forgotten without an expire, and every case from 127.0.0.1 shares the entry ${t.key.text} makes: give the table an expire`,
+        );
+      return s;
+    }),
+  );
+}
+
+/** Several trackers, denies or flags on one frontend as a target (stick-table-rate.js stickTableChain). */
 function chainTarget(r) {
-  const { trackers, rules, denies } = r.limit.chain;
+  const { trackers, denies, incs } = r.limit.chain;
   const knob = (param) => knobName(r.frontend, param);
-  const { numbers, limitKnob, tableKnob } = chainNumbers(r, knob);
+  const named = chainNumbers(r, knob);
   const index = new Map(trackers.map((t, i) => [t.sc, i]));
-  const seconds = (k, t, param, ms) => (ms === null ? null : (k[tableKnob(t.table.at, param)] ?? ms / 1000));
-  // Per deny, what it lets through over its tracker's period (its expire, for a count).
-  const periodOf = (d) => windowS(d, trackers[index.get(d.sc)].table);
-  const tightest = denies.reduce((a, d) => (d.limit / periodOf(d) < a.limit / periodOf(a) ? d : a));
+  const seconds = (k, t, param, ms) => (ms === null ? null : (k[named.tableKnob(t.table.at, param)] ?? ms / 1000));
+  const tableOfSc = (sc) => trackers[index.get(sc)].table;
+  // What each test lets through over its window; a deny on a flag (a gpc's count) follows the
+  // flag's own test, where one sets it.
+  const tests = [
+    ...denies.filter((d) => !/^gpc\d$/.test(d.counter) || !incs.some((f) => 'op' in f)).map((d) => [d, d.sc]),
+    ...incs.filter((f) => 'op' in f).map((f) => [f, f.reads]),
+  ];
+  const perS = ([t, sc]) => t.limit / windowS(t, tableOfSc(sc));
+  const tightest = tests.reduce((a, t) => (perS(t) < perS(a) ? t : a));
+  if (!perS(tightest))
+    throw new Error(`${tightest[0].at}: lets nothing through after the first request: there is no rate to load it at`);
   const sends = slotsOf(trackers);
   return {
     ...targetBase(r, sends),
-    numbers,
+    numbers: named.numbers,
     build: (k) => ({
       kind: 'stick_table_chain',
       trackers: trackers.map((t) => ({
         periodMs: (seconds(k, t, 'period', t.table.periodMs) ?? 1) * 1000,
         expireMs: t.table.expireMs === null ? Infinity : seconds(k, t, 'expire', t.table.expireMs) * 1000,
+        ...gpcRatesOf(t.table, (param, ms) => seconds(k, t, param, ms)),
+        ...(t.table.periodMs === null && !t.table.count ? { countsRequests: false } : {}),
       })),
-      rules: rules.map((x) =>
-        'track' in x
-          ? { track: index.get(x.track) }
-          : {
-              deny: index.get(denies[x.deny].sc),
-              counter: denies[x.deny].counter,
-              op: denies[x.deny].op,
-              limit: k[limitKnob(x.deny)],
-              ...tarpitOf(denies[x.deny], k, knob),
-            },
-      ),
+      rules: chainRules(r, k, named, index, knob),
     }),
-    status: tightest.status,
-    rate: tightest.limit / periodOf(tightest),
-    burst: tightest.limit,
+    status: denies[0].status,
+    rate: perS(tightest),
+    burst: tightest[0].limit,
     keys: trackers.map((t) => ({
       zone: `stick-table ${t.table.at}, tracked by ${t.key.text} (sc${t.sc})`,
       how: sends.how(t),
     })),
-    // Every entry forgets after two periods without a request (or when it expires, if sooner).
-    drainS: Math.max(
-      ...trackers.map((t) =>
-        Math.min(
-          2 * ((t.table.periodMs ?? t.table.expireMs ?? 60_000) / 1000),
-          t.table.expireMs === null ? Infinity : t.table.expireMs / 1000,
-        ),
-      ),
-    ),
+    drainS: chainDrainS(r),
     class: trackers.map((t) => (t.key.fetch === 'src' ? 'src' : t.key.text)).join(' and '),
   };
+}
+
+/** A table's gpc rates in ms where it stores them ({gpc0RateMs, gpc1RateMs}), `seconds` reading their knobs. */
+function gpcRatesOf(table, seconds) {
+  const out = {};
+  table.gpcRateMs.forEach((ms, i) => {
+    if (ms !== null) out[`gpc${i}RateMs`] = seconds(`gpc${i}_period`, ms) * 1000;
+  });
+  return out;
 }
 
 /** The HAProxy targets of `policy`: {targets, routes} (routes: the Policy tab's words per frontend). */

@@ -15,6 +15,11 @@ import { haproxyFromLimit } from '../haproxy/from-limit.mjs';
 const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
 
 const HEAD = ['frontend', 'where', 'tracked by', 'counter', 'limit', 'period s', 'expire s', 'denied with'];
+/** The period of the rate a test reads (http_req_rate, gpc0_rate, gpc1_rate), s; '-' for a count. */
+const periodWords = (counter, table) => {
+  const ms = { http_req_rate: table.periodMs, gpc0_rate: table.gpcRateMs[0], gpc1_rate: table.gpcRateMs[1] }[counter];
+  return ms == null ? '-' : String(ms / 1000);
+};
 /** One row per deny: its tracker's key and table, its test and status. */
 const denyRow = (r, deny, track) => [
   r.frontend,
@@ -22,25 +27,30 @@ const denyRow = (r, deny, track) => [
   track.key.text,
   deny.counter,
   `${deny.op} ${deny.limit}`,
-  track.table.periodMs === null ? '-' : String(track.table.periodMs / 1000),
+  periodWords(deny.counter, track.table),
   track.table.expireMs === null ? '-' : String(track.table.expireMs / 1000),
   answerWords(deny),
 ];
 /** How a deny answers: its status, and a tarpit's hold and where it comes from. */
 const answerWords = ({ status, hold }) =>
   hold ? `${status} after ${hold.ms / 1000} s (tarpit: ${hold.why}, ${hold.at})` : String(status);
+/** One row per flag with a test (`sc-inc-gpcG(N) if ...`): the counter it reads, and what it sets. */
+const flagRow = (r, inc, track) => [
+  ...denyRow(r, { ...inc, status: null }, track).slice(0, -1),
+  `sets gpc${inc.gpc} of sc${inc.inc} (sc-inc-gpc${inc.gpc})`,
+];
 const rows = (policy) =>
   policy.routes.flatMap((r) => {
     if (!r.limit) return [[r.frontend, r.at, '-', '-', '-', '-', '-', r.none]];
     const { chain } = r.limit;
     if (!chain) return [denyRow(r, r.limit.deny, r.limit.track)];
-    return chain.denies.map((d) =>
-      denyRow(
-        r,
-        d,
-        chain.trackers.find((t) => t.sc === d.sc),
-      ),
-    );
+    const trackOf = (sc) => chain.trackers.find((t) => t.sc === sc);
+    // In the file's order: each deny, and each flag whose test reads a counter.
+    return chain.rules.flatMap((x) => {
+      if ('deny' in x) return [denyRow(r, chain.denies[x.deny], trackOf(chain.denies[x.deny].sc))];
+      const inc = 'inc' in x ? chain.incs[x.inc] : null;
+      return inc && 'op' in inc ? [flagRow(r, inc, trackOf(inc.reads))] : [];
+    });
   });
 
 export default {
