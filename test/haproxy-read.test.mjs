@@ -104,7 +104,14 @@ test('what the model cannot read yet is refused by name at its file:line, after 
       ['  http-request redirect scheme https unless { ssl_fc }', track, deny],
       /team.cfg:9: frontend api redirects to https, and has no bind with ssl/,
     ],
-    [['  tcp-request content track-sc0 src', deny], /team.cfg:9: tcp-request content: connection-level rules/],
+    [
+      ['  tcp-request connection track-sc0 src', deny],
+      /team.cfg:9: tcp-request connection track-sc0: tracked once per connection/,
+    ],
+    [
+      ['  tcp-request content track-sc0 src', '  tcp-request content reject if { sc_http_req_rate(0) gt 20 }'],
+      /team.cfg:10: tcp-request content reject: connection-level actions are not modelled yet/,
+    ],
     [
       [track, '  http-request silent-drop if { sc_http_req_rate(0) gt 20 }'],
       /team.cfg:10: http-request silent-drop: the lab's HAProxy model does not read it yet/,
@@ -496,4 +503,37 @@ test('a flag the model cannot follow is refused by name: added to before it is t
     () => policyExperiment(never, { name: 'never' }),
     /team.cfg:8: a count read from this table \(gpc0\) is never forgotten without an expire/,
   );
+});
+
+test("tcp-request content track-sc runs before every http-request rule, wherever written; the lab's /healthz is accepted before it, so HAProxy counts no probe", async () => {
+  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
+  const { freePort, startListening } = await import('./lib/listening.mjs');
+  const policy = haproxyPolicy(join(root, 'test', 'policies', 'haproxy-tcp-content.cfg'));
+  const { chain, track, deny } = policy.routes[0].limit;
+  assert.equal(chain, undefined);
+  assert.deepEqual([track.key.text, track.table.periodMs, deny.limit], ['src', 5000, 15]);
+  const [port, own] = [await freePort(), await freePort()];
+  const { createServer } = await import('node:http');
+  const backend = createServer((_, res) => res.end('ok'));
+  await new Promise((resolve) => backend.listen(0, '127.0.0.1', resolve));
+  const conf = renderHaproxy(policy, {
+    ports: { '*:8080': port },
+    ownPort: own,
+    backend: `127.0.0.1:${backend.address().port}`,
+    prefix: '/nonexistent',
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'lab-haproxy-tcp-'));
+  let haproxy = null;
+  try {
+    writeFileSync(join(dir, 'haproxy.cfg'), conf);
+    haproxy = (await startListening(['haproxy', '-db', '-f', join(dir, 'haproxy.cfg')], port)).child;
+    const get = async (path) => (await fetch(`http://127.0.0.1:${port}${path}`)).status;
+    // More probes than the limit: none of them counts, so the next request is not refused.
+    for (let i = 0; i < 20; i += 1) assert.equal(await get('/healthz'), 200);
+    assert.equal(await get('/'), 200);
+  } finally {
+    haproxy?.kill();
+    backend.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

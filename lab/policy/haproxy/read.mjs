@@ -4,7 +4,8 @@
  * directive with its file:line. What the model reads: a frontend (or listen) in HTTP mode, its
  * binds (TLS ones served with the lab's certificate, a plain one that redirects to them), its
  * stick table storing http_req_rate(P), http_req_cnt, gpc0, gpc1 or their rates, `http-request
- * track-sc0 <key>` (src, a request header, a URL parameter, or Host and path: base, base32+src),
+ * track-sc0 <key>` or `tcp-request content track-sc0 <key>` (src, a request header, a URL
+ * parameter, or Host and path: base, base32+src),
  * `http-request sc-inc-gpc0(0) [if { sc_http_req_rate(0) gt N }]` (a client flagged) and
  * `http-request deny [deny_status N] if { sc_http_req_rate(0) gt N }` (or `tarpit`, held for its
  * `timeout tarpit`, or `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt,
@@ -540,16 +541,41 @@ function backendOf(sections, sec) {
   return sections.find((s) => (s.kind === 'backend' || s.kind === 'listen') && s.name === name) ?? null;
 }
 
+/**
+ * A `tcp-request` line as the model reads it: `tcp-request content track-scN <key>` as that
+ * tracker (in HTTP mode these rules run again for every request, and the request is counted in
+ * its tracked entries when HAProxy has parsed it: src/http_ana.c stream_inc_http_req_ctr), null
+ * for `inspect-delay` (an HTTP frontend holds the parsed request already), or a refusal naming it.
+ */
+function tcpRuleOf(l) {
+  const [, stage, action = '', ...rest] = l.words;
+  if (stage === 'inspect-delay') return null;
+  if (stage === 'content' && /^track-sc\d$/.test(action)) return { at: l.at, words: ['tcp-request', action, ...rest] };
+  if ((stage === 'connection' || stage === 'session') && /^track-sc\d$/.test(action))
+    throw new Error(
+      `${l.at}: tcp-request ${stage} ${action}: tracked once per connection, its entry held as long as the connection is: not modelled yet (tcp-request content ${action} and http-request ${action} are)`,
+    );
+  throw new Error(
+    `${l.at}: tcp-request ${stage} ${action}: connection-level actions are not modelled yet (tcp-request content track-sc and http-request rules are)`,
+  );
+}
+
 /** One section's rules read into `into`, in order; a tarpit there holds for that section's timeout. */
 function sectionRules(sections, sec, into) {
   into.hold = tarpitHoldOf(sections, sec);
   const acls = sec.lines
     .filter((l) => l.words[0] === 'acl')
     .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));
+  // An HTTP request meets the section's tcp-request content rules before its http-request ones,
+  // wherever each is written (src/tcp_rules.c: the inspect analyser runs first).
+  const tcp = sec.lines.filter((l) => l.words[0] === 'tcp-request').map(tcpRuleOf);
+  for (const l of tcp.filter(Boolean)) ruleOf(sections, sec, l, acls, into);
   for (const l of sec.lines) {
     const [kw, action] = l.words;
-    if (kw === 'tcp-request' || kw === 'tcp-response')
-      throw new Error(`${l.at}: ${kw} ${action}: connection-level rules are not modelled yet (http-request rules are)`);
+    if (kw === 'tcp-response')
+      throw new Error(
+        `${l.at}: ${kw} ${action}: response inspection rules are not modelled yet (http-request rules are)`,
+      );
     if (kw === 'rate-limit') throw new Error(`${l.at}: rate-limit ${action}: the accept delay is not modelled yet`);
     if (kw === 'use_backend')
       throw new Error(`${l.at}: use_backend: the lab reads one backend per frontend yet (default_backend)`);

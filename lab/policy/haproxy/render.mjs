@@ -10,7 +10,8 @@
  *   - per request, a log line of its case, the millisecond HAProxy's rules ran in (its date as
  *     the rules saw it, set before any of the file's rules) and the status it answered: the
  *     sightings the replay reads, and the proxy's own count of each case;
- *   - /healthz on every frontend answered by HAProxy before the file's rules (nothing tracks it);
+ *   - /healthz on every frontend answered by HAProxy before the file's rules (nothing tracks it:
+ *     where the frontend tracks in tcp-request content rules, /healthz is accepted before them);
  *   - a frontend of the lab's on its own port: /healthz for readiness, /metrics from HAProxy's
  *     Prometheus exporter.
  * The knobs' values are written where they stand (a deny's or a flag's limit, the table's periods
@@ -28,6 +29,7 @@ const LAB_RULES = [
   RULE_MS,
   'http-request set-var(txn.lab_case) req.hdr(x-lab-case)',
 ];
+const LAB_TCP_ACCEPT = 'tcp-request content accept if { path /healthz }';
 // The lab's log, and one thread (read.mjs GLOBAL_OWN says why); a global maxconn asks for two
 // open files per connection, and where the machine allows fewer, HAProxy starts with what it is
 // given instead of exiting (read.mjs FD_WORDS).
@@ -86,8 +88,18 @@ function sectionLines(sec, { ports, backend, placed, pem }) {
     });
   // The lab's rules first: when the file's rules ran, and the case, before any of them decides.
   const firstRule = out.findIndex((x) => /^\s+(http-request|tcp-request)/.test(x));
-  // Every request logged, whatever the defaults say (dontlog-normal would keep the 200s out).
-  const lab = [...own, '  log global', '  no option dontlog-normal', `  ${LAB_LOG}`, ...LAB_RULES.map((r) => `  ${r}`)];
+  // A content tracker counts every request, the lab's /healthz too: those skip the section's
+  // tcp-request content rules (accept ends them), as its http-request ones answer /healthz first.
+  const tcpTracks = sec.lines.some((l) => l.words[0] === 'tcp-request' && l.words[1] === 'content');
+  const lab = [
+    ...own,
+    '  log global',
+    // Every request logged, whatever the defaults say (dontlog-normal would keep the 200s out).
+    '  no option dontlog-normal',
+    `  ${LAB_LOG}`,
+    ...(tcpTracks ? [`  ${LAB_TCP_ACCEPT}`] : []),
+    ...LAB_RULES.map((r) => `  ${r}`),
+  ];
   return firstRule < 0 ? [...out, ...lab] : [...out.slice(0, firstRule), ...lab, ...out.slice(firstRule)];
 }
 
