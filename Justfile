@@ -159,5 +159,7 @@ ci: lint unit
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs test spike --quick --policy=test/policies/traefik-entrypoint.yml
     node lab/cli/index.mjs panels
+    node lab/cli/index.mjs test spike --quick --policy=test/policies/traefik-in-flight.yml
+    node lab/cli/index.mjs panels
     node lab/cli/index.mjs results check
     node lab/cli/index.mjs compare-proxies spike --quick --policy=test/policies/traefik-rate.yml

@@ -78,3 +78,15 @@ test('the plan runs the model as the kind rate_reservation: 20 r/s for 2 s again
   assert.ok(c.ok.min >= 24 && c.ok.max <= 25, JSON.stringify(c));
   assert.ok(c.maxDelayMs.max <= 50, JSON.stringify(c));
 });
+
+test("a router's inFlightReq: at most N of a source's requests in progress, a slot given back when the answer passes it again, or at once where a later rateLimit refuses", async () => {
+  const { traefikChain } = await import('../thresholds/models/traefik-chain.js');
+  const run = (c, times, holdMs) => times.map((t) => (c.offer(t, undefined, { holdMs }).ok ? 1 : 0)).join('');
+  // Held 45 ms each, one every 10 ms: the fifth meets four in progress; by the sixth one is back.
+  const every10 = Array.from({ length: 8 }, (_, i) => i * 10);
+  assert.equal(run(traefikChain({ steps: [{ inFlight: 4 }] }), every10, 45), '11110111');
+  // The inFlightReq first: the rateLimit's refusals give their slot back as they pass it, so the
+  // client is let on again once its bucket has refilled.
+  const first = traefikChain({ steps: [{ inFlight: 1 }, { average: 1, periodS: 1, burst: 1 }] });
+  assert.equal(run(first, [0, 10, 11, 1100], 5), '1001');
+});

@@ -409,3 +409,52 @@ test("an entry point's middlewares put ahead of its routers' own: the limit read
     /no router with a rateLimit middleware: nothing to load \(api: middleware limit@docker: from provider docker, not read\)$/,
   );
 });
+
+test("an inFlightReq beside a rateLimit: read in the chain's order with its amount a knob where it stands; keyed by the Host where it names no source, and refused where the two key apart", async () => {
+  const { policyExperiment } = await import('../lab/policy/experiment.mjs');
+  const p = traefikPolicy(join(policies, 'traefik-in-flight.yml'));
+  const { inFlight } = p.routes[0].limit;
+  assert.deepEqual(
+    [inFlight.middleware, inFlight.amount, inFlight.first, inFlight.criterion.by],
+    ['per-key-in-flight', 4, false, 'header'],
+  );
+  const { experiment } = policyExperiment(p, { name: 'in-flight' });
+  const k = Object.fromEntries(Object.entries(experiment.knobs).map(([n, v]) => [n, v.default]));
+  assert.equal(k.api_in_flight, 4);
+  const [target] = experiment.targets({ ...k, api_in_flight: 7 });
+  assert.deepEqual(target.policy, {
+    kind: 'traefik_chain',
+    steps: [{ average: 20, periodS: 1, burst: 40 }, { inFlight: 7 }],
+  });
+  const placed = experiment.placed({ ...k, api_in_flight: 7 });
+  const text = renderTraefik(p, {
+    ports: { '*:80': 18200 },
+    ownPort: 18201,
+    backend: '127.0.0.1:18202',
+    prefix: '/run/x',
+    placed,
+  });
+  assert.match(text, /inFlightReq:\n\s+amount: 7\n/);
+  // No sourceCriterion: Traefik keys an inFlightReq by the Host, the rateLimit by the address.
+  const apart = readFiles({
+    'd.yml': dynamic(
+      ['    limit:', '      rateLimit: {average: 5}', '    held:', '      inFlightReq: {amount: 3}'],
+      '      middlewares: [held, limit]',
+    ),
+  });
+  assert.match(
+    apart,
+    /inFlightReq held \(.*d.yml:\d+\) keys by host, rateLimit limit by address: the lab models one source per router yet/,
+  );
+  const alone = readFiles({
+    'd.yml': dynamic(['    held:', '      inFlightReq: {amount: 3}'], '      middlewares: [held]'),
+  });
+  assert.match(alone, /an inFlightReq with no rateLimit: not modelled yet/);
+  const zero = readFiles({
+    'd.yml': dynamic(
+      ['    limit:', '      rateLimit: {average: 5}', '    held:', '      inFlightReq: {amount: 0}'],
+      '      middlewares: [held, limit]',
+    ),
+  });
+  assert.match(zero, /d.yml:\d+: inFlightReq.amount 0: a whole number >= 1/);
+});

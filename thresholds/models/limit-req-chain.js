@@ -13,6 +13,7 @@
  * limit_req rejects never meets it. It counts requests in progress, so an idle keep-alive
  * connection holds nothing, and each HTTP/2 stream is one.
  */
+import { inFlightSlots } from './in-flight.js';
 
 /** What the bucket of `node` holds at `nowMs` if this request were added: nginx's excess, and the ms since its last. */
 function drained(z, node, nowMs) {
@@ -90,8 +91,8 @@ function charge(held, nowMs) {
  */
 export function limitReqChain(limits, { dryRun = false, conns = [], connDryRun = false } = {}) {
   const zones = limits.map((l) => ({ ...l, burstMilli: l.burst * 1000, delayMilli: l.delay * 1000, nodes: new Map() }));
-  // Per limit_conn, when each slot it counts is given back.
-  const slots = conns.map(() => []);
+  // Per limit_conn, the requests in progress it counts.
+  const slots = inFlightSlots(conns.map((c) => c.conn));
   return {
     /**
      * Offers one request at nginx's clock `nowMs` with its key per limit (`keys[i]`, '' where the
@@ -104,12 +105,8 @@ export function limitReqChain(limits, { dryRun = false, conns = [], connDryRun =
       const req = dryRun ? { ...r, ok: true, delayMs: 0, dry: !r.ok ? 'rejected' : r.delayMs ? 'delayed' : null } : r;
       if (!req.ok || !conns.length) return req;
       const at = nowMs + req.delayMs;
-      slots.forEach((s, i) => {
-        slots[i] = s.filter((end) => end > at);
-      });
-      const full = conns.findIndex((c, i) => slots[i].length >= c.conn);
-      if (full >= 0 && !connDryRun) return { ok: false, delayMs: req.delayMs, by: 'conn' };
-      for (const s of slots) s.push(at + holdMs);
+      if (slots.take(at, at + holdMs, connDryRun) >= 0 && !connDryRun)
+        return { ok: false, delayMs: req.delayMs, by: 'conn' };
       return req;
     },
 

@@ -7,6 +7,7 @@ import { tokenBucket } from './token-bucket.js';
 import { limitReqChain } from './limit-req-chain.js';
 import { localRateLimit } from './local-rate-limit.js';
 import { stickTableChain, stickTableRate } from './stick-table-rate.js';
+import { traefikChain } from './traefik-chain.js';
 import { rateReservation } from './rate-reservation.js';
 import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
@@ -30,8 +31,17 @@ export const SERVICE_MS = 150;
 // Drawn per request in [0, HOLD_OVERHEAD_MS]; the runs' own request times are what it must cover.
 export const HOLD_OVERHEAD_MS = 25;
 
-/** What a request holds of a limit_conn slot, one draw: the policy's hold and a drawn overhead. */
-const holdOf = (policy, rand) => (policy.holdMs ? { holdMs: policy.holdMs + rand() * HOLD_OVERHEAD_MS } : undefined);
+/**
+ * What a request holds of a limit_conn slot, one draw: the policy's hold and a drawn overhead.
+ * Where the limiter counts every request in progress (`everyHeld`, a share of the overhead in
+ * [0, 1]), an unheld request holds its slot for its own time through the proxy: at most that
+ * share of the overhead, as trials go from none to all of it (a request's time is the machine's,
+ * which the model does not know).
+ */
+const holdOf = (policy, rand, everyHeld = null) => {
+  if (policy.holdMs) return { holdMs: policy.holdMs + rand() * HOLD_OVERHEAD_MS };
+  return everyHeld === null ? undefined : { holdMs: rand() * everyHeld * HOLD_OVERHEAD_MS };
+};
 
 // Each policy kind's model, made per trial (`rand`: the trial's draws, for a model that draws;
 // `wall`: the times offered are wall-clock ms, as a run's replay offers),
@@ -54,6 +64,13 @@ const limiters = {
     limiter: rateReservation({ ...p, epochPhaseMs: wall ? 0 : rand() * 1000 }),
     msClock: false,
   }),
+  // A rateLimit and an inFlightReq in the router's order, on the same clock; its inFlightReq
+  // counts every request while in progress, held or not.
+  traefik_chain: (p, rand, { wall = false } = {}) => ({
+    limiter: traefikChain({ ...p, epochPhaseMs: wall ? 0 : rand() * 1000 }),
+    msClock: false,
+    everyHeld: true,
+  }),
 };
 const LAGS_OF = {
   limit_req: 'limit_req',
@@ -66,6 +83,7 @@ const LAGS_OF = {
   stick_table_chain: 'limit_req',
   // Nor Traefik's: Envoy's, another proxy logging at 1 µs, stand in for a plan's ranges.
   rate_reservation: 'token_bucket',
+  traefik_chain: 'token_bucket',
 };
 
 /** Per policy kind, its numbers: whether each is whole, and for a list, its elements' numbers. */
@@ -76,6 +94,7 @@ const POLICY_NUMBERS = {
   stick_table_rate: stickTableRate.numbers,
   stick_table_chain: stickTableChain.numbers,
   rate_reservation: rateReservation.numbers,
+  traefik_chain: traefikChain.numbers,
 };
 
 /**
@@ -120,10 +139,10 @@ export const requestCount = ({ rate, durationMs }) => Math.round((rate * duratio
  * `offsets` (one per k6 process, ms), the i-th request of a case is sent by process i mod N, as
  * equal execution segments stripe a schedule, on that process's clock.
  */
-function trial(policy, cases, rand, jitterMs, offsets = [0], answers = null) {
+function trial(policy, cases, rand, { jitterMs, share }, offsets = [0], answers = null) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
-  const { limiter, msClock } = make(policy, rand);
+  const { limiter, msClock, everyHeld } = make(policy, rand);
   const phase = rand();
   const events = [];
   cases.forEach((c, ci) => {
@@ -132,7 +151,7 @@ function trial(policy, cases, rand, jitterMs, offsets = [0], answers = null) {
   events.sort((a, b) => a.t - b.t);
   const out = cases.map(() => ({ ok: 0, limited: 0, maxDelayMs: 0, spans: [] }));
   for (const { t, ci } of events) {
-    const hold = holdOf(policy, rand);
+    const hold = holdOf(policy, rand, everyHeld ? share : null);
     const r = limiter.offer(msClock ? Math.floor(t + phase) : t, undefined, hold);
     const o = out[ci];
     // A held answer (limit_conn's cases) takes its hold after its wait.
@@ -189,7 +208,9 @@ export function simulate(
       return (rand() * 2 - 1) * skewMs;
     });
     const answers = onTrial ? cases.map(() => []) : null;
-    const outcome = trial(policy, cases, rand, (jitterMs * k) / Math.max(1, trials - 1), offsets, answers);
+    // Trials go from none of the jitter (and of a request's own time) to all of it.
+    const share = k / Math.max(1, trials - 1);
+    const outcome = trial(policy, cases, rand, { jitterMs: jitterMs * share, share }, offsets, answers);
     onTrial?.(answers);
     outcome.forEach((o, ci) => {
       for (const [key, v] of Object.entries(o)) {
@@ -291,7 +312,7 @@ function replayTrials(
   // The limiter's own clock leaves nothing to draw (but a held answer's overhead): one trial is all.
   const exact = sightings?.clock === 'monotonic' && !policy.holdMs;
   for (let k = 0; k < (exact ? 1 : trials); k += 1) {
-    const { limiter, msClock } = make(policy, rand, { wall: true });
+    const { limiter, msClock, everyHeld } = make(policy, rand, { wall: true });
     // nginx's own clock readings are the limiter's time as they are.
     const at = sightings?.clock === 'monotonic' ? 0 : (phase ?? rand());
     const seen = draw()
@@ -299,7 +320,8 @@ function replayTrials(
       .sort((a, b) => a[0] - b[0]);
     onTrial(
       seen.map(([t, sent]) => {
-        const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, holdOf(policy, rand));
+        const hold = holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
+        const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, hold);
         return { sent, ok: r.ok, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
       }),
     );

@@ -40,21 +40,36 @@ function trustChanges(policy) {
 }
 
 const HEAD = ['router', 'where', 'rule', 'middleware', 'average', 'period s', 'burst', 'by', 'answered with'];
+/** A router's inFlightReq as a row of its own, said where it stands in the chain. */
+const inFlightRow = (r, f) => [
+  r.router,
+  r.at,
+  `${r.host ? `Host ${r.host} ` : ''}${r.path}`,
+  `${f.middleware} (${f.at}), inFlightReq ${f.first ? 'before' : 'after'} the rateLimit`,
+  '-',
+  '-',
+  '-',
+  byWords(f.criterion),
+  `429 with ${f.amount} in progress`,
+];
 const rows = (policy) =>
-  policy.routes.map((r) =>
+  policy.routes.flatMap((r) =>
     r.limit
       ? [
-          r.router,
-          r.at,
-          `${r.host ? `Host ${r.host} ` : ''}${r.path}`,
-          `${r.limit.middleware} (${r.limit.at})${r.limit.via ? `, put by ${r.limit.via}` : ''}`,
-          String(r.limit.average),
-          String(r.limit.periodS),
-          String(r.limit.burst),
-          byWords(r.limit.criterion),
-          '429 (or delayed)',
+          [
+            r.router,
+            r.at,
+            `${r.host ? `Host ${r.host} ` : ''}${r.path}`,
+            `${r.limit.middleware} (${r.limit.at})${r.limit.via ? `, put by ${r.limit.via}` : ''}`,
+            String(r.limit.average),
+            String(r.limit.periodS),
+            String(r.limit.burst),
+            byWords(r.limit.criterion),
+            '429 (or delayed)',
+          ],
+          ...(r.limit.inFlight ? [inFlightRow(r, r.limit.inFlight)] : []),
         ]
-      : [r.router, r.at, '-', '-', '-', '-', '-', '-', r.none],
+      : [[r.router, r.at, '-', '-', '-', '-', '-', '-', r.none]],
   );
 
 /** A JSON line of its access log (StartUTC to the nanosecond, in ms on the wall clock), or null. */

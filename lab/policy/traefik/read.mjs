@@ -288,6 +288,46 @@ function limitOf(found) {
   };
 }
 
+/**
+ * An inFlightReq middleware as the model reads it: {middleware, at, amount, atOf, criterion}.
+ * With no sourceCriterion Traefik keys it by the request's Host, not its address
+ * (pkg/middlewares/inflightreq: RequestHost where none is given).
+ */
+function inFlightOf(found) {
+  const m = fieldsNamed(found, ['amount', 'sourceCriterion']);
+  const amount = Number(m.spec.amount ?? 0);
+  if (!Number.isInteger(amount) || amount < 1)
+    throw new Error(`${m.where(['amount'])}: inFlightReq.amount ${m.spec.amount}: a whole number >= 1`);
+  const given = m.spec.sourceCriterion;
+  const criterion =
+    given && (given.ipStrategy || given.requestHeaderName || given.requestHost)
+      ? readCriterion(given, m.where(['sourceCriterion']))
+      : { by: 'host' };
+  return { middleware: m.name, at: m.at, amount, atOf: { amount: m.where(['amount']) }, criterion };
+}
+
+/** A criterion as compared: what it keys by (not where it stands, nor what the lab notes on it). */
+const criterionWords = (c) => JSON.stringify([c.by, c.header, c.depth, c.excludedIPs]);
+
+/**
+ * A router's inFlightReq beside its rateLimit (`limit`), in the chain's order: {inFlight: {...,
+ * first}} or {none: why}; {} where it has none.
+ */
+function inFlightBeside(chain, limitFound, limit) {
+  const found = chain.filter((m) => m.type === 'inFlightReq');
+  if (!found.length) return {};
+  if (found.length > 1)
+    return {
+      none: `${found.length} inFlightReq middlewares (${found.map((m) => m.at).join(', ')}): one per router is modelled`,
+    };
+  const inFlight = inFlightOf(found[0]);
+  if (criterionWords(inFlight.criterion) !== criterionWords(limit.criterion))
+    return {
+      none: `inFlightReq ${inFlight.middleware} (${inFlight.at}) keys by ${inFlight.criterion.by}, rateLimit ${limit.middleware} by ${limit.criterion.by}: the lab models one source per router yet`,
+    };
+  return { inFlight: { ...inFlight, first: chain.indexOf(found[0]) < chain.indexOf(limitFound) } };
+}
+
 // The allow lists, by their names in v3 and v2.
 const ALLOW_LISTS = new Set(['ipAllowList', 'ipWhiteList']);
 
@@ -297,7 +337,7 @@ const ALLOW_LISTS = new Set(['ipAllowList', 'ipWhiteList']);
  * address that holds k6's 127.0.0.1.
  */
 function answersItself(found) {
-  if (found.type === 'rateLimit' || PASSING.has(found.type)) return null;
+  if (found.type === 'rateLimit' || found.type === 'inFlightReq' || PASSING.has(found.type)) return null;
   if (!ALLOW_LISTS.has(found.type))
     return `middleware ${found.name} (${found.type}, ${found.at}) answers itself: not modelled`;
   const m = fieldsNamed(found, ['sourceRange', 'ipStrategy', 'rejectStatusCode']);
@@ -334,7 +374,16 @@ function routeOf(name, r, http, entryPoints) {
       ...base,
       none: `${limits.length} rateLimit middlewares (${limits.map((m) => m.at).join(', ')}): one per router is modelled`,
     };
-  if (!limits.length) return { ...base, none: 'no rateLimit middleware' };
+  if (!limits.length)
+    return {
+      ...base,
+      none: chain.some((m) => m.type === 'inFlightReq')
+        ? 'an inFlightReq with no rateLimit: not modelled yet'
+        : 'no rateLimit middleware',
+    };
+  const limit = limitOf(limits[0]);
+  const beside = inFlightBeside(chain, limits[0], limit);
+  if (beside.none) return { ...base, none: beside.none };
   // TLS by the router's own tls, or its entry point's: k6 sends to it over TLS.
   const tls = Boolean(r.tls) || served.tls;
   return {
@@ -345,7 +394,8 @@ function routeOf(name, r, http, entryPoints) {
     entryPoint: served.name,
     keepsForwarded: keepsForwarded(served.forwarded),
     limit: {
-      ...limitOf(limits[0]),
+      ...limit,
+      ...(beside.inFlight ? { inFlight: beside.inFlight } : {}),
       ...(put.includes(limits[0])
         ? { via: `entryPoints.${served.name}.http.middlewares (${served.middlewaresAt})` }
         : {}),

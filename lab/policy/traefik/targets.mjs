@@ -30,6 +30,28 @@ function numbersOf(r, knob, whose) {
   ];
 }
 
+/** An inFlightReq's amount where it stands, as a knob: the most requests of a source in progress at once. */
+function inFlightNumber(f, knob, whose) {
+  return {
+    knob: knob('in_flight'),
+    kind: 'count',
+    value: f.amount,
+    min: 1,
+    at: f.atOf.amount,
+    path: ['http', 'middlewares', f.middleware, 'inFlightReq', 'amount'],
+    param: 'amount',
+    doc: `${whose}: inFlightReq ${f.middleware}'s amount, requests of a source in progress at once (${f.atOf.amount})`,
+  };
+}
+
+/** The model of a router's limit under the knobs `k`: its bucket, and its inFlightReq in the chain's order. */
+function policyOf(l, k, knob) {
+  const bucket = { average: k[knob('average')], periodS: k[knob('period')], burst: k[knob('burst')] };
+  if (!l.inFlight) return { kind: 'rate_reservation', ...bucket };
+  const inFlight = { inFlight: k[knob('in_flight')] };
+  return { kind: 'traefik_chain', steps: l.inFlight.first ? [inFlight, bucket] : [bucket, inFlight] };
+}
+
 const CLASS = {
   address: () => 'the client address',
   header: (c) => `the header ${c.header}`,
@@ -100,17 +122,17 @@ function routerTarget(r, sharers) {
   const knob = (param) => knobName(owner, param);
   const { rate, burst, ttlS } = traefikLimits(l);
   const sources = sourcesOf(r);
+  const whose = `router${sharers.length > 1 ? 's' : ''} ${sharers.join(', ')}`;
   return {
     id: knobName(r.router) || 'router',
     label: `router ${r.router}`,
     at: r.at,
-    numbers: numbersOf(r, knob, `router${sharers.length > 1 ? 's' : ''} ${sharers.join(', ')}`),
-    build: (k) => ({
-      kind: 'rate_reservation',
-      average: k[knob('average')],
-      periodS: k[knob('period')],
-      burst: k[knob('burst')],
-    }),
+    numbers: [...numbersOf(r, knob, whose), ...(l.inFlight ? [inFlightNumber(l.inFlight, knob, whose)] : [])],
+    build: (k) => policyOf(l, k, knob),
+    // Its inFlightReq's cases: requests held by the backend, twice its amount in progress, then half.
+    ...(l.inFlight
+      ? { conns: [{ zone: l.inFlight.middleware, conn: l.inFlight.amount, knob: knob('in_flight'), status: 429 }] }
+      : {}),
     exempt: l.average === 0,
     status: 429,
     rate: Number.isFinite(rate) ? rate : 0,
