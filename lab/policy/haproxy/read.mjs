@@ -307,6 +307,10 @@ function tableOf(sections, own, name, at, action) {
   };
 }
 
+/** The period of the rate a counter reads in `table` (http_req_rate, gpc0_rate, gpc1_rate), ms; null for a count. */
+export const ratePeriodMs = (counter, table) =>
+  ({ http_req_rate: table.periodMs, gpc0_rate: table.gpcRateMs[0], gpc1_rate: table.gpcRateMs[1] })[counter] ?? null;
+
 /** Whether a table stores what a counter's fetch reads (a gpc's count or rate, or the request's). */
 export function storesCounter(table, counter) {
   const gpc = /^gpc([01])(_rate)?$/.exec(counter);

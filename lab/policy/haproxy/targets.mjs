@@ -7,6 +7,7 @@
  * window has emptied; tracked by a header or a URL parameter, each case sends a key of its own.
  */
 import { knobName } from '../nginx/targets.mjs';
+import { ratePeriodMs } from './read.mjs';
 import { SLOTS } from '../nginx/explore.mjs';
 
 /** The i-th key of the lab's own, as the table's type stores it (documentation addresses for ip, ipv6). */
@@ -114,10 +115,7 @@ const tarpitOf = (deny, k, knob) =>
  * What a test lets through its limit over, s: the period of the rate it reads (http_req_rate,
  * gpc0_rate, gpc1_rate), or its table's expire for a count.
  */
-function windowS({ counter }, table) {
-  const rate = { http_req_rate: table.periodMs, gpc0_rate: table.gpcRateMs[0], gpc1_rate: table.gpcRateMs[1] }[counter];
-  return (rate ?? table.expireMs ?? 60_000) / 1000;
-}
+const windowS = ({ counter }, table) => (ratePeriodMs(counter, table) ?? table.expireMs ?? 60_000) / 1000;
 
 /**
  * How long an entry of `table` takes to forget, s: two periods of every rate it stores without a

@@ -5,7 +5,7 @@
  * also its count per case (its own counters are per frontend, not per case).
  */
 import { basename } from 'node:path';
-import { haproxyPolicy, HAPROXY, GLOBAL_OWN } from '../haproxy/read.mjs';
+import { haproxyPolicy, HAPROXY, GLOBAL_OWN, ratePeriodMs } from '../haproxy/read.mjs';
 import { haproxyTargets } from '../haproxy/targets.mjs';
 import { renderHaproxy } from '../haproxy/render.mjs';
 import { placePorts } from '../ports.mjs';
@@ -15,10 +15,10 @@ import { haproxyFromLimit } from '../haproxy/from-limit.mjs';
 const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
 
 const HEAD = ['frontend', 'where', 'tracked by', 'counter', 'limit', 'period s', 'expire s', 'denied with'];
-/** The period of the rate a test reads (http_req_rate, gpc0_rate, gpc1_rate), s; '-' for a count. */
+/** The period of the rate a test reads, s; '-' for a count. */
 const periodWords = (counter, table) => {
-  const ms = { http_req_rate: table.periodMs, gpc0_rate: table.gpcRateMs[0], gpc1_rate: table.gpcRateMs[1] }[counter];
-  return ms == null ? '-' : String(ms / 1000);
+  const ms = ratePeriodMs(counter, table);
+  return ms === null ? '-' : String(ms / 1000);
 };
 /** One row per deny: its tracker's key and table, its test and status. */
 const denyRow = (r, deny, track) => [
