@@ -187,4 +187,22 @@ test("a gpc's rate (gpc0_rate, added to on every request) reads as http_req_rate
     [1000, 2000, 5999, 6000].map((t) => untouched.offer(t).ok),
     [true, false, false, true],
   );
+  // Flagged on another tracker's rate: each flag touches the entry, so it lives 5 s from the last
+  // flag (1300 ms), not from when it was made (1000 ms).
+  const flaggedLater = stickTableChain({
+    trackers: [
+      { periodMs: 1, expireMs: 5000, countsRequests: false },
+      { periodMs: 10_000, expireMs: 60_000 },
+    ],
+    rules: [
+      { track: 0 },
+      { track: 1 },
+      { deny: 0, counter: 'gpc0', op: 'gt', limit: 1 },
+      { inc: 0, gpc: 0, reads: 1, counter: 'http_req_rate', op: 'gt', limit: 2 },
+    ],
+  });
+  assert.deepEqual(
+    [1000, 1100, 1200, 1300, 1400, 6200].map((t) => flaggedLater.offer(t).ok),
+    [true, true, true, true, false, false],
+  );
 });
