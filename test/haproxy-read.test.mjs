@@ -442,8 +442,9 @@ test('a flag: sc-inc-gpc0 on a rate, a deny on gpc0, read in the file order into
       {
         inc: 0,
         gpc: 0,
+        action: 'sc-inc-gpc0(0)',
         at: 'haproxy-abuse-flag.cfg:19',
-        reads: 0,
+        sc: 0,
         counter: 'http_req_rate',
         op: 'gt',
         limit: 20,

@@ -307,16 +307,22 @@ function tableOf(sections, own, name, at, action) {
   };
 }
 
-/** The period of the rate a counter reads in `table` (http_req_rate, gpc0_rate, gpc1_rate), ms; null for a count. */
+/** The rates a table may store, by the knob that moves each one's period (targets.mjs, render.mjs). */
+export const RATE_PERIODS = { period: 'http_req_rate', gpc0_period: 'gpc0_rate', gpc1_period: 'gpc1_rate' };
+
+/** The period of the rate a counter reads in `table` (one of RATE_PERIODS'), ms; null for a count. */
 export const ratePeriodMs = (counter, table) =>
   ({ http_req_rate: table.periodMs, gpc0_rate: table.gpcRateMs[0], gpc1_rate: table.gpcRateMs[1] })[counter] ?? null;
 
-/** Whether a table stores what a counter's fetch reads (a gpc's count or rate, or the request's). */
+/** Whether a table stores what a counter's fetch reads (a rate, a gpc's count, or the requests' count). */
 export function storesCounter(table, counter) {
-  const gpc = /^gpc([01])(_rate)?$/.exec(counter);
-  if (gpc) return gpc[2] ? table.gpcRateMs[gpc[1]] !== null : table.gpc[gpc[1]];
-  return counter === 'http_req_rate' ? table.periodMs !== null : table.count;
+  if (counter.endsWith('_rate')) return ratePeriodMs(counter, table) !== null;
+  const gpc = /^gpc([01])$/.exec(counter);
+  return gpc ? table.gpc[gpc[1]] : table.count;
 }
+
+/** A limit's tests on tracked counters, each with the sc it reads: its denies, and its flags that have a test. */
+export const testsOf = ({ denies, incs }) => [...denies, ...incs.filter((f) => 'op' in f)];
 
 // The table types the lab makes keys of its own for, one per case (lab/policy/haproxy/targets.mjs).
 const KEY_TYPES = new Set(['ip', 'ipv6', 'string', 'binary', 'integer']);
@@ -480,9 +486,10 @@ function answerOf(l, [action, ...rest], { trackers: tracked, hold, vars }, acls)
 const INC_GPC = /^sc-inc-gpc([01])(?:\(([0-2])\))?$/;
 
 /**
- * `http-request sc-inc-gpcG(N) [if {test}]`: {inc: N, gpc: G, at} and, where it has a condition,
- * its test on a tracked counter ({reads, counter, op, limit, acl?, limitAt?}); refused where the
- * entry it adds to is not tracked yet or its table stores no such counter.
+ * `http-request sc-inc-gpcG(N) [if {test}]`: {inc: N, gpc: G, action, at} and, where it has a
+ * condition, its test on a tracked counter ({sc (the one it reads), counter, op, limit, acl?,
+ * limitAt?}); refused where the entry it adds to is not tracked yet or its table stores no such
+ * counter.
  */
 function incOf(l, [action, ...rest], { trackers, vars }, acls) {
   const [, gpc, sc = '0'] = INC_GPC.exec(action);
@@ -492,12 +499,14 @@ function incOf(l, [action, ...rest], { trackers, vars }, acls) {
     throw new Error(
       `${l.at}: ${action}: the table (${tracker.table.at}) stores neither gpc${gpc} nor gpc${gpc}_rate, so HAProxy adds nothing`,
     );
-  const inc = { inc: Number(sc), gpc: Number(gpc), at: l.at };
+  const inc = { inc: Number(sc), gpc: Number(gpc), action, at: l.at };
   if (!rest.length) return inc;
-  const { sc: reads, ...test } = conditionOf(rest, l.at, action, acls, vars);
-  if (!trackers.has(reads))
-    throw new Error(`${l.at}: ${action}'s test reads sc${reads} before any track-sc${reads}: it is not tracked yet`);
-  return { ...inc, reads, ...test };
+  const test = conditionOf(rest, l.at, action, acls, vars);
+  if (!trackers.has(test.sc))
+    throw new Error(
+      `${l.at}: ${action}'s test reads sc${test.sc} before any track-sc${test.sc}: it is not tracked yet`,
+    );
+  return { ...inc, ...test };
 }
 
 /** One http-request line read into `into` ({trackers, rules, denies, incs, redirect, hold, vars}). */
@@ -605,14 +614,12 @@ function redirectOf(l, rest) {
  */
 function limitOf({ trackers, rules, denies, incs }) {
   if (!denies.length) return null;
-  const tested = [
-    ...denies.map((d) => [d, d.sc, d.action]),
-    ...incs.filter((i) => 'op' in i).map((i) => [i, i.reads, 'inc']),
-  ];
-  for (const [rule, sc, action] of tested) {
-    const t = trackers.get(sc).table;
-    if (!storesCounter(t, rule.counter))
-      throw new Error(`${rule.at}: the ${action} reads ${rule.counter}, and the table (${t.at}) does not store it`);
+  for (const test of testsOf({ denies, incs })) {
+    const t = trackers.get(test.sc).table;
+    if (!storesCounter(t, test.counter))
+      throw new Error(
+        `${test.at}: the ${test.action} reads ${test.counter}, and the table (${t.at}) does not store it`,
+      );
   }
   const statuses = [...new Set(denies.map((d) => d.status))];
   if (statuses.length > 1)

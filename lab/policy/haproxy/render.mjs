@@ -17,7 +17,7 @@
  * The knobs' values are written where they stand (a deny's or a flag's limit, the table's periods
  * and expire, the timeout tarpit).
  */
-import { GLOBAL_OWN, placeOfBind, quoteWord, tlsOptionsOf } from './read.mjs';
+import { GLOBAL_OWN, RATE_PERIODS, placeOfBind, quoteWord, tlsOptionsOf } from './read.mjs';
 import { labPem } from './cert.mjs';
 
 // When HAProxy's rules ran, in its own millisecond (its date as the rules see it); the bench of
@@ -51,7 +51,7 @@ function placedWords(l, placed) {
     if (p.param === 'limit' && /^set-var\(/.test(w[1] ?? '') && setInt > 0) w[setInt] = `int(${p.value})`;
     else if (p.param === 'limit') w[w.at(-1) === '}' ? w.length - 2 : w.length - 1] = String(p.value);
     // A period is the rate's in the table's store: http_req_rate(P), gpc0_rate(P), gpc1_rate(P).
-    const rate = { period: 'http_req_rate', gpc0_period: 'gpc0_rate', gpc1_period: 'gpc1_rate' }[p.param];
+    const rate = RATE_PERIODS[p.param];
     if (rate) {
       const i = w.indexOf('store') + 1;
       w[i] = w[i].replace(new RegExp(`\\b${rate}\\(\\w+\\)`), `${rate}(${Math.round(p.value * 1000)}ms)`);

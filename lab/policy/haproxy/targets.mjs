@@ -7,7 +7,7 @@
  * window has emptied; tracked by a header or a URL parameter, each case sends a key of its own.
  */
 import { knobName } from '../nginx/targets.mjs';
-import { ratePeriodMs } from './read.mjs';
+import { RATE_PERIODS, ratePeriodMs, testsOf } from './read.mjs';
 import { SLOTS } from '../nginx/explore.mjs';
 
 /** The i-th key of the lab's own, as the table's type stores it (documentation addresses for ip, ipv6). */
@@ -57,9 +57,7 @@ function slotsOf(trackers) {
 // Where each number stands, as the Policy tab says it: a deny's (or its acl's) line, a table's, a timeout's.
 const PATH_OF = {
   limit: 'deny',
-  period: 'table',
-  gpc0_period: 'table',
-  gpc1_period: 'table',
+  ...Object.fromEntries(Object.keys(RATE_PERIODS).map((param) => [param, 'table'])),
   expire: 'table',
   tarpit: 'timeout',
 };
@@ -206,7 +204,7 @@ function chainNumbers(r, knob) {
           'count',
           f.limit,
           limitAtOf(f),
-          `sc-inc-gpc${f.gpc}(${f.inc})'s limit on sc${f.reads} ${f.counter}`,
+          `${f.action}'s limit on sc${f.sc} ${f.counter}`,
           minOf(f),
         ),
       );
@@ -216,14 +214,11 @@ function chainNumbers(r, knob) {
     if (tableNamed.has(t.table.at)) continue;
     const prefix = t === trackers[0] ? '' : `sc${t.sc}_`;
     tableNamed.set(t.table.at, prefix);
-    const periods = [
-      ['period', t.table.periodMs, 'http_req_rate'],
-      ['gpc0_period', t.table.gpcRateMs[0], 'gpc0_rate'],
-      ['gpc1_period', t.table.gpcRateMs[1], 'gpc1_rate'],
-    ];
-    for (const [param, ms, counter] of periods)
+    for (const [param, counter] of Object.entries(RATE_PERIODS)) {
+      const ms = ratePeriodMs(counter, t.table);
       if (ms !== null)
         numbers.push(n(`${prefix}${param}`, param, 'seconds', ms / 1000, t.table.at, `${counter} period in s`));
+    }
     if (t.table.expireMs !== null)
       numbers.push(n(`${prefix}expire`, 'expire', 'seconds', t.table.expireMs / 1000, t.table.at, 'table expire in s'));
   }
@@ -243,8 +238,7 @@ function chainRules(r, k, { limitKnob, flagKnob }, index, knob) {
     if ('track' in x) return { track: index.get(x.track) };
     if ('inc' in x) {
       const f = incs[x.inc];
-      const test =
-        'op' in f ? { reads: index.get(f.reads), counter: f.counter, op: f.op, limit: k[flagKnob(x.inc)] } : {};
+      const test = 'op' in f ? { reads: index.get(f.sc), counter: f.counter, op: f.op, limit: k[flagKnob(x.inc)] } : {};
       return { inc: index.get(f.inc), gpc: f.gpc, ...test };
     }
     const d = denies[x.deny];
@@ -263,14 +257,11 @@ function chainRules(r, k, { limitKnob, flagKnob }, index, knob) {
  * where an entry every case shares (src) never forgets what the cases read.
  */
 function chainDrainS(r) {
-  const { trackers, denies, incs } = r.limit.chain;
-  const tests = [
-    ...denies.map((d) => [d.sc, d.counter]),
-    ...incs.filter((f) => 'op' in f).map((f) => [f.reads, f.counter]),
-  ];
+  const { trackers } = r.limit.chain;
+  const tests = testsOf(r.limit.chain);
   return Math.max(
     ...trackers.map((t) => {
-      const counts = tests.filter(([sc, c]) => sc === t.sc && !/rate$/.test(c)).map(([, c]) => c);
+      const counts = tests.filter((x) => x.sc === t.sc && !/rate$/.test(x.counter)).map((x) => x.counter);
       const s = forgetS(t.table, counts.length > 0);
       if (s === Infinity && t.key.fetch === 'src')
         throw new Error(
@@ -291,14 +282,12 @@ function chainTarget(r) {
   const tableOfSc = (sc) => trackers[index.get(sc)].table;
   // What each test lets through over its window; a deny on a flag (a gpc's count) follows the
   // flag's own test, where one sets it.
-  const tests = [
-    ...denies.filter((d) => !/^gpc\d$/.test(d.counter) || !incs.some((f) => 'op' in f)).map((d) => [d, d.sc]),
-    ...incs.filter((f) => 'op' in f).map((f) => [f, f.reads]),
-  ];
-  const perS = ([t, sc]) => t.limit / windowS(t, tableOfSc(sc));
+  const flagged = incs.some((f) => 'op' in f);
+  const tests = testsOf(r.limit.chain).filter((t) => !(flagged && !('inc' in t) && /^gpc\d$/.test(t.counter)));
+  const perS = (t) => t.limit / windowS(t, tableOfSc(t.sc));
   const tightest = tests.reduce((a, t) => (perS(t) < perS(a) ? t : a));
   if (!perS(tightest))
-    throw new Error(`${tightest[0].at}: lets nothing through after the first request: there is no rate to load it at`);
+    throw new Error(`${tightest.at}: lets nothing through after the first request: there is no rate to load it at`);
   const sends = slotsOf(trackers);
   return {
     ...targetBase(r, sends),
@@ -315,7 +304,7 @@ function chainTarget(r) {
     }),
     status: denies[0].status,
     rate: perS(tightest),
-    burst: tightest[0].limit,
+    burst: tightest.limit,
     keys: trackers.map((t) => ({
       zone: `stick-table ${t.table.at}, tracked by ${t.key.text} (sc${t.sc})`,
       how: sends.how(t),

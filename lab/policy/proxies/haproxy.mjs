@@ -20,23 +20,24 @@ const periodWords = (counter, table) => {
   const ms = ratePeriodMs(counter, table);
   return ms === null ? '-' : String(ms / 1000);
 };
-/** One row per deny: its tracker's key and table, its test and status. */
-const denyRow = (r, deny, track) => [
+/** A test's cells: where it stands, its tracker's key and table, and what it compares. */
+const testCells = (r, test, track) => [
   r.frontend,
-  deny.at,
+  test.at,
   track.key.text,
-  deny.counter,
-  `${deny.op} ${deny.limit}`,
-  periodWords(deny.counter, track.table),
+  test.counter,
+  `${test.op} ${test.limit}`,
+  periodWords(test.counter, track.table),
   track.table.expireMs === null ? '-' : String(track.table.expireMs / 1000),
-  answerWords(deny),
 ];
+/** One row per deny: its test and status. */
+const denyRow = (r, deny, track) => [...testCells(r, deny, track), answerWords(deny)];
 /** How a deny answers: its status, and a tarpit's hold and where it comes from. */
 const answerWords = ({ status, hold }) =>
   hold ? `${status} after ${hold.ms / 1000} s (tarpit: ${hold.why}, ${hold.at})` : String(status);
 /** One row per flag with a test (`sc-inc-gpcG(N) if ...`): the counter it reads, and what it sets. */
 const flagRow = (r, inc, track) => [
-  ...denyRow(r, { ...inc, status: null }, track).slice(0, -1),
+  ...testCells(r, inc, track),
   `sets gpc${inc.gpc} of sc${inc.inc} (sc-inc-gpc${inc.gpc})`,
 ];
 const rows = (policy) =>
@@ -49,7 +50,7 @@ const rows = (policy) =>
     return chain.rules.flatMap((x) => {
       if ('deny' in x) return [denyRow(r, chain.denies[x.deny], trackOf(chain.denies[x.deny].sc))];
       const inc = 'inc' in x ? chain.incs[x.inc] : null;
-      return inc && 'op' in inc ? [flagRow(r, inc, trackOf(inc.reads))] : [];
+      return inc && 'op' in inc ? [flagRow(r, inc, trackOf(inc.sc))] : [];
     });
   });
 

@@ -10,38 +10,42 @@ import { knobName } from '../nginx/targets.mjs';
 import { SLOTS } from '../nginx/explore.mjs';
 import { traefikLimits } from '../../../thresholds/models/rate-reservation.js';
 
-/** The numbers of a router's limit, each where it stands (`path`: the key the render rewrites). */
+/**
+ * One number of a router's middleware `m` ({middleware, atOf, via?}), its `type`'s field `key`,
+ * where it stands (`path`: the key the render rewrites), as the knob `named`.
+ */
+const middlewareNumber = (m, type, knob, whose, { named, key, kind, value, what }) => ({
+  knob: knob(named),
+  kind,
+  value,
+  ...(kind === 'count' ? { min: 1 } : {}),
+  at: m.atOf[key],
+  path: ['http', 'middlewares', m.middleware, type, key],
+  param: key,
+  doc: `${whose}: ${type} ${m.middleware}'s ${what} (${m.atOf[key]})${m.via ? `, put by ${m.via}` : ''}`,
+});
+
+/** The numbers of a router's limit, each where it stands: its rateLimit's, and its inFlightReq's amount. */
 function numbersOf(r, knob, whose) {
   const l = r.limit;
-  const n = (param, kind, value, key, what) => ({
-    knob: knob(param),
-    kind,
-    value,
-    ...(kind === 'count' ? { min: 1 } : {}),
-    at: l.atOf[key],
-    path: ['http', 'middlewares', l.middleware, 'rateLimit', key],
-    param,
-    doc: `${whose}: rateLimit ${l.middleware}'s ${what} (${l.atOf[key]})${l.via ? `, put by ${l.via}` : ''}`,
-  });
+  const n = (key, kind, value, what) =>
+    middlewareNumber(l, 'rateLimit', knob, whose, { named: key, key, kind, value, what });
   return [
-    n('average', 'count', l.average, 'average', 'average, requests per period'),
-    n('period', 'seconds', l.periodS, 'period', 'period in s'),
-    n('burst', 'count', l.burst, 'burst', 'burst'),
+    n('average', 'count', l.average, 'average, requests per period'),
+    n('period', 'seconds', l.periodS, 'period in s'),
+    n('burst', 'count', l.burst, 'burst'),
+    ...(l.inFlight
+      ? [
+          middlewareNumber(l.inFlight, 'inFlightReq', knob, whose, {
+            named: 'in_flight',
+            key: 'amount',
+            kind: 'count',
+            value: l.inFlight.amount,
+            what: 'amount, requests of a source in progress at once',
+          }),
+        ]
+      : []),
   ];
-}
-
-/** An inFlightReq's amount where it stands, as a knob: the most requests of a source in progress at once. */
-function inFlightNumber(f, knob, whose) {
-  return {
-    knob: knob('in_flight'),
-    kind: 'count',
-    value: f.amount,
-    min: 1,
-    at: f.atOf.amount,
-    path: ['http', 'middlewares', f.middleware, 'inFlightReq', 'amount'],
-    param: 'amount',
-    doc: `${whose}: inFlightReq ${f.middleware}'s amount, requests of a source in progress at once (${f.atOf.amount})`,
-  };
 }
 
 /** The model of a router's limit under the knobs `k`: its bucket, and its inFlightReq in the chain's order. */
@@ -127,7 +131,7 @@ function routerTarget(r, sharers) {
     id: knobName(r.router) || 'router',
     label: `router ${r.router}`,
     at: r.at,
-    numbers: [...numbersOf(r, knob, whose), ...(l.inFlight ? [inFlightNumber(l.inFlight, knob, whose)] : [])],
+    numbers: numbersOf(r, knob, whose),
     build: (k) => policyOf(l, k, knob),
     // Its inFlightReq's cases: requests held by the backend, twice its amount in progress, then half.
     ...(l.inFlight
