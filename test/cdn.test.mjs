@@ -11,6 +11,7 @@ import { plan } from '../thresholds/plan.js';
 import cdn, { capLevels } from '../thresholds/experiments/cdn.js';
 import { fittedFigures } from '../thresholds/provenance.js';
 import { resourcesOver } from '../lab/stack/resources.mjs';
+import { phases } from '../lab/kinds/capped.mjs';
 import { labCgroups, createCgroup } from '../lab/stack/cgroups.mjs';
 import { exposition } from '../lab/stores/cgroup-exporter.mjs';
 import { parsePrometheusText } from '../k6/lib/prom-text.js';
@@ -33,14 +34,31 @@ test('each edge refills once per lifetime, which lasts L to L + 1 s: 60 s at 10 
   assert.deepEqual(originFills({ edges: 1, seconds: 2, cacheS: 10 }), { min: 0, max: 1, lo: 1, hi: 2 });
 });
 
-test("cap levels: the seed's three by default, the uncapped one first, as many cpu as mem", () => {
+test("cap levels: the seed's three by default, the uncapped one first and the cost level next, as many cpu as mem", () => {
+  const ids = (k) => capLevels(k).map((l) => [l.id, l.caps, Boolean(l.measuresCosts)]);
+  assert.deepEqual(ids({ cpu_levels: [0, 2, 1], mem_levels: [0, 25, 15], cost_cpu: 4 }), [
+    ['uncapped', '', false],
+    ['costs-cpu4', 'cpu=4%', true],
+    ['cpu2-mem25', 'cpu=2% mem=25M', false],
+    ['cpu1-mem15', 'cpu=1% mem=15M', false],
+  ]);
+  // cost_cpu 0: the uncapped level measures the costs, as the seed read them.
+  assert.deepEqual(ids({ cpu_levels: [0, 2], mem_levels: [0, 25], cost_cpu: 0 }), [
+    ['uncapped', '', true],
+    ['cpu2-mem25', 'cpu=2% mem=25M', false],
+  ]);
+  // No level capped in CPU: nothing to predict, no cost level.
+  assert.deepEqual(ids({ cpu_levels: [0, 0], mem_levels: [0, 25], cost_cpu: 4 }), [
+    ['uncapped', '', true],
+    ['mem25', 'mem=25M', false],
+  ]);
+  assert.throws(
+    () => plan({ experiment: 'cdn', suite: 'load', overrides: { cpu_levels: '0,4,2', mem_levels: '0,0,25' } }),
+    /knob cdn.cost_cpu 4: .*above every capped level \(4 % here\)/,
+  );
   assert.deepEqual(
-    capLevels({ cpu_levels: [0, 2, 1], mem_levels: [0, 25, 15] }).map((l) => [l.id, l.caps]),
-    [
-      ['uncapped', ''],
-      ['cpu2-mem25', 'cpu=2% mem=25M'],
-      ['cpu1-mem15', 'cpu=1% mem=15M'],
-    ],
+    plan({ experiment: 'cdn', suite: 'load', overrides: { up_level: '1' } }).policy.caps,
+    'cpu=2% mem=25M',
   );
   assert.throws(
     () => plan({ experiment: 'cdn', suite: 'load', overrides: { cpu_levels: '2,1', mem_levels: '25,15' } }),
@@ -55,14 +73,15 @@ test("cap levels: the seed's three by default, the uncapped one first, as many c
   assert.throws(() => plan({ experiment: 'cdn', suite: 'load', overrides: { edges: '5' } }), /topology has 4 edges/);
 });
 
-test('a capped case has a throughput to meet only once the uncapped level measured the costs', () => {
+test('a capped case has a throughput to meet only once the cost level measured the costs', () => {
   const p = plan({ experiment: 'cdn', suite: 'load' });
   assert.deepEqual(
     p.cases.map((c) => c.id),
-    ['uncapped-load', 'cpu2-mem25-load', 'cpu1-mem15-load'],
+    ['uncapped-load', 'costs-cpu4-load', 'cpu2-mem25-load', 'cpu1-mem15-load'],
   );
   assert.ok(p.cases.every((c) => !c.expected.rps));
-  assert.equal(p.cases[1].seed.rps, 38.92);
+  assert.equal(p.cases[1].seed, null);
+  assert.equal(p.cases[2].seed.rps, 38.92);
   const costs = Object.fromEntries(
     Object.values(p.roles)
       .flat()
@@ -70,7 +89,8 @@ test('a capped case has a throughput to meet only once the uncapped level measur
   );
   const q = withCosts(p, costs, 'test');
   assert.equal(q.cases[0].expected.rps, undefined);
-  const [two, one] = [q.cases[1].expected, q.cases[2].expected];
+  assert.equal(q.cases[1].expected.rps, undefined, 'the cost level is shown: it gave the costs');
+  const [two, one] = [q.cases[2].expected, q.cases[3].expected];
   assert.equal(two.bottleneck.service, 'cdn-lb');
   assert.ok(Math.abs(two.rps.model - 200) < 1e-9 && Math.abs(one.rps.model - 100) < 1e-9);
   assert.deepEqual([one.rps.lo, one.rps.hi], [100 * CAPPED_TOLERANCE.rpsLo, 100 * CAPPED_TOLERANCE.rpsHi]);
@@ -78,6 +98,38 @@ test('a capped case has a throughput to meet only once the uncapped level measur
     lo: Math.floor(6000 * CAPPED_TOLERANCE.rpsLo),
     hi: Math.ceil(6000 * CAPPED_TOLERANCE.rpsHi),
   });
+});
+
+test("run level by level, the later levels are planned on the cost level's costs, beside the uncapped throughput", () => {
+  const p = plan({ experiment: 'cdn', suite: 'load' });
+  // Uncapped, the balancer spent 90 us a request; at 4 %, 70 us: the costs are the 4 % level's.
+  const lbUs = { 'uncapped-load': 90, 'costs-cpu4-load': 70 };
+  const said = [];
+  const walk = phases(p, { say: (x) => said.push(x) });
+  const yielded = [];
+  for (let next = walk.next(); !next.done;) {
+    const phase = next.value;
+    yielded.push(phase);
+    const requests = 1000;
+    const resources = Object.values(p.roles)
+      .flat()
+      .map((s) => ({ service: s, cpuS: (s === 'cdn-lb' ? (lbUs[phase.phase] ?? 80) : 20) * 1e-6 * requests }));
+    next = walk.next({ outcomes: [{ pass: true, measured: { requests, rps: requests / 12, resources } }] });
+  }
+  assert.deepEqual(
+    yielded.map((x) => [x.phase, x.policy.caps]),
+    [
+      ['uncapped-load', ''],
+      ['costs-cpu4-load', 'cpu=4%'],
+      ['cpu2-mem25-load', 'cpu=2% mem=25M'],
+      ['cpu1-mem15-load', 'cpu=1% mem=15M'],
+    ],
+  );
+  assert.equal(yielded[1].cases[0].expected.rps, undefined, 'no costs yet');
+  const two = yielded[2].cases[0].expected;
+  assert.ok(Math.abs(two.rps.model - 0.02 / 70e-6) < 1e-6, String(two.rps.model));
+  assert.deepEqual(yielded[2].uncapped, { seed: 106.26, measured: 1000 / 12 });
+  assert.match(said.join('\n'), /from costs-cpu4-load: .*cdn-lb 70 us/);
 });
 
 test('seed 001: only the page size is fitted; its capped levels are held out, and cap / cost on its uncapped figures meets them', (t) => {
@@ -89,7 +141,7 @@ test('seed 001: only the page size is fitted; its capped levels are held out, an
   const costs = { 'cdn-lb': seed.lbCpuPct / 100 / seed.rps };
   for (const edge of p.roles.edge) costs[edge] = seed.edgesCpuPct / 100 / p.roles.edge.length / seed.rps;
   const q = withCosts(p, costs, 'seed 001, uncapped');
-  for (const c of q.cases.filter((x) => x.level.cpu)) {
+  for (const c of q.cases.filter((x) => x.level.cpu && !x.level.measuresCosts)) {
     assert.ok(!fitted.has(`${c.id}.rps`), `${c.id} was not fitted`);
     const e = c.expected;
     const ratio = c.seed.rps / e.rps.model;

@@ -1,7 +1,7 @@
 /*
  * `bench cdn [--quick] [knobs]`: per cap level, the stack up with its caps and wrk with the seed's
- * flags (-t4 -c10 -d60s) against the load balancer; the uncapped level's CPU per request (from the
- * cgroups) gives the model's throughput for the others, printed beside the seed's and wrk's.
+ * flags (-t4 -c10 -d60s) against the load balancer; the cost level's CPU per request (from the
+ * cgroups) gives the model's throughput for the later levels, printed beside the seed's and wrk's.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { wrk, withoutRaw, machine } from './tools.mjs';
 /**
  * One cap level: its stack up with the level's caps, wrk with the seed's flags against the
  * balancer, the CPU each capped service used (from its cgroup). Returns {result, costs}: costs
- * measured at the uncapped level, else the ones given.
+ * measured at the cost level, else the ones given.
  */
 async function benchLevel(c, { root, env, topology, p, run, seconds, services, costs, say }) {
   const policy = { ...p.policy, caps: c.level.caps };
@@ -44,13 +44,12 @@ async function benchLevel(c, { root, env, topology, p, run, seconds, services, c
     const w = wrk(env, `${stack.baseUrls['cdn-lb']}/`, c.vus, seconds, { threads: 4, timeoutS: null });
     const after = cpu();
     const model =
-      costs && c.level.cpu
+      costs && c.level.cpu && !c.level.measuresCosts
         ? predictCapped({ costs, caps: Object.fromEntries(services.map((s) => [s, c.level.cpu / 100])) })
         : null;
-    const measured =
-      !c.level.cpu && !c.level.mem
-        ? Object.fromEntries(services.map((s) => [s, (after[s] - before[s]) / w.requests]))
-        : costs;
+    const measured = c.level.measuresCosts
+      ? Object.fromEntries(services.map((s) => [s, (after[s] - before[s]) / w.requests]))
+      : costs;
     const result = {
       level: c.level.id,
       seed: c.seed?.rps ?? null,
@@ -95,7 +94,7 @@ function levelsTable(results) {
   return formatTable(rows, head);
 }
 
-/** `bench cdn`: every cap level in turn, then the table and the uncapped level's CPU per request. */
+/** `bench cdn`: every cap level in turn, then the table and the cost level's CPU per request. */
 export default async function benchCdn(root, request, { say = console.log } = {}) {
   const p = makePlan({ experiment: 'cdn', suite: 'load', factor: request.factor, overrides: request.overrides.cdn });
   const env = labEnv(root);
@@ -123,7 +122,7 @@ export default async function benchCdn(root, request, { say = console.log } = {}
     `\nwrk -t4 -c10 -d${seconds}s against the load balancer per cap level; ${machine()}\n\n${levelsTable(results)}\n`,
   );
   const perRequest = Object.entries(costs || {}).map(([s, x]) => `${s} ${fixedOrDash(x * 1e6, 0)} us`);
-  say(`CPU per request (uncapped, wrk): ${perRequest.join(', ')}`);
+  say(`CPU per request (the cost level, wrk): ${perRequest.join(', ')}`);
   say(`\nresults: ${run.dir}`);
   return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * Judging one level of a capped plan (cdn) from k6's summary and the cgroups sampled over the
  * loaded window: throughput against cap / cost, the bottleneck's use of its quota, errors,
- * OOM kills and the origins' refills; the uncapped level yields the costs the capped ones are
+ * OOM kills and the origins' refills; the cost level yields the costs the other capped ones are
  * judged by (costsFrom). Every figure, and the seed's beside it, goes in the table.
  */
 import { resourcesOver } from '../stack/resources.mjs';
@@ -81,7 +81,7 @@ function levelChecks(plan, c, measured) {
 
 /**
  * The throughput rows: a capped level's against cap / cost and its bottleneck's use of its quota
- * (judged, into `measured` and `checks`), or the uncapped level's, which gives the costs (shown).
+ * (judged, into `measured` and `checks`), or the uncapped or the cost level's (shown).
  */
 function throughputRows(plan, c, { measured, checks, byService }) {
   const e = c.expected;
@@ -89,7 +89,11 @@ function throughputRows(plan, c, { measured, checks, byService }) {
   const seedRps = seed ? `${seed.rps} r/s${seed.modelRps ? ` (cap/cost: ${fixed(seed.modelRps)})` : ''}` : '-';
   if (!e.rps) {
     const lb = byService[plan.roles.lb[0]];
-    const planned = c.level.cpu ? '(no costs measured)' : '(measured: gives the costs)';
+    const planned = c.level.measuresCosts
+      ? '(measured: gives the costs)'
+      : c.level.cpu
+        ? '(no costs measured)'
+        : '(measured)';
     return [
       [
         'throughput',
@@ -190,12 +194,13 @@ export function judge(plan, { summary, caps, cgroupSamples }) {
 
 /**
  * The phases of a capped plan: one stack and one k6 run per cap level, one after another, each
- * stack with its level's caps. The uncapped level comes first and measures what a request costs
- * each service; the capped levels are then planned with those costs (thresholds/kinds/capped.js).
- * Yields each phase's plan and receives what it judged.
+ * stack with its level's caps. The uncapped level comes first; the cost level measures what a
+ * request costs each service, and the later levels are planned with those costs
+ * (thresholds/kinds/capped.js). Yields each phase's plan and receives what it judged.
  */
 export function* phases(plan, { say }) {
   let planned = plan;
+  let uncapped = null;
   for (const c of plan.cases) {
     const mine = planned.cases.find((x) => x.id === c.id);
     // A perturbed stack (`--stack-knob cpu_levels=...`) runs its own caps at the same level.
@@ -209,20 +214,17 @@ export function* phases(plan, { say }) {
       ...(plan.stackPolicy ? { stackPolicy: { ...plan.stackPolicy, caps: stackLevel?.caps ?? c.level.caps } } : {}),
     };
     const measured = judged.outcomes[0];
-    // Costs only from an uncapped level that ran whole.
-    if (!c.level.cpu && !c.level.mem && measured?.pass && !planned.model.costs) {
-      const costs = costsFrom(plan, measured);
-      if (costs) {
-        planned = withCosts(plan, costs, `measured in this run (${c.id})`, {
-          seed: c.seed?.rps ?? null,
-          measured: measured.measured.rps,
-        });
-        say(
-          `${plan.experiment}: CPU per request, from ${c.id}: ${Object.entries(costs)
-            .map(([s, x]) => `${s} ${(x * 1e6).toFixed(0)} us`)
-            .join(', ')}`,
-        );
-      }
+    if (!c.level.cpu && !c.level.mem)
+      uncapped = { seed: c.seed?.rps ?? null, measured: measured?.measured.rps ?? null };
+    // Costs only from a cost level that ran whole.
+    const costs = c.level.measuresCosts && measured?.pass ? costsFrom(plan, measured) : null;
+    if (costs) {
+      planned = withCosts(plan, costs, `measured in this run (${c.id})`, uncapped);
+      say(
+        `${plan.experiment}: CPU per request, from ${c.id}: ${Object.entries(costs)
+          .map(([s, x]) => `${s} ${(x * 1e6).toFixed(0)} us`)
+          .join(', ')}`,
+      );
     }
   }
 }

@@ -1,8 +1,9 @@
 /*
  * Plans for capped experiments (cdn): one case per cap level, each its own stack (a cgroup per
  * service with the level's caps, started fresh as the seed restarted its containers) under a
- * closed load. The first level is uncapped: it measures what one request costs each service in
- * CPU, from the cgroups' accounting, and the model predicts each capped level from those costs.
+ * closed load. The first level is uncapped (the seed's, shown); a level capped above the others
+ * (the experiment's cost level) measures what one request costs each service in CPU, from the
+ * cgroups' accounting, and the model predicts each other capped level from those costs.
  */
 import { rangeNote } from './judged.js';
 
@@ -18,10 +19,11 @@ import { rangeNote } from './judged.js';
  */
 export const CAPPED_TOLERANCE = {
   // Measured throughput over cap / cost: from 0.5 to 1.1. Below 1 more than above, because a
-  // request costs a throttled nginx more CPU than an unthrottled one: it runs 1-2 ms of every
-  // 100 ms period and wakes to cold caches each time, where uncapped it batches its events on a
-  // hot core. A cap larger than the model was told shows first in the bottleneck's use of its
-  // quota (below). Measured spread: stacks/cdn/README.md.
+  // request costs a throttled nginx more CPU the lower its cap: it runs 1-4 ms of every 100 ms
+  // period and wakes to cold caches each time, and the fewer requests share each wake-up, the
+  // more each pays; the costs are measured at a cap above every judged one. A cap larger than
+  // the model was told shows first in the bottleneck's use of its quota (below). Measured
+  // spread: stacks/cdn/README.md.
   rpsLo: 0.5,
   rpsHi: 1.1,
   busy: 0.9, // the bottleneck used at least 90 % of its quota, and at most 105 % (CFS overruns a
@@ -130,16 +132,16 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
 }
 
 /**
- * The plan once the uncapped level has measured `costs` ({service: CPU s per request}): each
+ * The plan once the cost level has measured `costs` ({service: CPU s per request}): each other
  * capped case gets the model's throughput, its bottleneck and the bounds around them. Until then
  * (k6 alone, or `just expect`) a capped case has no throughput expectation: the runner calls
- * this after the uncapped level.
+ * this after the cost level.
  * `uncapped` ({seed, measured} r/s) is shown beside each level as a ratio.
  */
 export function withCosts(plan, costs, source, uncapped = null) {
   const T = CAPPED_TOLERANCE;
   const cases = plan.cases.map((c) => {
-    if (!c.level.cpu) return c;
+    if (!c.level.cpu || c.level.measuresCosts) return c;
     const caps = Object.fromEntries(Object.keys(costs).map((s) => [s, c.level.cpu / 100]));
     const p = predictCapped({ costs, caps });
     if (!p.rps) return c;
