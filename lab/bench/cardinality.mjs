@@ -71,6 +71,7 @@ const INFLUX_FIELDS = ['vu', 'iter', 'url'];
 const TESTID = '20990101-000000-000-1-series';
 const PLAN_FILE = 'lab-k6-shim:plan.json';
 const RUN_JS = pathToFileURL(join(ROOT, 'k6', 'lib', 'run.js')).href;
+const K6_CODE = `${pathToFileURL(join(ROOT, 'k6')).href}/`;
 
 let hooked = false;
 /** Sends k6's module names (k6, k6/...) to the stand-ins, once per process. */
@@ -81,12 +82,18 @@ function installHooks() {
   const names = Object.fromEntries(
     Object.entries(modules).map(([m, x]) => [m, Object.keys(x).filter((k) => k !== 'default')]),
   );
+  // A fresh run's copy of run.js (freshRun) takes fresh copies of the lab's k6 modules it imports,
+  // as each k6 VU has its own: a module's state (plan-run.js notes its schedule's origin once)
+  // otherwise carried from one simulated run to the next, and a run's series hung on which ran first.
   const hooks = `
 const SHIM = ${JSON.stringify(shim)};
 const NAMES = ${JSON.stringify(names)};
+const K6_CODE = ${JSON.stringify(K6_CODE)};
 export async function resolve(specifier, context, next) {
   if (specifier === 'k6' || specifier.startsWith('k6/')) return { url: 'lab-k6:' + specifier, shortCircuit: true };
-  return next(specifier, context);
+  const resolved = await next(specifier, context);
+  const fresh = context.parentURL?.startsWith(K6_CODE) ? new URL(context.parentURL).search : '';
+  return fresh && resolved.url.startsWith(K6_CODE) && !resolved.url.includes('?') ? { ...resolved, url: resolved.url + fresh } : resolved;
 }
 export async function load(url, context, next) {
   if (!url.startsWith('lab-k6:')) return next(url, context);
