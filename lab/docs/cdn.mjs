@@ -33,17 +33,20 @@ const levelsOf = (r) =>
     }),
   );
 
+/** Measured over the model at level `id` (cap `cap`), the model on the cost level `on` measured. */
+const onCost = (l, id, cap, on) => l[id].rps / (cap / l[on].cost);
+
 /**
- * A run's row: the uncapped cost, the 4 % level, and at 2 % and 1 % measured / model before and after
- * the calibration.
+ * A run's row: the uncapped cost, the 4 % level (`calib`, its id), and at 2 % and 1 % measured /
+ * model with the costs measured uncapped and at 4 %.
  */
-function throttlingRow(r, l) {
+function throttlingRow(r, l, calib = 'cpu4') {
   const cell = (id, cap) =>
-    `${l[id].rps.toFixed(0)}, ${(l[id].cost * 1e6).toFixed(0)}, x${(l[id].rps / l[id].model).toFixed(2)}, x${(l[id].rps / (cap / l.cpu4.cost)).toFixed(2)}`;
+    `${l[id].rps.toFixed(0)}, ${(l[id].cost * 1e6).toFixed(0)}, x${onCost(l, id, cap, 'uncapped').toFixed(2)}, x${onCost(l, id, cap, calib).toFixed(2)}`;
   return [
     r.testid,
     (l.uncapped.cost * 1e6).toFixed(1),
-    `${l.cpu4.rps.toFixed(0)}, ${(l.cpu4.cost * 1e6).toFixed(0)}`,
+    `${l[calib].rps.toFixed(0)}, ${(l[calib].cost * 1e6).toFixed(0)}`,
     cell('cpu2', 0.02),
     cell('cpu1', 0.01),
   ];
@@ -56,8 +59,8 @@ function throttlingRow(r, l) {
 function throttlingText(levels) {
   const range = (xs, d = 2) => `${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)}`;
   const of = (id, f) => levels.map((l) => f(l[id]));
-  const before = (id) => of(id, (x) => x.rps / x.model);
-  const after = (id, cap) => levels.map((l) => l[id].rps / (cap / l.cpu4.cost));
+  const before = (id, cap) => levels.map((l) => onCost(l, id, cap, 'uncapped'));
+  const after = (id, cap) => levels.map((l) => onCost(l, id, cap, 'cpu4'));
   const wakeUp = levels.map((l) => {
     const c = 0.02 / (l.cpu4.rps - l.cpu2.rps);
     return (0.01 - (0.04 - l.cpu4.rps * c)) / c / l.cpu1.rps;
@@ -77,7 +80,7 @@ function throttlingText(levels) {
     `- The uncapped cost moved between ${range(
       of('uncapped', (x) => x.cost * 1e6),
       1,
-    )} us: most of \`before\`'s spread (${range(before('cpu2'))} at 2 %, ${range(before('cpu1'))} at 1 %).`,
+    )} us: most of \`before\`'s spread (${range(before('cpu2', 0.02))} at 2 %, ${range(before('cpu1', 0.01))} at 1 %).`,
     `- Calibrated at 4 %, the spread is ${range(after('cpu2', 0.02))} at 2 % and ${range(after('cpu1', 0.01))} at 1 %: the balancer's cost per request rises as its cap falls (${us('cpu4')} us at 4 %, ${us('cpu2')} at 2 %, ${us('cpu1')} at 1 %), by a factor that changed between runs (1 % over 4 %: ${range(levels.map((l) => l.cpu1.cost / l.cpu4.cost))}).`,
     `- A fixed wake-up cost per 100 ms period, fitted on the 4 % and 2 % levels of each run, predicts the 1 % level at ${range(wakeUp)} of what was measured.`,
   ].join('\n');
@@ -107,4 +110,40 @@ function throttling() {
   return `${recordedLine(runs, command)}:\n\n${table(head, rows)}\n\n${throttlingText(levels)}`;
 }
 
-export default { 'cdn-judged': () => judgedRowsTable('cdn', phases), 'cdn-throttling': throttling };
+/**
+ * The recorded default load runs, their costs measured at the cost level (4 %): per level the
+ * throughput and the balancer's CPU per request, and measured / model on the uncapped cost and
+ * on the 4 % cost (as judged).
+ */
+function costLevel() {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const runs = recordedRuns(
+    root,
+    (i) => i.suite === 'load' && i.experiments.join() === 'cdn' && !Object.keys(i.knobs?.cdn ?? {}).length,
+  ).filter((r) => r.outcomes.some((o) => o.case === 'cdn/costs-cpu4-load'));
+  const levels = runs.map(levelsOf);
+  const head = [
+    'run (testid)',
+    'uncapped: balancer us/req',
+    '4 % (the cost level): r/s, us/req',
+    '2 %: r/s, us/req, on the uncapped cost, on the 4 % cost (judged)',
+    '1 %: the same',
+  ];
+  const range = (xs) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
+  const spread = (on) =>
+    `${range(levels.map((l) => onCost(l, 'cpu2', 0.02, on)))} at 2 %, ${range(levels.map((l) => onCost(l, 'cpu1', 0.01, on)))} at 1 %`;
+  return [
+    `${recordedLine(runs, 'just test load/cdn --quick')}:`,
+    table(
+      head,
+      runs.map((r, i) => throttlingRow(r, levels[i], 'costs')),
+    ),
+    `- Measured over the model, judged on the 4 % cost: ${spread('costs')}; on the uncapped cost it would have been ${spread('uncapped')}.`,
+  ].join('\n\n');
+}
+
+export default {
+  'cdn-cost-level': costLevel,
+  'cdn-judged': () => judgedRowsTable('cdn', phases),
+  'cdn-throttling': throttling,
+};
