@@ -87,11 +87,23 @@ test("SEEN_LAG_MS is the recorded runs' lags, pooled", () => {
   }
 });
 
+// nginx's limiter clock as a log format names it: the request header lab_clock.lua stamps.
+const stampedHeader = readFileSync(join(root, 'stacks/lib/lab_clock.lua'), 'utf8').match(/set_header\("([^"]+)"/)[1];
+const NGINX_CLOCK = `$http_${stampedHeader.toLowerCase().replaceAll('-', '_')}`;
+
 // A line as each proxy writes it, from the tokens of the seeds' log formats (an unknown token is
-// left in place, and the line then reads as none).
-const SAMPLE_TOKENS = {
-  envoy: { '%REQ(X-LAB-CASE)%': 'c1', '%START_TIME(%s.%6f)%': '1764000000.123456', '%RESPONSE_CODE%': '429' },
-  nginx: { $http_x_lab_case: 'c1', $lab_clock: '123.456', $msec: '1764000000.123', $request_time: '0.001' },
+// left in place, and the line then reads as none), and the clock its sightings must be read on:
+// nginx's own limiter clock, which makes its replay exact (a wall-clock millisecond leaves each
+// request's limiter millisecond to a draw, and a near tie such as burst's b0-3rps to chance).
+const SAMPLES = {
+  envoy: {
+    tokens: { '%REQ(X-LAB-CASE)%': 'c1', '%START_TIME(%s.%6f)%': '1764000000.123456', '%RESPONSE_CODE%': '429' },
+    clock: 'wall',
+  },
+  nginx: {
+    tokens: { $http_x_lab_case: 'c1', [NGINX_CLOCK]: '123456', $msec: '1764000000.123', $request_time: '0.001' },
+    clock: 'monotonic',
+  },
 };
 const FORMATS = [/inline_string: "(%REQ\(X-LAB-CASE\)%[^"\\]*)/, /log_format lab_seen '([^']*)'/];
 
@@ -106,9 +118,11 @@ test("each seed service's sightings log is written in a format its proxy's modul
     const format = FORMATS.map((re) => text.match(re)?.[1]).find(Boolean);
     assert.ok(format, `${name}: no sightings log format in ${Object.values(s.configs)}`);
     let line = format;
-    for (const [token, value] of Object.entries(SAMPLE_TOKENS[s.sightings])) line = line.replaceAll(token, value);
+    const sample = SAMPLES[s.sightings];
+    for (const [token, value] of Object.entries(sample.tokens)) line = line.replaceAll(token, value);
     const read = proxyNamed(s.sightings).seen(line);
     assert.equal(read?.case, 'c1', `${name}: ${s.sightings} reads none of "${line}"`);
     assert.ok(Number.isFinite(read.ms), `${name}: "${line}"`);
+    assert.equal(read.clock, sample.clock, `${name}: "${format}" logs no ${sample.clock} clock`);
   }
 });
