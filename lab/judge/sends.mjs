@@ -66,12 +66,20 @@ const timesOf = (c) => c.afterUs.map((us) => c.firstMs + us / 1000);
 export const sendsOf = (record) =>
   Object.fromEntries(Object.entries(record?.cases || {}).map(([id, c]) => [id, timesOf(c)]));
 
-/** The proxies' sightings of a record, per case: {ms: wall-clock ms sorted, resolutionMs}. */
+/**
+ * The proxies' sightings of a record, per case: {ms sorted, resolutionMs, clock, limiterClock}
+ * (records made before limiterClock was kept: nginx's monotonic readings were its limiter's).
+ */
 export const sightingsOf = (record) =>
   Object.fromEntries(
     Object.entries(record?.seen || {}).map(([id, c]) => [
       id,
-      { ms: timesOf(c), resolutionMs: c.resolutionMs, clock: c.clock ?? 'wall' },
+      {
+        ms: timesOf(c),
+        resolutionMs: c.resolutionMs,
+        clock: c.clock ?? 'wall',
+        limiterClock: c.limiterClock ?? c.clock === 'monotonic',
+      },
     ]),
   );
 
@@ -104,14 +112,17 @@ export async function saveSends(plan, clockBefore, { run, stores }) {
 /**
  * When a proxy saw each case's requests, from the `seen.log` its config writes in its folder, each
  * line read by that proxy's module (`proxy.seen`: lab/policy/proxies/): {case: {ms: [...]
- * sorted, resolutionMs, clock: 'monotonic' | 'wall'}}; a line of no case (warm-up) is skipped.
+ * sorted, resolutionMs, clock: 'monotonic' | 'wall', limiterClock: whether every reading is the
+ * limiter's own time}}; a line of no case (warm-up) is skipped.
  */
 export function parseSeenLog(text, proxy) {
   const out = {};
   for (const line of text.split('\n')) {
     const s = proxy.seen(line);
     if (!s?.case || !Number.isFinite(s.ms)) continue;
-    (out[s.case] ||= { ms: [], resolutionMs: proxy.resolutionMs, clock: s.clock, proxy: proxy.name }).ms.push(s.ms);
+    const c = (out[s.case] ||= { ms: [], resolutionMs: proxy.resolutionMs, clock: s.clock, proxy: proxy.name });
+    c.ms.push(s.ms);
+    c.limiterClock = (c.limiterClock ?? true) && Boolean(s.limiterClock);
   }
   for (const c of Object.values(out)) c.ms.sort((a, b) => a - b);
   return out;
@@ -169,6 +180,7 @@ export function addSeenLags(plan, record, folders, { run, say }) {
       {
         resolutionMs: s.resolutionMs,
         clock: s.clock,
+        limiterClock: s.limiterClock,
         firstMs: s.ms[0],
         afterUs: s.ms.map((t) => Math.round((t - s.ms[0]) * 1000)),
       },

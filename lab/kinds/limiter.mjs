@@ -47,7 +47,7 @@ function replayOf(plan, c, sent, sends) {
   const mine = sends.cases[c.id] || [];
   const logged = sends.seen[c.id];
   const seen = logged?.ms.length === sent ? logged : null;
-  const exact = seen && (seen.clock === 'monotonic' || seen.resolutionMs < 1) ? onWall(seen, sends.offsetMs) : null;
+  const exact = seen && (seen.limiterClock || seen.resolutionMs < 1) ? onWall(seen, sends.offsetMs) : null;
   const times = mine.length === sent ? mine : exact;
   if (!times)
     return {

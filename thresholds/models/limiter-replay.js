@@ -263,17 +263,18 @@ export const REPLAY_TRIALS = RANGE_TRIALS;
 
 /**
  * When the limiter saw each send, one draw: from the proxy's own sightings where the run has
- * them (`sightings`: {ms, resolutionMs, clock}, the i-th sighting for the i-th send: nginx's
- * limiter clock itself; Envoy's µs stream start and a wait drawn after it; a wall-clock millisecond reading is a draw
- * within its millisecond, no earlier than the send plus the least lag measured), else a lag
- * drawn from `lags` per send.
+ * them (`sightings`: {ms, resolutionMs, clock, limiterClock}, the i-th sighting for the i-th send:
+ * the limiter's own clock itself where `limiterClock` (nginx's ngx_current_msec, HAProxy's date in
+ * the tick its rules ran in); Envoy's µs stream start and a wait drawn after it; another
+ * wall-clock millisecond reading is a draw within its millisecond, no earlier than the send plus
+ * the least lag measured), else a lag drawn from `lags` per send.
  */
 function seenDraw(sends, sightings, lags, rand) {
   if (!sightings) return () => sends.map((t) => t + drawLag(lags, rand));
   return () =>
     sends.map((t, i) => {
       const at = sightings.ms[i];
-      if (sightings.clock === 'monotonic') return at;
+      if (sightings.limiterClock) return at;
       // Envoy logs when its stream began; its bucket reads its own clock when the filter runs,
       // after whatever kept the worker from it: a wait drawn as the event loop's (the lag less
       // the least of it).
@@ -310,11 +311,11 @@ function replayTrials(
   const sorted = [...sends].sort((a, b) => a - b);
   const draw = seenDraw(sorted, sightings, lags, rand);
   // The limiter's own clock leaves nothing to draw (but a held answer's overhead): one trial is all.
-  const exact = sightings?.clock === 'monotonic' && !policy.holdMs;
+  const exact = sightings?.limiterClock && !policy.holdMs;
   for (let k = 0; k < (exact ? 1 : trials); k += 1) {
     const { limiter, msClock, everyHeld } = make(policy, rand, { wall: true });
-    // nginx's own clock readings are the limiter's time as they are.
-    const at = sightings?.clock === 'monotonic' ? 0 : (phase ?? rand());
+    // The limiter's own clock readings are its time as they are.
+    const at = sightings?.limiterClock ? 0 : (phase ?? rand());
     const seen = draw()
       .map((t, i) => [t, sorted[i]])
       .sort((a, b) => a[0] - b[0]);

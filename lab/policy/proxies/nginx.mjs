@@ -75,7 +75,7 @@ export default {
     if (f.length !== 4) return null;
     const monotonic = f[1] !== '-';
     const ms = monotonic ? Number(f[1]) : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
-    return { case: f[0], ms, clock: monotonic ? 'monotonic' : 'wall' };
+    return { case: f[0], ms, clock: monotonic ? 'monotonic' : 'wall', limiterClock: monotonic };
   },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 1,
