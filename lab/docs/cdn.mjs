@@ -12,6 +12,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { recordedRuns, recordedLine, table } from '../lib.mjs';
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const seed = experiments.cdn.seedFigures['uncapped-load'];
 const costs = { 'cdn-lb': seed.lbCpuPct / 100 / seed.rps };
 const predicted = (c) => Boolean(c.level.cpu) && !c.level.measuresCosts;
@@ -32,6 +33,9 @@ const levelsOf = (r) =>
       ];
     }),
   );
+
+/** Least-most of `xs` to `d` places, as the text quotes a spread. */
+const range = (xs, d = 2) => `${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)}`;
 
 /** Measured over the model at level `id` (cap `cap`), the model on the cost level `on` measured. */
 const onCost = (l, id, cap, on) => l[id].rps / (cap / l[on].cost);
@@ -57,7 +61,6 @@ function throttlingRow(r, l, calib = 'cpu4') {
  * each run's 4 % and 2 % levels (rps = (cap - w) / c) asked for its 1 % level.
  */
 function throttlingText(levels) {
-  const range = (xs, d = 2) => `${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)}`;
   const of = (id, f) => levels.map((l) => f(l[id]));
   const before = (id, cap) => levels.map((l) => onCost(l, id, cap, 'uncapped'));
   const after = (id, cap) => levels.map((l) => onCost(l, id, cap, 'cpu4'));
@@ -92,10 +95,9 @@ function throttlingText(levels) {
  * and with the cost measured at 4 % (the calibration).
  */
 function throttling() {
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const command = 'just test load/cdn --quick cpu_levels=0,4,2,1 mem_levels=0,0,25,15';
   const runs = recordedRuns(
-    root,
+    ROOT,
     (i) => i.suite === 'load' && i.experiments.join() === 'cdn' && i.knobs?.cdn?.cpu_levels === '0,4,2,1',
   );
   const levels = runs.map(levelsOf);
@@ -116,9 +118,8 @@ function throttling() {
  * on the 4 % cost (as judged).
  */
 function costLevel() {
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const runs = recordedRuns(
-    root,
+    ROOT,
     (i) => i.suite === 'load' && i.experiments.join() === 'cdn' && !Object.keys(i.knobs?.cdn ?? {}).length,
   ).filter((r) => r.outcomes.some((o) => o.case === 'cdn/costs-cpu4-load'));
   const levels = runs.map(levelsOf);
@@ -129,7 +130,6 @@ function costLevel() {
     '2 %: r/s, us/req, on the uncapped cost, on the 4 % cost (judged)',
     '1 %: the same',
   ];
-  const range = (xs) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
   const spread = (on) =>
     `${range(levels.map((l) => onCost(l, 'cpu2', 0.02, on)))} at 2 %, ${range(levels.map((l) => onCost(l, 'cpu1', 0.01, on)))} at 1 %`;
   return [
