@@ -538,3 +538,27 @@ test("tcp-request content track-sc runs before every http-request rule, wherever
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('after an overload on one entry, a window lets a client that slowed down back in within two periods, a flag keeps it out: the recover case tells them apart, and a period a fifth longer or shorter', () => {
+  const recoverOf = (file, name, overrides = {}) => {
+    const { experiment } = policyExperiment(haproxyPolicy(join(root, 'test', 'policies', file)), { name });
+    addExperiment(experiment);
+    const plan = makePlan({ experiment: name, suite: 'spike', factor: 5, overrides });
+    const [over, recover] = plan.cases.filter((c) => c.step === 'over' || c.step === 'recover');
+    // Every case from 127.0.0.1 meets one entry: the recover case right after the overload, on it.
+    assert.deepEqual([recover.follows, recover.startMs], [over.id, over.startMs + over.durationMs]);
+    return recover;
+  };
+  // 6 r/s for 8 s (48 requests, all counted), then 1 r/s for 22 s (--quick 5: five times faster):
+  // the model lets 13 through, judged 11..15.
+  const window = recoverOf('haproxy-rate.cfg', 'recover-window');
+  assert.deepEqual([window.expected.ok.lo, window.expected.ok.hi, window.requests], [11, 15, 22]);
+  // The flag set on the overload holds while every request touches the entry.
+  const flag = recoverOf('haproxy-abuse-flag.cfg', 'recover-flag');
+  assert.ok(flag.expected.ok.hi <= 2 && flag.requests >= 30, JSON.stringify(flag.expected.ok));
+  // The window's period moved by a fifth either way: what the model then gives fails the range.
+  for (const period of [8, 12]) {
+    const { min, max } = recoverOf('haproxy-rate.cfg', `recover-period-${period}`, { api_period: period }).expected.ok;
+    assert.ok(max < window.expected.ok.lo || min > window.expected.ok.hi, `period ${period} s: ${min}..${max}`);
+  }
+});

@@ -37,9 +37,23 @@ test('nginx: the limited routes get cases; a shared bucket puts them one after a
   // per_ip_min (2 r/s) sits behind per_ip (5 r/s): a case at 4 r/s fills its burst alone.
   assert.deepEqual(
     plan.cases.map((c) => c.id),
-    ['api-under', 'api-fill', 'api-over', 'api-fill-per-ip-min', 'root-under', 'root-fill', 'root-over'],
+    [
+      'api-under',
+      'api-fill',
+      'api-over',
+      'api-fill-per-ip-min',
+      'root-under',
+      'root-fill',
+      'root-over',
+      'root-recover',
+    ],
   );
   assert.deepEqual([plan.cases[3].rate, plan.cases[3].durationMs], [4, 16000]);
+  // Only / shares its bucket among its cases: half its rate right after its overload, on the
+  // bucket the overload left (20 r/s, burst 10: it drains at once, and lets nearly all through).
+  const [over, recover] = plan.cases.slice(6);
+  assert.deepEqual([recover.follows, recover.rate, recover.startMs], ['root-over', 10, over.startMs + over.durationMs]);
+  assert.ok(recover.expected.ok.lo >= recover.requests - 4, JSON.stringify(recover.expected.ok));
   // /api/ binds at 120r/m (2 r/s) with burst 20; / at 20 r/s with burst 10, a bucket every case shares.
   assert.deepEqual(
     plan.cases.slice(0, 3).map((c) => c.rate),
@@ -91,7 +105,7 @@ test('nginx: a dry run expects nothing limited; Envoy: a per-connection bucket i
   assert.match(routes.find((r) => r.none).none, /a bucket per downstream connection/);
   assert.deepEqual(
     plan.cases.map((c) => c.id),
-    ['root-under', 'root-fill', 'root-over'],
+    ['root-under', 'root-fill', 'root-over', 'root-recover'],
   );
   // 100 tokens and 100 a second: a second at 400 r/s lets about 200 through.
   assert.ok(

@@ -15,6 +15,7 @@ import { kinds } from '../lab/kinds/index.mjs';
 import { measuredFromFolder } from '../lab/results/cases.mjs';
 import { recordedLags } from '../lab/cli/seen-lag.mjs';
 import { SEEN_LAG_MS, pooledQuantiles } from '../thresholds/models/seen-lag.js';
+import { replaySends } from '../thresholds/models/limiter-replay.js';
 
 const root = join(import.meta.dirname, '..');
 const RUN = '20261125-220056-673-12079-spike-quick2';
@@ -125,4 +126,28 @@ test("each seed service's sightings log is written in a format its proxy's modul
     assert.ok(Number.isFinite(read.ms), `${name}: "${line}"`);
     assert.equal(read.clock, sample.clock, `${name}: "${format}" logs no ${sample.clock} clock`);
   }
+});
+
+test("a case that follows another on its bucket is replayed after that case's sends, and answers for its own alone", () => {
+  const window = { kind: 'stick_table_rate', periodMs: 2000, limit: 20, op: 'gt', expireMs: 6000 };
+  // HAProxy's sightings are its rules' own millisecond: one exact trial, each at its send here.
+  const seen = (ms) => ({ ms, resolutionMs: 1, clock: 'wall', limiterClock: true });
+  const over = Array.from({ length: 48 }, (_, i) => 1_000_000 + Math.round(((i + 1) * 1000) / 30));
+  const recover = Array.from({ length: 22 }, (_, i) => 1_001_600 + Math.round(((i + 1) * 1000) / 5));
+  const alone = replaySends(window, recover, { sightings: seen(recover) });
+  const after = replaySends(window, recover, {
+    sightings: seen(recover),
+    lead: { times: over, sightings: seen(over) },
+  });
+  assert.deepEqual(
+    [alone.ok, alone.limited],
+    [
+      { min: 22, max: 22 },
+      { min: 0, max: 0 },
+    ],
+  );
+  // The window still counts the overload's 48 (the denied too): some of the slower 22 are refused.
+  assert.equal(after.ok.min, after.ok.max);
+  assert.equal(after.ok.min + after.limited.min, 22);
+  assert.ok(after.ok.min > 0 && after.ok.min < 22, JSON.stringify(after));
 });

@@ -83,6 +83,38 @@ export const sightingsOf = (record) =>
     ]),
   );
 
+/** A proxy's sightings on the wall clock, as k6 stamps: nginx's monotonic readings less the run's offset. */
+const onWall = (seen, offsetMs) =>
+  seen.clock !== 'monotonic' ? seen.ms : offsetMs === null ? null : seen.ms.map((t) => t - offsetMs);
+
+/** A sends file as the replay reads it: {cases: sendsOf, seen: sightingsOf, offsetMs: usableOffset}. */
+export const replayRecord = (sends) => ({
+  cases: sendsOf(sends),
+  seen: sightingsOf(sends),
+  offsetMs: usableOffset(sends.clock),
+});
+
+/**
+ * What the replay reads of one case from a run's record (replayRecord), given the `sent`
+ * requests k6 counted: {times, sightings}, the times InfluxDB's where it holds them all, else the
+ * proxy's exact sightings on the wall clock; {why} where neither. (InfluxDB keeps one point per
+ * series and nanosecond: two stamps that fall together are one point. The proxy's own clock
+ * readings are all the replay needs of a request; the sends only pair with them.)
+ */
+export function caseSends(record, id, sent) {
+  const mine = record.cases[id] || [];
+  const logged = record.seen[id];
+  const sightings = logged?.ms.length === sent ? logged : null;
+  const exact =
+    sightings && (sightings.limiterClock || sightings.resolutionMs < 1) ? onWall(sightings, record.offsetMs) : null;
+  const times = mine.length === sent ? mine : exact;
+  if (!times)
+    return {
+      why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted, and the proxy logged ${logged?.ms.length ?? 'no'} sightings`,
+    };
+  return { times, sightings };
+}
+
 /**
  * The clock offset the replay may use: the reads before and after the load, when they agree to
  * within a tenth of a ms (a clock slewed by NTP meanwhile does not); null otherwise.

@@ -19,7 +19,7 @@ import { within, range, ms, caseRows } from '../judge/table.mjs';
 import { outcome, figure, summaryValue, judgedWithin, judgedFigures } from '../judge/outcome.mjs';
 import { storeCounts, RUN_LOOKBACK } from '../judge/nothing-lost.mjs';
 import { promQuery } from '../stores/prom-query.mjs';
-import { sendsOf, sightingsOf, usableOffset } from '../judge/sends.mjs';
+import { replayRecord, caseSends } from '../judge/sends.mjs';
 import { experimentOfPlan } from '../../thresholds/plan.js';
 
 /** The judged figure of k6's lateness, as outcomes.json names it (lab/cli/k6-lateness.mjs reads it). */
@@ -31,31 +31,20 @@ function lateSpread(summary, c) {
   return lo === null || hi === null ? null : Math.round((hi - lo) * 10) / 10;
 }
 
-/** A proxy's sightings on the wall clock, as k6 stamps: nginx's monotonic readings less the run's offset. */
-const onWall = (seen, offsetMs) =>
-  seen.clock !== 'monotonic' ? seen.ms : offsetMs === null ? null : seen.ms.map((t) => t - offsetMs);
-
 /**
  * The replay's expectation of a case, from the sends k6 made to it and the proxy's sightings of
- * them: null (the case is judged on the plan's ranges) with why, when the run has no send times,
- * or fewer than k6 counted and no exact sighting of each request either. (InfluxDB keeps one
- * point per series and nanosecond: two stamps that fall together are one point. The proxy's own
- * clock readings are all the replay needs of a request; the sends only pair with them.)
+ * them (caseSends), and of the case it follows on its bucket where it follows one: null (the case
+ * is judged on the plan's ranges) with why, where the run holds neither for either.
  */
-function replayOf(plan, c, sent, sends) {
+function replayOf(plan, c, sent, sends, sentOf) {
   if (!sends) return { why: 'no send times in the run (--no-metrics, or a run made before the replay)' };
-  const mine = sends.cases[c.id] || [];
-  const logged = sends.seen[c.id];
-  const seen = logged?.ms.length === sent ? logged : null;
-  const exact = seen && (seen.limiterClock || seen.resolutionMs < 1) ? onWall(seen, sends.offsetMs) : null;
-  const times = mine.length === sent ? mine : exact;
-  if (!times)
-    return {
-      why: `InfluxDB holds ${mine.length} send times of the ${sent} requests k6 counted, and the proxy logged ${logged?.ms.length ?? 'no'} sightings`,
-    };
-  const input = { times, clockOffsetMs: sends.offsetMs, sightings: seen };
+  const own = caseSends(sends, c.id, sent);
+  if (own.why) return own;
+  const lead = c.follows ? caseSends(sends, c.follows, sentOf(c.follows)) : null;
+  if (lead?.why) return { why: `it follows ${c.follows} on its bucket: ${lead.why}` };
+  const input = { ...own, clockOffsetMs: sends.offsetMs, lead };
   return {
-    expected: replayExpected(experimentOfPlan(plan), plan, c, times, input),
+    expected: replayExpected(experimentOfPlan(plan), plan, c, own.times, input),
     input,
   };
 }
@@ -72,7 +61,8 @@ function judgeCase(plan, c, summary, sends) {
     dropped: value(`dropped_iterations{scenario:${c.id}}`, 'count'),
     lateSpreadMs: lateSpread(summary, c),
   };
-  const replay = replayOf(plan, c, measured.sent, sends);
+  const sentOf = (id) => value(sentMetric(plan.cases.find((x) => x.id === id)), 'count');
+  const replay = replayOf(plan, c, measured.sent, sends, sentOf);
   // The ranges the case is judged on: the replay's where it has one, else the plan's.
   const e = replay.expected ? { ...c.expected, ...replay.expected } : c.expected;
   // A count range that admits every count the case could give is shown (null), not judged.
@@ -157,7 +147,7 @@ export const LIMITER_HEAD = ['case', 'measure', 'seed', 'expected (plan)', 'expe
 
 /** The plan's outcomes, in plan order, and their table rows. */
 export function judge(plan, { summary, sends = null }) {
-  const record = sends && { cases: sendsOf(sends), seen: sightingsOf(sends), offsetMs: usableOffset(sends.clock) };
+  const record = sends && replayRecord(sends);
   const outcomes = plan.cases.map((c) => judgeCase(plan, c, summary, record));
   return { outcomes, head: LIMITER_HEAD, rows: outcomes.flatMap((o, i) => tableRows(o, plan.cases[i])) };
 }

@@ -2,14 +2,15 @@
  * A team's policy (lab/policy/index.mjs) as an experiment of the limiter kind: a target per
  * limited route, with the model of what it meets (several limit_req, Envoy's local rate limit),
  * and cases that tell its numbers apart, shaped by the suite: under its rate, filling its burst,
- * a sustained overload.
+ * a sustained overload, and where the cases share a bucket, the recovery right after it.
  *
  * Every case must meet the limiter state the model gives it. Where nginx computed a key of its own
  * for each case (its slot's client: lab/policy/nginx/explore.mjs), each meets a fresh bucket, and
  * the cases run together. A bucket cases share (a constant or $server_name key, Envoy's buckets,
  * which are per route or per listener) is met fresh by each case only after it has drained: those
  * cases run one after another, each after a pause that empties (nginx) or refills (Envoy) the
- * bucket. The plan says which, per route.
+ * bucket, but the recovery, which meets it as the overload before it left it (the model runs the
+ * two on one bucket: a case's `follows`). The plan says which, per route.
  */
 import { policyName, slug } from './name.mjs';
 import { proxyOf } from './proxies/index.mjs';
@@ -51,6 +52,24 @@ function tooFast(id, t, top, factor, judged) {
 }
 
 /**
+ * Where the route's cases share its bucket (`t.shared`), the overload and, with no pause between,
+ * half the route's rate for as long as its bucket takes to be fresh again and 2 s more (a minute
+ * at most), meeting the bucket as the overload left it: how soon a client that slowed down is let
+ * back in. nginx's and Envoy's buckets let it in at once; HAProxy's window still counts the
+ * requests it refused, for up to two periods; a flag set on the overload refuses it until the
+ * entry expires. Else the overload alone: a case with a bucket of its own would meet the slower
+ * load as the `under` case does.
+ */
+function overloadSteps(id, t, over) {
+  if (!t.shared) return [over];
+  const seconds = Math.min(60, Math.max(5, Math.ceil(t.drainS) + 2));
+  return [
+    { ...over, afterS: 0 },
+    { name: 'recover', rate: Math.max(1, Math.round(t.rate / 2)), seconds, targets: [id], follows: over.name },
+  ];
+}
+
+/**
  * The load steps of one route, per suite, from its binding rate R and burst B (r/s, requests);
  * the load knobs (LOAD_KNOBS), where set, give the spike's and the soak's rates and length instead.
  */
@@ -85,14 +104,12 @@ function steps(id, t, k, factor, judged) {
           // again (5 s at least, a minute at most): what it lets through in a sustained overload.
           // Where the machine cannot send twice its rate, the fill, past its burst, already says.
           ...(Math.min(3 * R, top) >= 2 * R
-            ? [
-                {
-                  name: 'over',
-                  rate: at(Math.min(3 * R, top)),
-                  seconds: Math.min(60, Math.max(5, Math.ceil((1.5 * t.burst) / (2 * R)))),
-                  targets: [id],
-                },
-              ]
+            ? overloadSteps(id, t, {
+                name: 'over',
+                rate: at(Math.min(3 * R, top)),
+                seconds: Math.min(60, Math.max(5, Math.ceil((1.5 * t.burst) / (2 * R)))),
+                targets: [id],
+              })
             : []),
           ...chainSteps(id, t),
           ...connSteps(id, t, k),
@@ -153,7 +170,7 @@ const LOAD_KNOBS = {
     default: [],
     kind: 'counts',
     load: true,
-    doc: "spike: one step per rate (r/s) and route, instead of the lab's choice (under its rate, filling its burst, a sustained overload); soak: the largest",
+    doc: "spike: one step per rate (r/s) and route, instead of the lab's choice (under its rate, filling its burst, a sustained overload and the recovery after it); soak: the largest",
   },
   load_seconds: {
     default: 0,
@@ -234,7 +251,7 @@ function knobsOf(targets) {
 
 /**
  * Each suite's steps over `targets`, at most `judged` r/s, a pause apart where buckets are shared
- * (`afterS`, in the run's seconds at its --quick factor).
+ * (`afterS`, in the run's seconds at its --quick factor), unless a step asks for its own.
  */
 function suitesOf(targets, judged, drains) {
   const suites = {};
@@ -242,7 +259,7 @@ function suitesOf(targets, judged, drains) {
     suites[suite] = (k, { factor = 1 } = {}) =>
       targets
         .flatMap((t) => steps(t.id, t, k, factor, judged)[suite])
-        .map((s) => ({ ...s, ...(drains.length ? { afterS: pauseAt(drains, factor) } : {}) }));
+        .map((s) => ({ ...(drains.length ? { afterS: pauseAt(drains, factor) } : {}), ...s }));
   }
   return suites;
 }

@@ -124,10 +124,13 @@ export function possibleCounts(c) {
  * and the proxy's sightings) instead of the plan's schedule: the diagnosis of a replayed case.
  */
 const replayPredict =
-  ({ times, clockOffsetMs, sightings }) =>
+  ({ times, clockOffsetMs, sightings, lead = null }) =>
   (targets, cases, seed) =>
     new Map(
-      cases.map((c) => [c, replaySends(withHold(targets[0].policy, c), times, { clockOffsetMs, sightings, seed })]),
+      cases.map((c) => [
+        c,
+        replaySends(withHold(targets[0].policy, c), times, { clockOffsetMs, sightings, lead, seed }),
+      ]),
     );
 
 /** A case's policy with the hold its requests ask of the backend (a limit_conn case's), if any. */
@@ -141,11 +144,17 @@ const withHold = (policy, c) => (c.holdMs ? { ...policy, holdMs: c.holdMs } : po
 export function predict(targets, cases, seed, segments = 1) {
   const out = new Map();
   for (const target of targets) {
-    for (const c of cases.filter((x) => x.target === target.id))
-      out.set(c, simulate(withHold(target.policy, c), [c], { seed, segments })[0]);
+    for (const c of cases.filter((x) => x.target === target.id)) {
+      // A case that follows another on one bucket meets it as that case left it (see scheduledCases).
+      const lead = leadOf(cases, c);
+      out.set(c, simulate(withHold(target.policy, c), [...lead, c], { seed, segments }).at(-1));
+    }
   }
   return out;
 }
+
+/** The case `c` follows with no pause on its bucket, as a list ([] where none). */
+const leadOf = (cases, c) => (c.follows ? [cases.find((x) => x.id === c.follows)] : []);
 
 /**
  * The experiment's load steps for a suite as cases (a target and a step each), on one timeline.
@@ -173,6 +182,9 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         step: step.name,
         // A step may ask its answers held (a limit_conn's cases), and count another limited status.
         ...(step.holdS ? { holdMs: Math.round((step.holdS * 1000) / factor) } : {}),
+        // A step may follow another on the same bucket with no pause between (afterS 0): its
+        // cases meet the bucket as that step's cases left it, and only their own answers count.
+        ...(step.follows ? { follows: `${id}-${step.follows}` } : {}),
         ...(step.status ? { limitedStatus: step.status } : {}),
       });
     // A step may ask for a pause after it (afterS, s at the run's factor): a bucket its cases
@@ -433,8 +445,8 @@ const policyOf = (exp, plan, c) =>
  * left is the band the replay gives the proxy's view of each send), and the longest wait with
  * the plan's latency tolerance (the app and loopback add to it).
  */
-export function replayExpected(exp, plan, c, sends, { clockOffsetMs = null, sightings = null } = {}) {
-  const r = replaySends(policyOf(exp, plan, c), sends, { clockOffsetMs, sightings, seed: exp.name });
+export function replayExpected(exp, plan, c, sends, { clockOffsetMs = null, sightings = null, lead = null } = {}) {
+  const r = replaySends(policyOf(exp, plan, c), sends, { clockOffsetMs, sightings, lead, seed: exp.name });
   const count = ({ min, max }) => ({ min, max, lo: min, hi: max });
   return {
     ok: count(r.ok),
@@ -445,13 +457,17 @@ export function replayExpected(exp, plan, c, sends, { clockOffsetMs = null, sigh
 }
 
 /** The replay over time for one case (replayCourse) from startMs (wall clock), as `course` gives the plan's. */
-function replayedCourse(exp, plan, c, sends, startMs, { clockOffsetMs = null, sightings = null } = {}) {
-  return replayCourse(policyOf(exp, plan, c), sends, startMs, { clockOffsetMs, sightings, seed: exp.name });
+function replayedCourse(exp, plan, c, sends, startMs, { clockOffsetMs = null, sightings = null, lead = null } = {}) {
+  return replayCourse(policyOf(exp, plan, c), sends, startMs, { clockOffsetMs, sightings, lead, seed: exp.name });
 }
 
 /** The model over time for one case of a plan: passed and limited so far, per second (simulateCourse). */
 function course(exp, plan, c) {
-  return simulateCourse(policyOf(exp, plan, c), c, { seed: exp.name, segments: plan.segments ?? 1 });
+  return simulateCourse(policyOf(exp, plan, c), c, {
+    seed: exp.name,
+    segments: plan.segments ?? 1,
+    lead: leadOf(plan.cases, c),
+  });
 }
 
 export default {

@@ -227,10 +227,11 @@ export function simulate(
  * The same trials as `simulate`, seen over time: for one case, how many answers k6 has counted
  * as passed and as limited by each step from the case's start, as {min, max} over the trials.
  * {tMs: [...], ok: {min: [...], max: [...]}, limited: {min, max}}; its last step is the plan's range.
+ * `lead`: the case it follows on its bucket, as a list (predict's), whose answers are not counted.
  */
-export function simulateCourse(policy, c, { stepMs = 1000, ...options } = {}) {
+export function simulateCourse(policy, c, { stepMs = 1000, lead = [], ...options } = {}) {
   const perTrial = [];
-  simulate(policy, [c], { ...options, onTrial: ([answers]) => perTrial.push(answers) });
+  simulate(policy, [...lead, c], { ...options, onTrial: (answers) => perTrial.push(answers.at(-1)) });
   return courseOf(perTrial, c.startMs, stepMs);
 }
 
@@ -285,18 +286,41 @@ function seenDraw(sends, sightings, lags, rand) {
 }
 
 /**
+ * A case's sends after those of the case it follows on its bucket (`lead`: {times, sightings}),
+ * and the sightings of both where the run has them for both: {sends, sightings, own(i)}, `own`
+ * true for the case's own i-th send of the joined list.
+ */
+function afterLead(sends, sightings, lead) {
+  const mine = [...sends].sort((a, b) => a - b);
+  if (!lead) return { sends: mine, sightings, own: () => true };
+  const first = [...lead.times].sort((a, b) => a - b);
+  const both = sightings && lead.sightings;
+  return {
+    sends: [...first, ...mine],
+    sightings: both && {
+      ...sightings,
+      ms: [...lead.sightings.ms, ...sightings.ms],
+      limiterClock: Boolean(sightings.limiterClock && lead.sightings.limiterClock),
+    },
+    own: (i) => i >= first.length,
+  };
+}
+
+/**
  * The trials of one limiter over the sends k6 really made to it: `sends` are wall-clock ms
  * (k6's sample times). Each trial draws when the limiter saw each (seenDraw); nginx's clock is
  * its monotonic millisecond clock, floor(wall + clockOffsetMs), where clockOffsetMs is the run's
  * measured CLOCK_MONOTONIC - CLOCK_REALTIME (only its fraction of a ms matters), or an unknown
- * phase drawn per trial when the run did not measure it. Calls onTrial(answers) with
- * {sent, ok, delayMs} per request.
+ * phase drawn per trial when the run did not measure it. `lead` ({times, sightings}): the sends
+ * of the case this one follows on its bucket, offered first and not answered for. Calls
+ * onTrial(answers) with {sent, ok, delayMs} per request of the case's own.
  */
 function replayTrials(
   policy,
-  sends,
+  caseSends,
   {
-    sightings = null,
+    lead = null,
+    sightings: caseSightings = null,
     lags = SEEN_LAG_MS[LAGS_OF[policy.kind]],
     clockOffsetMs = null,
     trials = REPLAY_TRIALS,
@@ -306,9 +330,9 @@ function replayTrials(
 ) {
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
-  const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${sends.length}`);
+  const { sends: sorted, sightings, own } = afterLead(caseSends, caseSightings, lead);
+  const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${caseSends.length}`);
   const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
-  const sorted = [...sends].sort((a, b) => a - b);
   const draw = seenDraw(sorted, sightings, lags, rand);
   // The limiter's own clock leaves nothing to draw (but a held answer's overhead): one trial is all.
   const exact = sightings?.limiterClock && !policy.holdMs;
@@ -317,15 +341,14 @@ function replayTrials(
     // The limiter's own clock readings are its time as they are.
     const at = sightings?.limiterClock ? 0 : (phase ?? rand());
     const seen = draw()
-      .map((t, i) => [t, sorted[i]])
+      .map((t, i) => [t, sorted[i], own(i)])
       .sort((a, b) => a[0] - b[0]);
-    onTrial(
-      seen.map(([t, sent]) => {
-        const hold = holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
-        const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, hold);
-        return { sent, ok: r.ok, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
-      }),
-    );
+    const answers = seen.map(([t, sent, mine]) => {
+      const hold = holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
+      const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, hold);
+      return { sent, mine, ok: r.ok, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
+    });
+    onTrial(answers.filter((a) => a.mine));
   }
 }
 
