@@ -56,7 +56,7 @@ export function recordedRuns(root, pick = () => true) {
 
 /** The line a generated table of recorded runs starts with: what ran, when, which testids. */
 export const recordedLine = (runs, command) =>
-  `${runs.length} runs of \`${command}\`, ${[...new Set(runs.map((r) => `${r.testid.slice(0, 4)}-${r.testid.slice(4, 6)}-${r.testid.slice(6, 8)}`))].join(', ')} (testids in the table; docs/runs/ keeps them)`;
+  `${runs.length} run${runs.length === 1 ? '' : 's'} of \`${command}\`, ${[...new Set(runs.map((r) => `${r.testid.slice(0, 4)}-${r.testid.slice(4, 6)}-${r.testid.slice(6, 8)}`))].join(', ')} (testids in the table; docs/runs/ keeps them)`;
 
 /**
  * The recorded bench runs (docs/runs/<testid>/bench.json, as `bench` wrote it) whose bench.json `pick`

@@ -5,6 +5,7 @@
  * a committed table differs from what the model gives now.
  */
 import { machineRateModule, machineRateTable, tlsTable } from '../docs/machine-rate.mjs';
+import { recoverTable, replayDifferenceTable } from '../docs/recover.mjs';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -136,7 +137,12 @@ const blocks = (loaded) => ({
     'seen-lag': () => seenLagTable(root),
   },
   'docs/knobs.md': { quick: quickChanges },
-  'docs/policies.md': { 'machine-rate': () => machineRateTable(root), 'tls-cost': () => tlsTable(root) },
+  'docs/policies.md': {
+    'machine-rate': () => machineRateTable(root),
+    'tls-cost': () => tlsTable(root),
+    'haproxy-recover': () => recoverTable(root),
+    'replay-difference': () => replayDifferenceTable(root),
+  },
   'README.md': { 'run-sample': () => runSample(root) },
   'docs/compare-proxies.md': { 'compare-proxies': () => proxiesDoc(root) },
 });
