@@ -10,7 +10,7 @@ import { haproxyPolicy, words } from '../lab/policy/haproxy/read.mjs';
 import { proxyClaiming } from '../lab/policy/proxies/index.mjs';
 import { policyExperiment } from '../lab/policy/experiment.mjs';
 import { addExperiment } from '../thresholds/experiments/index.js';
-import { plan as makePlan } from '../thresholds/plan.js';
+import { plan as makePlan, explainCase } from '../thresholds/plan.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RATE = join(root, 'test', 'policies', 'haproxy-rate.cfg');
@@ -561,4 +561,10 @@ test('after an overload on one entry, a window lets a client that slowed down ba
     const { min, max } = recoverOf('haproxy-rate.cfg', `recover-period-${period}`, { api_period: period }).expected.ok;
     assert.ok(max < window.expected.ok.lo || min > window.expected.ok.hi, `period ${period} s: ${min}..${max}`);
   }
+  // What a stack with its period at 12 s measured (8 of 22 let in) fits, by the plan's model, a
+  // period about that long: the recover case explained after the overload it follows.
+  const plan = makePlan({ experiment: 'recover-window', suite: 'spike', factor: 5 });
+  const fits = explainCase(plan, 'api-recover', { ok: 8, limited: 14, sent: 22 });
+  const period = fits.found.find((f) => f.knob === 'api_period');
+  assert.ok(period.lo <= 12.5 && period.hi >= 12, JSON.stringify(fits.found));
 });

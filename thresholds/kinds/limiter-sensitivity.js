@@ -206,7 +206,9 @@ export function limiterExplain(exp, plan, c, measured, predict, replayed = false
         .find((t) => t.id === c.target);
       if (JSON.stringify(target.policy) === JSON.stringify(baseTargets.find((t) => t.id === c.target).policy))
         return false;
-      const s = predict([target], [c], exp.name, plan.segments ?? 1).get(c);
+      // A case that follows another on its bucket is predicted after it (predict's lead).
+      const cases = plan.cases.filter((x) => x === c || x.id === c.follows);
+      const s = predict([target], cases, exp.name, plan.segments ?? 1).get(c);
       return holds(s.ok, measured.ok) && holds(s.limited, measured.limited);
     };
     const tried = [];

@@ -153,8 +153,13 @@ export function predict(targets, cases, seed, segments = 1) {
   return out;
 }
 
-/** The case `c` follows with no pause on its bucket, as a list ([] where none). */
-const leadOf = (cases, c) => (c.follows ? [cases.find((x) => x.id === c.follows)] : []);
+/** The case `c` follows with no pause on its bucket, as a list ([] where none), from `cases`. */
+function leadOf(cases, c) {
+  if (!c.follows) return [];
+  const lead = cases.find((x) => x.id === c.follows);
+  if (!lead) throw new Error(`${c.id} follows ${c.follows} on its bucket, which the cases given lack`);
+  return [lead];
+}
 
 /**
  * The experiment's load steps for a suite as cases (a target and a step each), on one timeline.
