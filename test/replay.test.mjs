@@ -151,3 +151,30 @@ test("a case that follows another on its bucket is replayed after that case's se
   assert.equal(after.ok.min + after.limited.min, 22);
   assert.ok(after.ok.min > 0 && after.ok.min < 22, JSON.stringify(after));
 });
+
+test("a phase whose proxy logged wall-clock milliseconds instead of its limiter's clock says so, naming the cases", async () => {
+  const { addSeenLags } = await import('../lab/judge/sends.mjs');
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'lab-seen-'));
+  try {
+    const said = (lines) => {
+      writeFileSync(join(dir, 'seen.log'), `${lines.join('\n')}\n`);
+      const out = [];
+      const record = { cases: { c1: { firstMs: 1764000000120, afterUs: [0] } }, clock: null };
+      addSeenLags({ experiment: 'e', suite: 'spike' }, record, [{ dir, sightings: 'nginx' }], {
+        run: { dir },
+        say: (s) => out.push(s),
+      });
+      return out;
+    };
+    // lab_clock.lua's stamp: the limiter's own clock, nothing to say.
+    assert.deepEqual(said(['c1 123456 1764000000.123 0.001']), []);
+    // No stamp ("-"): the request's start in wall-clock ms stands in, and the run says so.
+    const out = said(['c1 - 1764000000.123 0.001']);
+    assert.equal(out.length, 1);
+    assert.match(out[0], /sightings of c1 are wall-clock milliseconds, not its limiter's clock/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -202,6 +202,14 @@ export function addSeenLags(plan, record, folders, { run, say }) {
     // A format its proxy's module does not read would leave the replay on recorded lags, unsaid.
     if (!Object.keys(read).length && text.trim())
       say(`${plan.experiment}: ${file}: no line read as ${sightings}'s sightings; its cases replayed without them`);
+    // A whole millisecond that is not the limiter's own leaves each request's to a draw: the
+    // replay's range is then a sample of its trials, which a near tie can miss (nginx's lines
+    // whose clock lab_clock.lua did not stamp).
+    const drawn = Object.keys(read).filter((id) => read[id].resolutionMs >= 1 && !read[id].limiterClock);
+    if (drawn.length)
+      say(
+        `${plan.experiment}: ${file}: ${sightings}'s sightings of ${drawn.join(', ')} are wall-clock milliseconds, not its limiter's clock: their replay draws each request's millisecond, a sample of its trials`,
+      );
     Object.assign(seen, read);
   }
   record.seenLagMs = seenLags(sendsOf(record), seen, usableOffset(record.clock));
