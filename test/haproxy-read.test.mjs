@@ -545,14 +545,19 @@ test('after an overload on one entry, a window lets a client that slowed down ba
     addExperiment(experiment);
     const plan = makePlan({ experiment: name, suite: 'spike', factor: 5, overrides });
     const [over, recover] = plan.cases.filter((c) => c.step === 'over' || c.step === 'recover');
-    // Every case from 127.0.0.1 meets one entry: the recover case right after the overload, on it.
+    // Every case from 127.0.0.1 meets one entry: the recover case right after the overload, on it,
+    // sending as the overload did (a key of its own per case would be a fresh entry).
     assert.deepEqual([recover.follows, recover.startMs], [over.id, over.startMs + over.durationMs]);
+    assert.deepEqual([recover.path, recover.headers], [over.path, over.headers]);
     return recover;
   };
   // 6 r/s for 8 s (48 requests, all counted), then 1 r/s for 22 s (--quick 5: five times faster):
   // the model lets 13 through, judged 11..15.
   const window = recoverOf('haproxy-rate.cfg', 'recover-window');
   assert.deepEqual([window.expected.ok.lo, window.expected.ok.hi, window.requests], [11, 15, 22]);
+  // Two trackers, src shared and X-API-Key one per case: the recover case sends the overload's key.
+  const keyed = recoverOf('haproxy-two-trackers.cfg', 'recover-keyed');
+  assert.deepEqual([keyed.headers, keyed.expected.ok.lo, keyed.expected.ok.hi], [{ 'x-api-key': 'lab-key-3' }, 11, 15]);
   // The flag set on the overload holds while every request touches the entry.
   const flag = recoverOf('haproxy-abuse-flag.cfg', 'recover-flag');
   assert.ok(flag.expected.ok.hi <= 2 && flag.requests >= 30, JSON.stringify(flag.expected.ok));

@@ -294,25 +294,29 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
   const cases = scheduledCases(exp, suite, knobs, factor, leadInMs);
   // Split over k6 processes (--segments), a schedule is as exact as their clocks agree.
   const predictions = predict(targets, cases, name, segments);
-  for (const target of targets)
-    cases
-      .filter((x) => x.target === target.id)
-      .forEach((c, index) => {
-        const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
-        Object.assign(
-          c,
-          caseDetails(c, {
-            target,
-            s: predictions.get(c),
-            seed,
-            name,
-            factor,
-            segments,
-            index,
-            headroom: exp.vuHeadroom ?? SEED_HEADROOM,
-          }),
-        );
-      });
+  for (const target of targets) {
+    const own = cases.filter((x) => x.target === target.id);
+    own.forEach((c, at) => {
+      // A case that follows another on its bucket sends as that case did (its slot: the same
+      // client, the same key in every limiter), so it meets every bucket the lead left, as the
+      // model runs the two.
+      const index = c.follows ? own.findIndex((x) => x.id === c.follows) : at;
+      const seed = seedComparable ? exp.seedFigures[c.id] : undefined;
+      Object.assign(
+        c,
+        caseDetails(c, {
+          target,
+          s: predictions.get(c),
+          seed,
+          name,
+          factor,
+          segments,
+          index,
+          headroom: exp.vuHeadroom ?? SEED_HEADROOM,
+        }),
+      );
+    });
+  }
   fitConnections(cases, exp.connections, { predictions, segments });
   return {
     experiment: name,
