@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { loadTopology } from '../lab/stack/topology.mjs';
 import { proxyNamed } from '../lab/policy/proxies/index.mjs';
 import { readRun } from '../lab/results/runs.mjs';
@@ -16,6 +17,7 @@ import { measuredFromFolder } from '../lab/results/cases.mjs';
 import { recordedLags } from '../lab/cli/seen-lag.mjs';
 import { SEEN_LAG_MS, pooledQuantiles } from '../thresholds/models/seen-lag.js';
 import { replaySends } from '../thresholds/models/limiter-replay.js';
+import { addSeenLags } from '../lab/judge/sends.mjs';
 
 const root = join(import.meta.dirname, '..');
 const RUN = '20261125-220056-673-12079-spike-quick2';
@@ -152,10 +154,7 @@ test("a case that follows another on its bucket is replayed after that case's se
   assert.ok(after.ok.min > 0 && after.ok.min < 22, JSON.stringify(after));
 });
 
-test("a phase whose proxy logged wall-clock milliseconds instead of its limiter's clock says so, naming the cases", async () => {
-  const { addSeenLags } = await import('../lab/judge/sends.mjs');
-  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
+test("a phase whose proxy logged wall-clock milliseconds instead of its limiter's clock says so, naming the cases", () => {
   const dir = mkdtempSync(join(tmpdir(), 'lab-seen-'));
   try {
     const said = (lines) => {
