@@ -561,6 +561,10 @@ test('after an overload on one entry, a window lets a client that slowed down ba
   // The flag set on the overload holds while every request touches the entry.
   const flag = recoverOf('haproxy-abuse-flag.cfg', 'recover-flag');
   assert.ok(flag.expected.ok.hi <= 2 && flag.requests >= 30, JSON.stringify(flag.expected.ok));
+  // A flag in a table of its own (gpc0 alone, expire 10 s) is touched by each request's tracking
+  // too: it holds through the recovery, where a model touching it only when flagged let 1..6 in.
+  const apart = recoverOf('haproxy-flag-table.cfg', 'recover-flag-table');
+  assert.ok(apart.expected.ok.hi <= 2, JSON.stringify(apart.expected.ok));
   // The window's period moved by a fifth either way: what the model then gives fails the range.
   for (const period of [8, 12]) {
     const { min, max } = recoverOf('haproxy-rate.cfg', `recover-period-${period}`, { api_period: period }).expected.ok;

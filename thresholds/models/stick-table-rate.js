@@ -20,11 +20,12 @@ const GPC = { gpc0: 0, gpc1: 1, gpc0_rate: 0, gpc1_rate: 1 };
  * One entry of a stick table, as one tracker keeps it: `periodMs` its http_req_rate's period,
  * `expireMs` the table's expire (an entry untouched that long is gone, and the next request makes
  * a new one with its counters at zero), `gpc0RateMs` and `gpc1RateMs` the periods of gpc0_rate and
- * gpc1_rate where the table stores them, `countsRequests` whether it stores http_req_rate or http_req_cnt: only
- * then does tracking a request touch the entry (src/http_act.c http_action_track_sc); a new entry
- * and every sc-inc-gpc touch it (src/stick_table.c action_inc_gpc0).
+ * gpc1_rate where the table stores them. Tracking a request touches the entry whatever the table
+ * stores (include/haproxy/stream.h stream_start_counters calls stktable_touch_local), and so does every
+ * sc-inc-gpc (src/stick_table.c action_inc_gpc0): a flag in a table of its own lives while the
+ * client keeps sending.
  */
-function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs, countsRequests = true }) {
+function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs }) {
   let made = false;
   let rate = null;
   let count = 0;
@@ -45,7 +46,7 @@ function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs, c
       }
       rate.update(nowMs, 1);
       count += 1;
-      if (countsRequests) touchedMs = nowMs;
+      touchedMs = nowMs;
     },
     /** `sc-inc-gpc0` (i 0) or `sc-inc-gpc1` (i 1) at `nowMs`: the counter and its rate, and a touch. */
     inc(nowMs, i) {
@@ -70,7 +71,7 @@ function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs, c
 
 /**
  * Several trackers on one request (`http-request track-sc0..2`), each with its own entry
- * (`trackers`: [{periodMs, expireMs, gpc0RateMs, gpc1RateMs, countsRequests}], by sc number), and the rules in
+ * (`trackers`: [{periodMs, expireMs, gpc0RateMs, gpc1RateMs}], by sc number), and the rules in
  * the file's order (`rules`: [{track: sc} | {deny: sc, counter, op, limit, tarpitMs} | {inc: sc,
  * gpc, reads?, counter?, op?, limit?}]): a request goes down the rules until a deny's test holds;
  * a tracker after that deny never counts it, one before counts it whatever the rules then decide

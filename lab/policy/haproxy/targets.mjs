@@ -298,7 +298,6 @@ function chainTarget(r) {
         periodMs: (seconds(k, t, 'period', t.table.periodMs) ?? 1) * 1000,
         expireMs: t.table.expireMs === null ? Infinity : seconds(k, t, 'expire', t.table.expireMs) * 1000,
         ...gpcRatesOf(t.table, (param, ms) => seconds(k, t, param, ms)),
-        ...(t.table.periodMs === null && !t.table.count ? { countsRequests: false } : {}),
       })),
       rules: chainRules(r, k, named, index, knob),
     }),
