@@ -207,3 +207,52 @@ test("a gpc's rate (gpc0_rate, added to on every request) reads as http_req_rate
     [true, true, true, true, false, false, false, true],
   );
 });
+
+test('conn_cur counts the streams in progress (the request offered among them), conn_rate and conn_cnt the tracked ones, denied too', () => {
+  const limit = (rules, tracker = {}, options) =>
+    stickTableChain({ trackers: [{ periodMs: 10_000, expireMs: 60_000, connCur: true, ...tracker }], rules }, options);
+  const cur = limit([{ track: 0 }, { deny: 0, counter: 'conn_cur', op: 'gt', limit: 2 }]);
+  // Three held 100 ms each at once: the third is the third in progress; once the first two end, one more.
+  const answers = [
+    [0, 100],
+    [10, 100],
+    [20, 100],
+    [100, 100],
+    [105, 100],
+  ].map(([t, holdMs]) => cur.offer(t, undefined, { holdMs }).ok);
+  assert.deepEqual(answers, [true, true, false, true, false]);
+  // A stream ending in the millisecond a request's rules run: let go before them, or held past them.
+  const tie = (tiesHeld) => {
+    const c = limit([{ track: 0 }, { deny: 0, counter: 'conn_cur', op: 'gt', limit: 1 }], {}, { tiesHeld });
+    return [c.offer(0, undefined, { holdMs: 5 }).ok, c.offer(5).ok];
+  };
+  assert.deepEqual(
+    [tie(false), tie(true)],
+    [
+      [true, true],
+      [true, false],
+    ],
+  );
+  // conn_rate over its own period counts every tracked request, refused ones too: 3 per 1 s.
+  const rate = limit([{ track: 0 }, { deny: 0, counter: 'conn_rate', op: 'gt', limit: 3 }], { connRateMs: 1000 });
+  assert.equal([0, 100, 200, 300, 400, 2500].map((t) => (rate.offer(t).ok ? 1 : 0)).join(''), '111001');
+  const cnt = limit([{ track: 0 }, { deny: 0, counter: 'conn_cnt', op: 'ge', limit: 3 }]);
+  assert.equal([0, 1, 2, 3].map((t) => (cnt.offer(t).ok ? 1 : 0)).join(''), '1100');
+});
+
+test('an entry storing conn_cur is touched again when a stream ends, and none goes while a stream holds it', () => {
+  const entry = (connCur) =>
+    stickTableChain({
+      trackers: [{ periodMs: 1, expireMs: 1000, connCur }],
+      rules: [{ track: 0 }, { deny: 0, counter: 'http_req_cnt', op: 'gt', limit: 1 }],
+    });
+  // A request held 800 ms at 0, the next at 1500: 1500 ms after the first touch, 700 ms after its end.
+  const run = (e) => [e.offer(0, undefined, { holdMs: 800 }).ok, e.offer(1500).ok];
+  // With conn_cur its end touched it: the count of 1 is kept, and the second request is the second.
+  assert.deepEqual(run(entry(true)), [true, false]);
+  // Without, it expired at 1000: a fresh entry lets the second through.
+  assert.deepEqual(run(entry(false)), [true, true]);
+  // Held past its expire, it is not removed while the stream lasts.
+  const held = entry(false);
+  assert.deepEqual([held.offer(0, undefined, { holdMs: 3000 }).ok, held.offer(2000).ok], [true, false]);
+});

@@ -577,3 +577,49 @@ test('after an overload on one entry, a window lets a client that slowed down ba
   const period = fits.found.find((f) => f.knob === 'api_period');
   assert.ok(period.lo <= 12.5 && period.hi >= 12, JSON.stringify(fits.found));
 });
+
+test('conn_cur and conn_rate tracked per request: read with their periods and knobs, conn_cur planned as requests held in progress, a table without them refused', () => {
+  const name = 'conn-limits';
+  const { experiment } = policyExperiment(haproxyPolicy(join(root, 'test', 'policies', 'haproxy-conn-limits.cfg')), {
+    name,
+  });
+  addExperiment(experiment);
+  const knobs = knobDefaults(experiment);
+  assert.deepEqual([knobs.api_limit, knobs.api_limit2, knobs.api_conn_period], [4, 30, 3]);
+  const plan = makePlan({ experiment: name, suite: 'spike', factor: 5 });
+  // The rate is conn_rate's (30 in 3 s); conn_cur's cases hold the answers: twice its 4, then half.
+  const held = plan.cases.filter((c) => c.holdMs);
+  assert.deepEqual(
+    held.map((c) => c.id),
+    ['api-conn-sc0-conn-cur', 'api-conn-sc0-conn-cur-free'],
+  );
+  const [binds, free] = held;
+  assert.ok(
+    binds.expected.limited.lo > 0 && free.expected.limited.lo === 0,
+    JSON.stringify([binds.expected, free.expected]),
+  );
+  const head = HEAD.slice(0, -1);
+  for (const [store, test, refused] of [
+    [
+      'http_req_rate(10s)',
+      'sc_conn_cur(0) gt 4',
+      /team.cfg:10: the deny reads conn_cur, and the table \(team.cfg:8\) does not store it/,
+    ],
+    [
+      'conn_cur',
+      'sc0_conn_rate gt 4',
+      /team.cfg:10: the deny reads conn_rate, and the table \(team.cfg:8\) does not store it/,
+    ],
+  ])
+    assert.match(
+      readLines(
+        [
+          `  stick-table type ip size 1k expire 30s store ${store}`,
+          '  http-request track-sc0 src',
+          `  http-request deny deny_status 429 if { ${test} }`,
+        ],
+        { head },
+      ),
+      refused,
+    );
+});

@@ -17,7 +17,7 @@ import { measuredFromFolder } from '../lab/results/cases.mjs';
 import { recordedLags } from '../lab/cli/seen-lag.mjs';
 import { SEEN_LAG_MS, pooledQuantiles } from '../thresholds/models/seen-lag.js';
 import { replaySends } from '../thresholds/models/limiter-replay.js';
-import { addSeenLags } from '../lab/judge/sends.mjs';
+import { addSeenLags, parseSeenLog } from '../lab/judge/sends.mjs';
 
 const root = join(import.meta.dirname, '..');
 const RUN = '20261125-220056-673-12079-spike-quick2';
@@ -176,4 +176,40 @@ test("a phase whose proxy logged wall-clock milliseconds instead of its limiter'
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("HAProxy's log gives each request's stream length and answer; the replay holds each for its own, bounded both ways at a millisecond's tie", () => {
+  const haproxy = proxyNamed('haproxy');
+  const read = parseSeenLog(
+    ['c1 1000 200 api app 1300', 'c1 1000 429 api app 1000', 'c2 2000 200 api app', 'c1 999 200 api app 1001'].join(
+      '\n',
+    ),
+    haproxy,
+  );
+  // In order of the rules' millisecond; a case with a line of 5 fields (before it was logged) has none.
+  assert.deepEqual(
+    [read.c1.ms, read.c1.heldMs, read.c1.passed],
+    [
+      [999, 1000, 1000],
+      [2, 300, 0],
+      [1, 1, 0],
+    ],
+  );
+  assert.equal(read.c2.heldMs, undefined);
+  const cur = { kind: 'stick_table_rate', periodMs: 10_000, limit: 2, op: 'gt', counter: 'conn_cur', connCur: true };
+  const sightings = (ms, heldMs, passed) => ({
+    ms,
+    resolutionMs: 1,
+    clock: 'wall',
+    limiterClock: true,
+    heldMs,
+    passed,
+  });
+  // Three let through, each held 100 ms; the third's rules ran in the millisecond the first ended.
+  const ms = [0, 50, 100];
+  const both = replaySends(cur, ms, { sightings: sightings(ms, [100, 100, 100], [1, 1, 1]) });
+  assert.deepEqual(both.ok, { min: 2, max: 3 });
+  // Held a millisecond less, nothing ties: one count.
+  const apart = replaySends(cur, ms, { sightings: sightings(ms, [99, 100, 100], [1, 1, 1]) });
+  assert.deepEqual(apart.ok, { min: 3, max: 3 });
 });

@@ -67,7 +67,9 @@ export const sendsOf = (record) =>
   Object.fromEntries(Object.entries(record?.cases || {}).map(([id, c]) => [id, timesOf(c)]));
 
 /**
- * The proxies' sightings of a record, per case: {ms sorted, resolutionMs, clock, limiterClock}
+ * The proxies' sightings of a record, per case: {ms sorted, resolutionMs, clock, limiterClock,
+ * heldMs (how long each held its limiter's entries, in the same order; null where not logged),
+ * passed (1 where it was let through)}
  * (records made before limiterClock was kept: nginx's monotonic readings were its limiter's).
  */
 export const sightingsOf = (record) =>
@@ -79,6 +81,8 @@ export const sightingsOf = (record) =>
         resolutionMs: c.resolutionMs,
         clock: c.clock ?? 'wall',
         limiterClock: c.limiterClock ?? c.clock === 'monotonic',
+        heldMs: c.heldMs ?? null,
+        passed: c.passed ?? null,
       },
     ]),
   );
@@ -145,18 +149,28 @@ export async function saveSends(plan, clockBefore, { run, stores }) {
  * When a proxy saw each case's requests, from the `seen.log` its config writes in its folder, each
  * line read by that proxy's module (`proxy.seen`: lab/policy/proxies/): {case: {ms: [...]
  * sorted, resolutionMs, clock: 'monotonic' | 'wall', limiterClock: whether every reading is the
- * limiter's own time}}; a line of no case (warm-up) is skipped.
+ * limiter's own time, heldMs: how long each held the limiter's entries, and passed (1 where let
+ * through), where every line says}};
+ * a line of no case (warm-up) is skipped.
  */
 export function parseSeenLog(text, proxy) {
   const out = {};
   for (const line of text.split('\n')) {
     const s = proxy.seen(line);
     if (!s?.case || !Number.isFinite(s.ms)) continue;
-    const c = (out[s.case] ||= { ms: [], resolutionMs: proxy.resolutionMs, clock: s.clock, proxy: proxy.name });
-    c.ms.push(s.ms);
+    const c = (out[s.case] ||= { seen: [], resolutionMs: proxy.resolutionMs, clock: s.clock, proxy: proxy.name });
+    c.seen.push([s.ms, s.heldMs, s.passed]);
     c.limiterClock = (c.limiterClock ?? true) && Boolean(s.limiterClock);
   }
-  for (const c of Object.values(out)) c.ms.sort((a, b) => a - b);
+  for (const [id, { seen, ...c }] of Object.entries(out)) {
+    seen.sort((a, b) => a[0] - b[0]);
+    // How long each request held its limiter's entries, and whether it was let through, where the
+    // proxy logs it for every one.
+    const held = seen.every(([, h]) => Number.isFinite(h))
+      ? { heldMs: seen.map(([, h]) => h), passed: seen.map(([, , p]) => (p ? 1 : 0)) }
+      : {};
+    out[id] = { ...c, ms: seen.map(([ms]) => ms), ...held };
+  }
   return out;
 }
 
@@ -223,6 +237,7 @@ export function addSeenLags(plan, record, folders, { run, say }) {
         limiterClock: s.limiterClock,
         firstMs: s.ms[0],
         afterUs: s.ms.map((t) => Math.round((t - s.ms[0]) * 1000)),
+        ...(s.heldMs ? { heldMs: s.heldMs, passed: s.passed } : {}),
       },
     ]),
   );

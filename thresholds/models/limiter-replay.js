@@ -54,10 +54,20 @@ const limiters = {
     msClock: true,
   }),
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
-  // HAProxy's rules run on its millisecond tick (global_now_ms).
-  stick_table_rate: (p) => ({ limiter: stickTableRate(p), msClock: true }),
+  // HAProxy's rules run on its millisecond tick (global_now_ms); a test on conn_cur counts every
+  // request while in progress, held or not (`tiesHeld`: a stream ending in a request's millisecond
+  // still counts for it).
+  stick_table_rate: (p, rand, { tiesHeld } = {}) => ({
+    limiter: stickTableRate(p, { tiesHeld }),
+    msClock: true,
+    everyHeld: p.counter === 'conn_cur',
+  }),
   // Several trackers on one request, on the same tick.
-  stick_table_chain: (p) => ({ limiter: stickTableChain(p), msClock: true }),
+  stick_table_chain: (p, rand, { tiesHeld } = {}) => ({
+    limiter: stickTableChain(p, { tiesHeld }),
+    msClock: true,
+    everyHeld: p.rules.some((r) => r.counter === 'conn_cur'),
+  }),
   // Traefik reads Go's nanosecond clock; its ttl counts whole Unix seconds, at a phase a plan
   // cannot know (drawn per trial; a run's replay is on the wall clock already).
   rate_reservation: (p, rand, { wall = false } = {}) => ({
@@ -286,6 +296,13 @@ function seenDraw(sends, sightings, lags, rand) {
 }
 
 /**
+ * A request's hold where the proxy logged how long its stream lasted (`ms`) and whether it was let
+ * through: that is its hold for the answer it got; for the other, what the model would draw
+ * (`drawn()`: the backend's hold for one it let through) or nothing (one it answers at once).
+ */
+const loggedHold = (ms, passed, drawn) => (passed ? { holdMs: ms } : { holdMs: drawn()?.holdMs ?? 0, deniedMs: ms });
+
+/**
  * A case's sends after those of the case it follows on its bucket (`lead`: {times, sightings}),
  * and the sightings of both where the run has them for both: {sends, sightings, own(i)}, `own`
  * true for the case's own i-th send of the joined list.
@@ -301,6 +318,12 @@ function afterLead(sends, sightings, lead) {
       ...sightings,
       ms: [...lead.sightings.ms, ...sightings.ms],
       limiterClock: Boolean(sightings.limiterClock && lead.sightings.limiterClock),
+      ...(sightings.heldMs && lead.sightings.heldMs
+        ? {
+            heldMs: [...lead.sightings.heldMs, ...sightings.heldMs],
+            passed: [...lead.sightings.passed, ...sightings.passed],
+          }
+        : { heldMs: null }),
     },
     own: (i) => i >= first.length,
   };
@@ -334,17 +357,27 @@ function replayTrials(
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${caseSends.length}`);
   const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
   const draw = seenDraw(sorted, sightings, lags, rand);
-  // The limiter's own clock leaves nothing to draw (but a held answer's overhead): one trial is all.
-  const exact = sightings?.limiterClock && !policy.holdMs;
-  for (let k = 0; k < (exact ? 1 : trials); k += 1) {
-    const { limiter, msClock, everyHeld } = make(policy, rand, { wall: true });
+  // How long each request held the limiter, where the proxy logged it: nothing of it to draw.
+  const logged = sightings?.heldMs ?? null;
+  // (Asked of a limiter made with no draws of its own: the trials' draws stay as they were.)
+  const { everyHeld } = make(policy, () => 0, { wall: true });
+  // The limiter's own clock leaves nothing to draw (but a held answer's overhead, unless logged):
+  // one trial is all; where every request in progress counts, two, as a stream that ended in
+  // the millisecond a request's rules ran is let go before them and after (their order within a
+  // millisecond is the event loop's). Held longer, fewer get through: the two bound it.
+  const exact = sightings?.limiterClock && (logged || (!policy.holdMs && !everyHeld));
+  const runs = exact ? (logged && everyHeld ? 2 : 1) : trials;
+  for (let k = 0; k < runs; k += 1) {
+    const { limiter, msClock } = make(policy, rand, { wall: true, tiesHeld: exact && k === 1 });
     // The limiter's own clock readings are its time as they are.
     const at = sightings?.limiterClock ? 0 : (phase ?? rand());
     const seen = draw()
-      .map((t, i) => [t, sorted[i], own(i)])
+      .map((t, i) => [t, sorted[i], own(i), i])
       .sort((a, b) => a[0] - b[0]);
-    const answers = seen.map(([t, sent, mine]) => {
-      const hold = holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
+    const answers = seen.map(([t, sent, mine, i]) => {
+      const hold = logged
+        ? loggedHold(logged[i], sightings.passed[i], () => holdOf(policy, rand, everyHeld ? 0.5 : null))
+        : holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
       const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, hold);
       return { sent, mine, ok: r.ok, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
     });

@@ -19,35 +19,75 @@ const GPC = { gpc0: 0, gpc1: 1, gpc0_rate: 0, gpc1_rate: 1 };
 /**
  * One entry of a stick table, as one tracker keeps it: `periodMs` its http_req_rate's period,
  * `expireMs` the table's expire (an entry untouched that long is gone, and the next request makes
- * a new one with its counters at zero), `gpc0RateMs` and `gpc1RateMs` the periods of gpc0_rate and
- * gpc1_rate where the table stores them. Tracking a request touches the entry whatever the table
- * stores (include/haproxy/stream.h stream_start_counters calls stktable_touch_local), and so does every
- * sc-inc-gpc (src/stick_table.c action_inc_gpc0): a flag in a table of its own lives while the
- * client keeps sending.
+ * a new one with its counters at zero), `gpc0RateMs`, `gpc1RateMs` and `connRateMs` the periods of
+ * gpc0_rate, gpc1_rate and conn_rate where the table stores them, `connCur` whether it stores
+ * conn_cur. Tracking a request touches the entry whatever the table stores, and counts it as a
+ * stream: conn_cnt, conn_rate and conn_cur (include/haproxy/stream.h stream_start_counters); so
+ * does every sc-inc-gpc (src/stick_table.c action_inc_gpc0): a flag in a table of its own lives
+ * while the client keeps sending. A stream leaves conn_cur when it ends, touching the entry again
+ * where the table stores conn_cur (stream_store_counters); no entry goes while a stream holds it
+ * (src/stick_table.c process_table_expire skips a referenced one).
  */
-function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs }) {
+/**
+ * The streams an entry holds: when each in progress ends (Infinity: the request being offered),
+ * and when the last one that did ended.
+ */
+function heldStreams(tiesHeld) {
+  let ends = [];
+  let endedMs = -Infinity;
+  // A stream that ends in the millisecond a request's rules run: let go before them, or after.
+  const gone = tiesHeld ? (end, nowMs) => end < nowMs : (end, nowMs) => end <= nowMs;
+  return {
+    /** Those in progress at `nowMs`, the ended ones let go. */
+    inProgress(nowMs) {
+      for (const end of ends) if (gone(end, nowMs)) endedMs = Math.max(endedMs, end);
+      ends = ends.filter((end) => !gone(end, nowMs));
+      return ends.length;
+    },
+    start: () => ends.push(Infinity),
+    /** The stream started last ends at `untilMs`. */
+    end(untilMs) {
+      const i = ends.lastIndexOf(Infinity);
+      if (i >= 0) ends[i] = untilMs;
+    },
+    lastEndedMs: () => endedMs,
+  };
+}
+
+function trackedEntry(
+  { periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs, connRateMs, connCur = false },
+  tiesHeld = false,
+) {
   let made = false;
   let rate = null;
   let count = 0;
   let gpc = [0, 0];
   let gpcRate = [];
+  let connRate = null;
   let touchedMs = null;
+  let streams = heldStreams(tiesHeld);
+  const lastTouchMs = () => (connCur ? Math.max(touchedMs, streams.lastEndedMs()) : touchedMs);
   return {
     /** The tracking of one request at `nowMs`: counted before any later rule reads it. */
     track(nowMs) {
       // The expire task removes an entry once its expiry tick (last touch + expire) is reached.
-      if (!made || nowMs - touchedMs >= expireMs) {
+      if (!made || (!streams.inProgress(nowMs) && nowMs - lastTouchMs() >= expireMs)) {
         made = true;
         rate = freqCtr(periodMs ?? 1);
         count = 0;
         gpc = [0, 0];
         gpcRate = [gpc0RateMs, gpc1RateMs].map((p) => (p ? freqCtr(p) : null));
-        touchedMs = nowMs;
+        connRate = freqCtr(connRateMs ?? 1);
+        streams = heldStreams(tiesHeld);
       }
       rate.update(nowMs, 1);
+      connRate.update(nowMs, 1);
       count += 1;
       touchedMs = nowMs;
+      streams.start();
     },
+    /** The stream tracked last ends at `untilMs` (its answer sent). */
+    end: (untilMs) => streams.end(untilMs),
     /** `sc-inc-gpc0` (i 0) or `sc-inc-gpc1` (i 1) at `nowMs`: the counter and its rate, and a touch. */
     inc(nowMs, i) {
       gpc[i] += 1;
@@ -57,12 +97,15 @@ function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs })
     /**
      * What an sc_* fetch reads at `nowMs`: 'http_req_rate' (the sliding window), 'http_req_cnt'
      * (all since made), 'gpc0' or 'gpc1' (all increments since made), 'gpc0_rate' or 'gpc1_rate'
-     * (their sliding window).
+     * (their sliding window), 'conn_rate', 'conn_cnt' (the streams tracked, as the requests),
+     * 'conn_cur' (the streams in progress, the one being offered among them).
      */
     read(nowMs, counter) {
       if (!made) return 0;
-      if (counter === 'http_req_cnt') return count;
+      if (counter === 'http_req_cnt' || counter === 'conn_cnt') return count;
       if (counter === 'http_req_rate') return rate.read(nowMs);
+      if (counter === 'conn_rate') return connRate.read(nowMs);
+      if (counter === 'conn_cur') return streams.inProgress(nowMs);
       const i = GPC[counter];
       return counter.endsWith('_rate') ? (gpcRate[i]?.read(nowMs) ?? 0) : gpc[i];
     },
@@ -71,7 +114,7 @@ function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs })
 
 /**
  * Several trackers on one request (`http-request track-sc0..2`), each with its own entry
- * (`trackers`: [{periodMs, expireMs, gpc0RateMs, gpc1RateMs}], by sc number), and the rules in
+ * (`trackers`: [{periodMs, expireMs, gpc0RateMs, gpc1RateMs, connRateMs, connCur}], by sc number), and the rules in
  * the file's order (`rules`: [{track: sc} | {deny: sc, counter, op, limit, tarpitMs} | {inc: sc,
  * gpc, reads?, counter?, op?, limit?}]): a request goes down the rules until a deny's test holds;
  * a tracker after that deny never counts it, one before counts it whatever the rules then decide
@@ -82,50 +125,71 @@ function trackedEntry({ periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs })
  * that much later: HAProxy holds the request until its analyser's timer expires
  * (src/http_ana.c http_process_tarpit), then answers.
  */
-export function stickTableChain({ trackers, rules }) {
+export function stickTableChain({ trackers, rules }, { tiesHeld = false } = {}) {
   for (const r of rules)
     if ('op' in r && !COMPARE[r.op]) throw new Error(`stick table rate: no comparison '${r.op}' (gt, ge, lt, le)`);
-  const entries = trackers.map(trackedEntry);
+  const entries = trackers.map((t) => trackedEntry(t, tiesHeld));
   const holds = (nowMs, entry, r) => COMPARE[r.op](entries[entry].read(nowMs, r.counter), r.limit);
+  /** The rules down to the first deny whose test holds: {ok, delayMs}, and the entries tracked. */
+  const judge = (nowMs, tracked) => {
+    for (const r of rules) {
+      if ('track' in r) {
+        entries[r.track].track(nowMs);
+        tracked.push(entries[r.track]);
+      } else if ('inc' in r) {
+        if (!('op' in r) || holds(nowMs, r.reads, r)) entries[r.inc].inc(nowMs, r.gpc);
+      } else if (holds(nowMs, r.deny, r)) return { ok: false, delayMs: r.tarpitMs ?? 0 };
+    }
+    return { ok: true, delayMs: 0 };
+  };
   return {
-    /** Offers one request at HAProxy's tick `nowMs` (whole ms); returns {ok, delayMs}. */
-    offer(nowMs) {
-      for (const r of rules) {
-        if ('track' in r) entries[r.track].track(nowMs);
-        else if ('inc' in r) {
-          if (!('op' in r) || holds(nowMs, r.reads, r)) entries[r.inc].inc(nowMs, r.gpc);
-        } else if (holds(nowMs, r.deny, r)) return { ok: false, delayMs: r.tarpitMs ?? 0 };
-      }
-      return { ok: true, delayMs: 0 };
+    /**
+     * Offers one request at HAProxy's tick `nowMs` (whole ms); `holdMs`: how long the backend
+     * takes to answer one let through (its stream ends then), `deniedMs` how long one denied
+     * lasts (where the proxy logged it; else until it is answered). Returns {ok, delayMs}.
+     */
+    offer(nowMs, _keys, { holdMs = 0, deniedMs } = {}) {
+      const tracked = [];
+      const r = judge(nowMs, tracked);
+      for (const e of tracked) e.end(nowMs + (r.ok ? holdMs : (deniedMs ?? r.delayMs)));
+      return r;
     },
   };
 }
 
 /**
- * One tracker and its deny: `counter` 'http_req_rate' (the sliding window) or 'http_req_cnt'
- * (every request since the entry was made), `op` and `limit` the deny's test, `expireMs` the
- * table's expire, `tarpitMs` a tarpit's hold (none: a deny, answered at once).
+ * One tracker and its deny: `counter` 'http_req_rate' (the sliding window), 'http_req_cnt'
+ * (every request since the entry was made) or another a table stores (trackedEntry's read), `op`
+ * and `limit` the deny's test, `expireMs` the table's expire, `connRateMs` and `connCur` what
+ * else it stores of the streams, `tarpitMs` a tarpit's hold (none: a deny, answered at once);
+ * `options` as stickTableChain's.
  */
-export function stickTableRate({
-  periodMs,
-  limit,
-  op = 'gt',
-  expireMs = Infinity,
-  counter = 'http_req_rate',
-  tarpitMs,
-}) {
+export function stickTableRate(
+  { periodMs, limit, op = 'gt', expireMs = Infinity, counter = 'http_req_rate', tarpitMs, connRateMs, connCur },
+  options = {},
+) {
   if (!COMPARE[op]) throw new Error(`stick table rate: no comparison '${op}' (gt, ge, lt, le)`);
-  return stickTableChain({
-    trackers: [{ periodMs, expireMs }],
-    rules: [{ track: 0 }, { deny: 0, counter, op, limit, ...(tarpitMs ? { tarpitMs } : {}) }],
-  });
+  const stored = { ...(connRateMs ? { connRateMs } : {}), ...(connCur ? { connCur } : {}) };
+  return stickTableChain(
+    {
+      trackers: [{ periodMs, expireMs, ...stored }],
+      rules: [{ track: 0 }, { deny: 0, counter, op, limit, ...(tarpitMs ? { tarpitMs } : {}) }],
+    },
+    options,
+  );
 }
 
 /** A chain's numbers, per tracker and per deny rule (the replay's sensitivity moves them). */
 stickTableChain.numbers = {
-  trackers: { periodMs: 'whole', expireMs: 'whole', gpc0RateMs: 'whole', gpc1RateMs: 'whole' },
+  trackers: { periodMs: 'whole', expireMs: 'whole', gpc0RateMs: 'whole', gpc1RateMs: 'whole', connRateMs: 'whole' },
   rules: { limit: 'whole', tarpitMs: 'whole' },
 };
 
 /** The numbers of a stick-table rate policy, and whether each is whole (the replay's sensitivity moves them). */
-stickTableRate.numbers = { limit: 'whole', periodMs: 'whole', expireMs: 'whole', tarpitMs: 'whole' };
+stickTableRate.numbers = {
+  limit: 'whole',
+  periodMs: 'whole',
+  expireMs: 'whole',
+  tarpitMs: 'whole',
+  connRateMs: 'whole',
+};

@@ -3,13 +3,15 @@
  * Lua, maps), then HAProxy's own word on it (`haproxy -c`), then its sections line by line, each
  * directive with its file:line. What the model reads: a frontend (or listen) in HTTP mode, its
  * binds (TLS ones served with the lab's certificate, a plain one that redirects to them), its
- * stick table storing http_req_rate(P), http_req_cnt, gpc0, gpc1 or their rates, `http-request
+ * stick table storing http_req_rate(P), http_req_cnt, gpc0, gpc1 or their rates, conn_rate(P),
+ * conn_cnt or conn_cur (the streams a request's tracking counts, and those in progress), `http-request
  * track-sc0 <key>` or `tcp-request content track-sc0 <key>` (src, a request header, a URL
  * parameter, or Host and path: base, base32+src),
  * `http-request sc-inc-gpc0(0) [if { sc_http_req_rate(0) gt N }]` (a client flagged) and
  * `http-request deny [deny_status N] if { sc_http_req_rate(0) gt N }` (or `tarpit`, held for its
  * `timeout tarpit`, or `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt,
- * sc_get_gpc0, sc_gpc0_rate; gt, ge; or variables set to the counter and the limit). What it
+ * sc_get_gpc0, sc_gpc0_rate, sc_conn_rate, sc_conn_cnt, sc_conn_cur; gt, ge; or variables set
+ * to the counter and the limit). What it
  * cannot read yet is refused by name, with where it stands; it is never guessed.
  */
 import { execFileSync } from 'node:child_process';
@@ -303,20 +305,38 @@ function tableOf(sections, own, name, at, action) {
     count: store.includes('http_req_cnt'),
     gpc: [store.includes('gpc0'), store.includes('gpc1')],
     gpcRateMs: [periodOf('gpc0_rate'), periodOf('gpc1_rate')],
+    connRateMs: periodOf('conn_rate'),
+    connCount: store.includes('conn_cnt'),
+    connCur: store.includes('conn_cur'),
     expireMs: opt('expire') ? timeMs(opt('expire'), line.at) : null,
   };
 }
 
 /** The rates a table may store, by the knob that moves each one's period (targets.mjs, render.mjs). */
-export const RATE_PERIODS = { period: 'http_req_rate', gpc0_period: 'gpc0_rate', gpc1_period: 'gpc1_rate' };
+export const RATE_PERIODS = {
+  period: 'http_req_rate',
+  gpc0_period: 'gpc0_rate',
+  gpc1_period: 'gpc1_rate',
+  conn_period: 'conn_rate',
+};
 
 /** The period of the rate a counter reads in `table` (one of RATE_PERIODS'), ms; null for a count. */
 export const ratePeriodMs = (counter, table) =>
-  ({ http_req_rate: table.periodMs, gpc0_rate: table.gpcRateMs[0], gpc1_rate: table.gpcRateMs[1] })[counter] ?? null;
+  ({
+    http_req_rate: table.periodMs,
+    gpc0_rate: table.gpcRateMs[0],
+    gpc1_rate: table.gpcRateMs[1],
+    conn_rate: table.connRateMs,
+  })[counter] ?? null;
 
-/** Whether a table stores what a counter's fetch reads (a rate, a gpc's count, or the requests' count). */
+/**
+ * Whether a table stores what a counter's fetch reads (a rate, a gpc's count, the requests' or the
+ * streams' count, or the streams in progress).
+ */
 export function storesCounter(table, counter) {
   if (counter.endsWith('_rate')) return ratePeriodMs(counter, table) !== null;
+  if (counter === 'conn_cnt') return table.connCount;
+  if (counter === 'conn_cur') return table.connCur;
   const gpc = /^gpc([01])$/.exec(counter);
   return gpc ? table.gpc[gpc[1]] : table.count;
 }
@@ -366,8 +386,11 @@ function trackOf(sections, sec, l, [action, ...rest]) {
   return { sc, at: l.at, key, table };
 }
 
-// A tracked counter's fetch: the request's rate or count, a gpc's count (get_gpc0) or rate.
-const FETCHED = 'http_req_rate|http_req_cnt|get_gpc[01]|gpc[01]_rate';
+// A tracked counter's fetch: the request's rate or count, a gpc's count (get_gpc0) or rate, and
+// conn_rate, conn_cnt, conn_cur: tracked by an http-request or tcp-request content rule, each
+// request is a stream of its own that the tracking counts (include/haproxy/stream.h
+// stream_start_counters) and that leaves conn_cur when it ends (stream_store_counters).
+const FETCHED = 'http_req_rate|http_req_cnt|get_gpc[01]|gpc[01]_rate|conn_rate|conn_cnt|conn_cur';
 const COUNTER = String.raw`(?:sc_(${FETCHED})\(([0-2])\)|sc([0-2])_(${FETCHED}))`;
 const COUNTER_FETCH = new RegExp(`^${COUNTER}$`);
 const COUNTER_TEST = new RegExp(`^${COUNTER} (gt|ge) (\\d+)$`);
@@ -444,7 +467,7 @@ function conditionOf(rest, at, action, acls, vars) {
   const read = test === undefined ? null : counterTestOf(test, vars);
   if (!read)
     throw new Error(
-      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc_get_gpc0, sc_gpc0_rate, gpc1, sc1, sc2, a variable set to one of them, compared or with sub(), or an acl of that test) yet`,
+      `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc_get_gpc0, sc_gpc0_rate, gpc1, sc_conn_rate, sc_conn_cnt, sc_conn_cur, sc1, sc2, a variable set to one of them, compared or with sub(), or an acl of that test) yet`,
     );
   return { ...read, ...(defs[0] ? { acl: defs[0].at } : {}) };
 }

@@ -34,7 +34,10 @@ const LAB_TCP_ACCEPT = 'tcp-request content accept if { path /healthz }';
 // open files per connection, and where the machine allows fewer, HAProxy starts with what it is
 // given instead of exiting (read.mjs FD_WORDS).
 const LAB_GLOBAL = ['  log stdout format raw local0', '  nbthread 1', '  no strict-limits'];
-const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b"';
+// Its last field: the millisecond the stream ended, its log written then, in the same run of its
+// task as its tracked entries let it go (src/stream.c process_stream, then stream_free:
+// stream_store_counters).
+const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b %[date(0,ms)]"';
 const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
 const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;

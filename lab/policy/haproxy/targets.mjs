@@ -78,6 +78,9 @@ const numberOf = (r, knob, { named, param, kind, value, at, what, min = 1 }) => 
   doc: `frontend ${r.frontend}: ${what} (${at})`,
 });
 
+/** The knob's name of the period of the rate a counter reads (RATE_PERIODS), or null for a count. */
+const periodParamOf = (counter) => Object.keys(RATE_PERIODS).find((p) => RATE_PERIODS[p] === counter) ?? null;
+
 /** Where a deny's limit stands: the set-var that holds it, its acl's line, or its own. */
 const limitAtOf = (deny) => deny.limitAt ?? deny.acl ?? deny.at;
 
@@ -85,10 +88,11 @@ const limitAtOf = (deny) => deny.limitAt ?? deny.acl ?? deny.at;
 function numbersOf(r, knob) {
   const { table, deny } = r.limit;
   const n = (param, kind, value, at, what) => numberOf(r, knob, { named: param, param, kind, value, at, what });
+  const period = periodParamOf(deny.counter);
   return [
     n('limit', 'count', deny.limit, limitAtOf(deny), `the ${deny.action}'s limit on ${deny.counter}`),
-    ...(deny.counter === 'http_req_rate'
-      ? [n('period', 'seconds', table.periodMs / 1000, table.at, 'http_req_rate period in s')]
+    ...(period
+      ? [n(period, 'seconds', ratePeriodMs(deny.counter, table) / 1000, table.at, `${deny.counter} period in s`)]
       : []),
     ...(table.expireMs !== null ? [n('expire', 'seconds', table.expireMs / 1000, table.at, 'table expire in s')] : []),
     ...tarpitNumbers(r, knob, [deny]),
@@ -123,7 +127,7 @@ const windowS = ({ counter }, table) => (ratePeriodMs(counter, table) ?? table.e
 function forgetS(table, counted) {
   const expireS = table.expireMs === null ? Infinity : table.expireMs / 1000;
   if (counted) return expireS;
-  const periods = [table.periodMs, ...table.gpcRateMs].filter((p) => p !== null);
+  const periods = [table.periodMs, ...table.gpcRateMs, table.connRateMs].filter((p) => p !== null);
   return Math.min((2 * (Math.max(0, ...periods) || (table.expireMs ?? 60_000))) / 1000, expireS);
 }
 
@@ -140,6 +144,17 @@ const targetBase = (r, sends) => ({
   slotKeys: sends.slotKeys,
 });
 
+/**
+ * What a test on conn_cur limits: the streams of its entry in progress at once, as a case's conn
+ * limit (named by the tracker it reads, as its cases are).
+ */
+const inFlightOf = (test, knob) => ({
+  zone: `sc${test.sc}_conn_cur`,
+  conn: test.limit,
+  knob,
+  status: test.status,
+});
+
 /** One frontend as a target. */
 function frontendTarget(r) {
   const { table, deny, track } = r.limit;
@@ -147,25 +162,33 @@ function frontendTarget(r) {
   const knob = (param) => knobName(r.frontend, param);
   const periodS = windowS(deny, table);
   const expireS = table.expireMs === null ? Infinity : table.expireMs / 1000;
+  // A limit on the streams in progress has no rate: its cases hold the backend's answers.
+  const inFlight = deny.counter === 'conn_cur';
   return {
     ...targetBase(r, sends),
     numbers: numbersOf(r, knob),
-    build: (k) => ({
-      kind: 'stick_table_rate',
-      counter: deny.counter,
-      op: deny.op,
-      limit: k[knob('limit')],
-      periodMs: (k[knob('period')] ?? periodS) * 1000,
-      expireMs: table.expireMs === null ? Infinity : k[knob('expire')] * 1000,
-      ...tarpitOf(deny, k, knob),
-    }),
+    build: (k) => {
+      const seconds = (param, ms) => (ms === null ? null : (k[knob(param)] ?? ms / 1000));
+      return {
+        kind: 'stick_table_rate',
+        counter: deny.counter,
+        op: deny.op,
+        limit: k[knob('limit')],
+        periodMs: (seconds('period', table.periodMs) ?? periodS) * 1000,
+        expireMs: table.expireMs === null ? Infinity : k[knob('expire')] * 1000,
+        ...streamsOf(table, seconds),
+        ...tarpitOf(deny, k, knob),
+      };
+    },
     status: deny.status,
     // What it lets through over its period, and all at once into an empty window.
-    rate: deny.limit / periodS,
-    burst: deny.limit,
+    rate: inFlight ? null : deny.limit / periodS,
+    burst: inFlight ? null : deny.limit,
+    ...(inFlight ? { conns: [inFlightOf(deny, knob('limit'))] } : {}),
     keys: [{ zone: `stick-table ${table.at}, tracked by ${track.key.text}`, how: sends.how(track) }],
-    // An entry forgets after two periods without a request (or when it expires, if sooner).
-    drainS: Math.min(2 * periodS, expireS),
+    // An entry forgets after two periods without a request (or when it expires, if sooner); the
+    // streams in progress are gone once answered.
+    drainS: inFlight ? 0 : Math.min(2 * periodS, expireS),
     class: track.key.fetch === 'src' ? 'src: the client address' : `${track.key.text}: a key of its own per case`,
   };
 }
@@ -252,16 +275,23 @@ function chainRules(r, k, { limitKnob, flagKnob }, index, knob) {
   });
 }
 
+/** Whether a test reads a gpc's count that no rule of the chain adds to: it stays 0. */
+const neverSet = (test, incs) =>
+  /^gpc\d$/.test(test.counter) && !incs.some((f) => f.inc === test.sc && `gpc${f.gpc}` === test.counter);
+
 /**
  * How long a chain's entries take to forget, s: the longest of its tables' (forgetS); refused
  * where an entry every case shares (src) never forgets what the cases read.
  */
 function chainDrainS(r) {
-  const { trackers } = r.limit.chain;
-  const tests = testsOf(r.limit.chain);
+  const { trackers, incs } = r.limit.chain;
+  const tests = testsOf(r.limit.chain).filter((t) => !neverSet(t, incs));
   return Math.max(
     ...trackers.map((t) => {
-      const counts = tests.filter((x) => x.sc === t.sc && !/rate$/.test(x.counter)).map((x) => x.counter);
+      // conn_cur is what is in progress now: nothing of it is kept once the answers are sent.
+      const counts = tests
+        .filter((x) => x.sc === t.sc && !/rate$/.test(x.counter) && x.counter !== 'conn_cur')
+        .map((x) => x.counter);
       const s = forgetS(t.table, counts.length > 0);
       if (s === Infinity && t.key.fetch === 'src')
         throw new Error(
@@ -281,13 +311,17 @@ function chainTarget(r) {
   const seconds = (k, t, param, ms) => (ms === null ? null : (k[named.tableKnob(t.table.at, param)] ?? ms / 1000));
   const tableOfSc = (sc) => trackers[index.get(sc)].table;
   // What each test lets through over its window; a deny on a flag (a gpc's count) follows the
-  // flag's own test, where one sets it.
+  // flag's own test, where one sets it, and never holds where no rule adds to that gpc.
   const flagged = incs.some((f) => 'op' in f);
-  const tests = testsOf(r.limit.chain).filter((t) => !(flagged && !('inc' in t) && /^gpc\d$/.test(t.counter)));
+  const tests = testsOf(r.limit.chain).filter(
+    (t) => t.counter !== 'conn_cur' && !neverSet(t, incs) && !(flagged && !('inc' in t) && /^gpc\d$/.test(t.counter)),
+  );
   const perS = (t) => t.limit / windowS(t, tableOfSc(t.sc));
-  const tightest = tests.reduce((a, t) => (perS(t) < perS(a) ? t : a));
-  if (!perS(tightest))
+  const tightest = tests.length ? tests.reduce((a, t) => (perS(t) < perS(a) ? t : a)) : null;
+  if (tightest && !perS(tightest))
     throw new Error(`${tightest.at}: lets nothing through after the first request: there is no rate to load it at`);
+  // Each deny on conn_cur: its cases hold the backend's answers.
+  const conns = denies.flatMap((d, i) => (d.counter === 'conn_cur' ? [inFlightOf(d, named.limitKnob(i))] : []));
   const sends = slotsOf(trackers);
   return {
     ...targetBase(r, sends),
@@ -298,12 +332,14 @@ function chainTarget(r) {
         periodMs: (seconds(k, t, 'period', t.table.periodMs) ?? 1) * 1000,
         expireMs: t.table.expireMs === null ? Infinity : seconds(k, t, 'expire', t.table.expireMs) * 1000,
         ...gpcRatesOf(t.table, (param, ms) => seconds(k, t, param, ms)),
+        ...streamsOf(t.table, (param, ms) => seconds(k, t, param, ms)),
       })),
       rules: chainRules(r, k, named, index, knob),
     }),
     status: denies[0].status,
-    rate: perS(tightest),
-    burst: tightest.limit,
+    rate: tightest ? perS(tightest) : null,
+    burst: tightest?.limit ?? null,
+    ...(conns.length ? { conns } : {}),
     keys: trackers.map((t) => ({
       zone: `stick-table ${t.table.at}, tracked by ${t.key.text} (sc${t.sc})`,
       how: sends.how(t),
@@ -320,6 +356,17 @@ function gpcRatesOf(table, seconds) {
     if (ms !== null) out[`gpc${i}RateMs`] = seconds(`gpc${i}_period`, ms) * 1000;
   });
   return out;
+}
+
+/**
+ * What a table stores of the streams its tracking counts, where it does: conn_rate's period in ms
+ * (`seconds` reading its knob) and whether it keeps conn_cur ({connRateMs, connCur}).
+ */
+function streamsOf(table, seconds) {
+  return {
+    ...(table.connRateMs !== null ? { connRateMs: seconds('conn_period', table.connRateMs) * 1000 } : {}),
+    ...(table.connCur ? { connCur: true } : {}),
+  };
 }
 
 /** The HAProxy targets of `policy`: {targets, routes} (routes: the Policy tab's words per frontend). */
