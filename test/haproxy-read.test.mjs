@@ -623,3 +623,32 @@ test('conn_cur and conn_rate tracked per request: read with their periods and kn
       refused,
     );
 });
+
+test('a conn_cur limit its cases cannot bind within a minute (200 in progress at 1 r/s) gets no case, and its route says why', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lab-haproxy-conn-'));
+  try {
+    const file = join(dir, 'team.cfg');
+    const lines = [
+      ...HEAD.slice(0, -1),
+      '  stick-table type ip size 1k expire 30s store conn_rate(10s),conn_cur',
+      '  http-request track-sc0 src',
+      '  http-request deny if { sc_conn_rate(0) gt 20 }',
+      '  http-request deny if { sc_conn_cur(0) gt 100 }',
+      ...TAIL,
+    ];
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const { experiment, routes } = policyExperiment(haproxyPolicy(file), { name: 'conn-unbound' });
+    assert.match(
+      routes[0].unplanned.join(),
+      /sc0_conn_cur: no conn case: 200 in progress at 1 r\/s would need each answer held 200 s/,
+    );
+    addExperiment(experiment);
+    const plan = makePlan({ experiment: 'conn-unbound', suite: 'spike', factor: 5 });
+    assert.deepEqual(
+      plan.cases.filter((c) => c.holdMs),
+      [],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

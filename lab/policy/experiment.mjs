@@ -149,8 +149,9 @@ function chainSteps(id, t) {
 function connSteps(id, t, k) {
   return (t.conns ?? []).flatMap((c) => {
     const n = k[c.knob];
-    const rate = Math.max(1, Math.floor(Math.min(20, (t.rate ?? 40) / 2)));
-    const hold = (inFlight) => k.conn_hold_s || Math.round((inFlight / rate) * 1000) / 1000;
+    const { rate, hold } = connLoad(t, k);
+    // Where twice its number in progress takes more than a third of a minute's case, it cannot bind.
+    if (!k.conn_hold_s && hold(2 * n) > CONN_HOLD_MOST_S) return [];
     const step = (name, holdS) => ({
       name,
       rate,
@@ -162,6 +163,29 @@ function connSteps(id, t, k) {
     const zone = c.zone.replace(/_/g, '-');
     return [step(`conn-${zone}`, hold(2 * n)), step(`conn-${zone}-free`, hold(n / 2))];
   });
+}
+
+// The longest a conn case holds each answer by the lab's choice, s: three holds fill its minute.
+const CONN_HOLD_MOST_S = 20;
+
+/**
+ * A conn case's rate (half the route's, 20 r/s at most; 20 r/s where no rate counts it) and its
+ * hold for N requests in progress, s (the load knob conn_hold_s where set).
+ */
+function connLoad(t, k) {
+  const rate = Math.max(1, Math.floor(Math.min(20, (t.rate ?? 40) / 2)));
+  return { rate, hold: (inFlight) => k.conn_hold_s || Math.round((inFlight / rate) * 1000) / 1000 };
+}
+
+/** The conn limits of a target its cases cannot bind at the file's numbers, in words (said on its route). */
+function connsUnplanned(t) {
+  const { rate, hold } = connLoad(t, {});
+  return (t.conns ?? [])
+    .filter((c) => hold(2 * c.conn) > CONN_HOLD_MOST_S)
+    .map(
+      (c) =>
+        `${c.zone}: no conn case: ${2 * c.conn} in progress at ${rate} r/s would need each answer held ${hold(2 * c.conn)} s (more than ${CONN_HOLD_MOST_S} s; conn_hold_s=S sets one)`,
+    );
 }
 
 // The load, settable as knobs (not the policy's: the sensitivity leaves them alone).
@@ -196,7 +220,16 @@ function routeTargets(policy) {
     while (used.has(id)) id = `${id}-2`;
     used.add(id);
     t.id = id;
-    routes.push({ route: t.label, class: t.class, at: t.at, target: id, keys: t.keys, shared: t.shared });
+    const unplanned = connsUnplanned(t);
+    routes.push({
+      route: t.label,
+      class: t.class,
+      at: t.at,
+      target: id,
+      keys: t.keys,
+      shared: t.shared,
+      ...(unplanned.length ? { unplanned } : {}),
+    });
   }
   routes.push(...unplanned);
   if (!targets.length)

@@ -27,4 +27,5 @@ export function pacingWords(pacing, factor = 1) {
 }
 
 /** A route's cases as said: its pacing, or why it has none. */
-export const casesWords = (route, factor = 1) => (route.pacing ? pacingWords(route.pacing, factor) : route.none);
+export const casesWords = (route, factor = 1) =>
+  route.pacing ? [pacingWords(route.pacing, factor), ...(route.unplanned ?? [])].join('; ') : route.none;
