@@ -181,12 +181,13 @@ test("a phase whose proxy logged wall-clock milliseconds instead of its limiter'
 test("HAProxy's log gives each request's stream length and answer; the replay holds each for its own, bounded both ways at a millisecond's tie", () => {
   const haproxy = proxyNamed('haproxy');
   const read = parseSeenLog(
-    ['c1 1000 200 api app 1300', 'c1 1000 429 api app 1000', 'c2 2000 200 api app', 'c1 999 200 api app 1001'].join(
+    ['c1 1000 429 api app 1000', 'c1 1000 200 api app 1300', 'c2 2000 200 api app', 'c1 999 200 api app 1001'].join(
       '\n',
     ),
     haproxy,
   );
-  // In order of the rules' millisecond; a case with a line of 5 fields (before it was logged) has none.
+  // In order of the rules' millisecond, those let through first within one (the log is in order of
+  // their ends); a case with a line of 5 fields (before it was logged) has none.
   assert.deepEqual(
     [read.c1.ms, read.c1.heldMs, read.c1.passed],
     [

@@ -163,7 +163,9 @@ export function parseSeenLog(text, proxy) {
     c.limiterClock = (c.limiterClock ?? true) && Boolean(s.limiterClock);
   }
   for (const [id, { seen, ...c }] of Object.entries(out)) {
-    seen.sort((a, b) => a[0] - b[0]);
+    // Within one millisecond, those let through first: the order its rules met them in (once a
+    // limit refuses in a millisecond, it refuses the rest of that millisecond's too).
+    seen.sort((a, b) => a[0] - b[0] || Number(Boolean(b[2])) - Number(Boolean(a[2])));
     // How long each request held its limiter's entries, and whether it was let through, where the
     // proxy logs it for every one.
     const held = seen.every(([, h]) => Number.isFinite(h))
