@@ -13,6 +13,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const POLICIES = {
   'haproxy-rate': 'test/policies/haproxy-rate.cfg',
   'haproxy-abuse-flag': 'test/policies/haproxy-abuse-flag.cfg',
+  'haproxy-flag-table': 'test/policies/haproxy-flag-table.cfg',
+  'haproxy-conn-limits': 'test/policies/haproxy-conn-limits.cfg',
   'traefik-rate': 'test/policies/traefik-rate.yml',
 };
 const commandOf = (name) => `./labw test spike --quick --policy=${POLICIES[name]}`;
@@ -27,7 +29,7 @@ const span = ({ min, max }) => (min === max ? `${min}` : `${min}..${max}`);
 export function recoverTable(root = ROOT) {
   const lines = [];
   const rows = [];
-  for (const name of ['haproxy-rate', 'haproxy-abuse-flag']) {
+  for (const name of ['haproxy-rate', 'haproxy-abuse-flag', 'haproxy-flag-table', 'haproxy-conn-limits']) {
     const runs = runsOf(name, root);
     if (!runs.length) continue;
     lines.push(`${recordedLine(runs, commandOf(name))}.`);
