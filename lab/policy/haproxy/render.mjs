@@ -53,7 +53,7 @@ function placedWords(l, placed) {
     const setInt = w.findIndex((x) => /^int\(\d+\)$/.test(x));
     if (p.param === 'limit' && /^set-var\(/.test(w[1] ?? '') && setInt > 0) w[setInt] = `int(${p.value})`;
     else if (p.param === 'limit') w[w.at(-1) === '}' ? w.length - 2 : w.length - 1] = String(p.value);
-    // A period is the rate's in the table's store: http_req_rate(P), gpc0_rate(P), gpc1_rate(P).
+    // A period is the rate's in the table's store: http_req_rate(P), gpc0_rate(P), gpc1_rate(P), conn_rate(P).
     const rate = RATE_PERIODS[p.param];
     if (rate) {
       const i = w.indexOf('store') + 1;
