@@ -5,6 +5,7 @@
  * http_action_track_sc, src/stick_table.c). Each comment says a detail the counts hang on.
  */
 import { freqCtr } from './freq-ctr.js';
+import { inProgress } from './in-flight.js';
 
 const COMPARE = {
   gt: (a, b) => a > b,
@@ -28,32 +29,6 @@ const GPC = { gpc0: 0, gpc1: 1, gpc0_rate: 0, gpc1_rate: 1 };
  * where the table stores conn_cur (stream_store_counters); no entry goes while a stream holds it
  * (src/stick_table.c process_table_expire skips a referenced one).
  */
-/**
- * The streams an entry holds: when each in progress ends (Infinity: the request being offered),
- * and when the last one that did ended.
- */
-function heldStreams(tiesHeld) {
-  let ends = [];
-  let endedMs = -Infinity;
-  // A stream that ends in the millisecond a request's rules run: let go before them, or after.
-  const gone = tiesHeld ? (end, nowMs) => end < nowMs : (end, nowMs) => end <= nowMs;
-  return {
-    /** Those in progress at `nowMs`, the ended ones let go. */
-    inProgress(nowMs) {
-      for (const end of ends) if (gone(end, nowMs)) endedMs = Math.max(endedMs, end);
-      ends = ends.filter((end) => !gone(end, nowMs));
-      return ends.length;
-    },
-    start: () => ends.push(Infinity),
-    /** The stream started last ends at `untilMs`. */
-    end(untilMs) {
-      const i = ends.lastIndexOf(Infinity);
-      if (i >= 0) ends[i] = untilMs;
-    },
-    lastEndedMs: () => endedMs,
-  };
-}
-
 function trackedEntry(
   { periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs, connRateMs, connCur = false },
   tiesHeld = false,
@@ -65,20 +40,20 @@ function trackedEntry(
   let gpcRate = [];
   let connRate = null;
   let touchedMs = null;
-  let streams = heldStreams(tiesHeld);
+  let streams = inProgress(tiesHeld);
   const lastTouchMs = () => (connCur ? Math.max(touchedMs, streams.lastEndedMs()) : touchedMs);
   return {
     /** The tracking of one request at `nowMs`: counted before any later rule reads it. */
     track(nowMs) {
       // The expire task removes an entry once its expiry tick (last touch + expire) is reached.
-      if (!made || (!streams.inProgress(nowMs) && nowMs - lastTouchMs() >= expireMs)) {
+      if (!made || (!streams.count(nowMs) && nowMs - lastTouchMs() >= expireMs)) {
         made = true;
         rate = freqCtr(periodMs ?? 1);
         count = 0;
         gpc = [0, 0];
         gpcRate = [gpc0RateMs, gpc1RateMs].map((p) => (p ? freqCtr(p) : null));
         connRate = freqCtr(connRateMs ?? 1);
-        streams = heldStreams(tiesHeld);
+        streams = inProgress(tiesHeld);
       }
       rate.update(nowMs, 1);
       connRate.update(nowMs, 1);
@@ -105,7 +80,7 @@ function trackedEntry(
       if (counter === 'http_req_cnt' || counter === 'conn_cnt') return count;
       if (counter === 'http_req_rate') return rate.read(nowMs);
       if (counter === 'conn_rate') return connRate.read(nowMs);
-      if (counter === 'conn_cur') return streams.inProgress(nowMs);
+      if (counter === 'conn_cur') return streams.count(nowMs);
       const i = GPC[counter];
       return counter.endsWith('_rate') ? (gpcRate[i]?.read(nowMs) ?? 0) : gpc[i];
     },

@@ -4,15 +4,15 @@
  * directive with its file:line. What the model reads: a frontend (or listen) in HTTP mode, its
  * binds (TLS ones served with the lab's certificate, a plain one that redirects to them), its
  * stick table storing http_req_rate(P), http_req_cnt, gpc0, gpc1 or their rates, conn_rate(P),
- * conn_cnt or conn_cur (the streams a request's tracking counts, and those in progress), `http-request
- * track-sc0 <key>` or `tcp-request content track-sc0 <key>` (src, a request header, a URL
- * parameter, or Host and path: base, base32+src),
+ * conn_cnt or conn_cur (the streams a request's tracking counts, and those in progress),
+ * `http-request track-sc0 <key>` or `tcp-request content track-sc0 <key>` (src, a request
+ * header, a URL parameter, or Host and path: base, base32+src),
  * `http-request sc-inc-gpc0(0) [if { sc_http_req_rate(0) gt N }]` (a client flagged) and
  * `http-request deny [deny_status N] if { sc_http_req_rate(0) gt N }` (or `tarpit`, held for its
  * `timeout tarpit`, or `return status N if ...`; sc0_http_req_rate, sc_http_req_cnt,
  * sc_get_gpc0, sc_gpc0_rate, sc_conn_rate, sc_conn_cnt, sc_conn_cur; gt, ge; or variables set
- * to the counter and the limit). What it
- * cannot read yet is refused by name, with where it stands; it is never guessed.
+ * to the counter and the limit). What it cannot read yet is refused by name, with where it
+ * stands; it is never guessed.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

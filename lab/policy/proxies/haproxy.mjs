@@ -109,10 +109,9 @@ export default {
    * in, on its wall clock, the counter that counted it (the backend's 2xx, or the frontend's
    * denials), and how long its stream then held its entries (`heldMs`, to the millisecond it
    * ended, `passed` whether its rules let it through; lines of runs before it was logged have 5
-   * fields). That millisecond is its limiter's
-   * own: HAProxy 2.6's rules read now_ms, its date plus an offset that stays 0 unless the system
-   * clock jumps (src/clock.c clock_update_date), and date(0,ms) reads the same date
-   * (src/sample.c smp_fetch_date).
+   * fields). That millisecond is its limiter's own: HAProxy 2.6's rules read now_ms, its date
+   * plus an offset that stays 0 unless the system clock jumps (src/clock.c clock_update_date),
+   * and date(0,ms) reads the same date (src/sample.c smp_fetch_date).
    */
   seen: (line) => {
     const f = fieldsOf(line);
