@@ -214,3 +214,34 @@ test("HAProxy's log gives each request's stream length and answer; the replay ho
   const apart = replaySends(cur, ms, { sightings: sightings(ms, [99, 100, 100], [1, 1, 1]) });
   assert.deepEqual(apart.ok, { min: 3, max: 3 });
 });
+
+test("Traefik's access log gives each request's length; the replay gives an inFlightReq's slot back when the logged request ended", () => {
+  const traefik = proxyNamed('traefik');
+  const line = (start, durationNs, status) =>
+    JSON.stringify({
+      StartUTC: `2026-11-27T05:56:23.${start}Z`,
+      Duration: durationNs,
+      DownstreamStatus: status,
+      RouterName: 'api@file',
+      'request_X-Lab-Case': 'c1',
+    });
+  const read = parseSeenLog([line('100', 80e6, 200), line('150', 1e5, 429)].join('\n'), traefik);
+  assert.deepEqual(
+    [read.c1.heldMs, read.c1.passed],
+    [
+      [80, 0.1],
+      [1, 0],
+    ],
+  );
+  const policy = { kind: 'traefik_chain', steps: [{ average: 100, periodS: 1, burst: 10 }, { inFlight: 1 }] };
+  const sightings = (ms, heldMs, passed) => ({ ms, resolutionMs: 0.001, clock: 'wall', heldMs, passed });
+  // Two requests 60 ms apart with one slot: the first held 80 ms as logged keeps the second out;
+  // logged 40 ms, it lets it in. A drawn hold (at most 25 ms of overhead) would let it in too.
+  const ms = [0, 60];
+  const long = replaySends(policy, ms, { sightings: sightings(ms, [80, 1], [1, 1]), trials: 8 });
+  assert.deepEqual(long.ok, { min: 1, max: 1 });
+  const short = replaySends(policy, ms, { sightings: sightings(ms, [40, 1], [1, 1]), trials: 8 });
+  assert.deepEqual(short.ok, { min: 2, max: 2 });
+  const drawn = replaySends(policy, ms, { sightings: { ...sightings(ms), heldMs: null }, trials: 8 });
+  assert.deepEqual(drawn.ok, { min: 2, max: 2 });
+});

@@ -296,11 +296,13 @@ function seenDraw(sends, sightings, lags, rand) {
 }
 
 /**
- * A request's hold where the proxy logged how long its stream lasted (`ms`) and whether it was let
- * through: that is its hold for the answer it got; for the other, what the model would draw
+ * A request's hold where the proxy logged how long it lasted from its sighting (`ms`, the rest of
+ * it from when the limiter saw it) and whether it was let through: that is its hold for the answer
+ * it got, any wait of the limiter's in it (`sinceSeen`); for the other, what the model would draw
  * (`drawn()`: the backend's hold for one it let through) or nothing (one it answers at once).
  */
-const loggedHold = (ms, passed, drawn) => (passed ? { holdMs: ms } : { holdMs: drawn()?.holdMs ?? 0, deniedMs: ms });
+const loggedHold = (ms, passed, drawn) =>
+  passed ? { holdMs: ms, sinceSeen: true } : { holdMs: drawn()?.holdMs ?? 0, deniedMs: ms };
 
 /**
  * A case's sends after those of the case it follows on its bucket (`lead`: {times, sightings}),
@@ -376,7 +378,9 @@ function replayTrials(
       .sort((a, b) => a[0] - b[0]);
     const answers = seen.map(([t, sent, mine, i]) => {
       const hold = logged
-        ? loggedHold(logged[i], sightings.passed[i], () => holdOf(policy, rand, everyHeld ? 0.5 : null))
+        ? loggedHold(Math.max(0, sightings.ms[i] + logged[i] - t), sightings.passed[i], () =>
+            holdOf(policy, rand, everyHeld ? 0.5 : null),
+          )
         : holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
       const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, hold);
       return { sent, mine, ok: r.ok, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };

@@ -18,8 +18,11 @@ export function traefikChain({ steps, epochPhaseMs = 0 }) {
     'inFlight' in s ? { slots: inFlightSlots([s.inFlight]) } : { bucket: rateReservation({ ...s, epochPhaseMs }) },
   );
   return {
-    /** Offers one request at `nowMs`; `holdMs`: how long its answer takes once let on. Returns {ok, delayMs}. */
-    offer(nowMs, _keys, { holdMs = 0 } = {}) {
+    /**
+     * Offers one request at `nowMs`; `holdMs`: how long its answer takes once let on (from
+     * `nowMs`, any delay in it, where `sinceSeen`: a logged length). Returns {ok, delayMs}.
+     */
+    offer(nowMs, _keys, { holdMs = 0, sinceSeen = false } = {}) {
       let at = nowMs;
       // Slots taken so far, each given back when the answer (or a refusal) passes it again.
       const taken = [];
@@ -33,7 +36,7 @@ export function traefikChain({ steps, epochPhaseMs = 0 }) {
           taken.push(s.slots);
         }
       }
-      for (const slots of taken) slots.giveBack(at + holdMs);
+      for (const slots of taken) slots.giveBack(sinceSeen ? Math.max(at, nowMs + holdMs) : at + holdMs);
       return { ok: true, delayMs: at - nowMs };
     },
   };

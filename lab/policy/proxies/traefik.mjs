@@ -72,7 +72,13 @@ const rows = (policy) =>
       : [[r.router, r.at, '-', '-', '-', '-', '-', '-', r.none]],
   );
 
-/** A JSON line of its access log (StartUTC to the nanosecond, in ms on the wall clock), or null. */
+/**
+ * A JSON line of its access log, or null: when its handler began (StartUTC to the nanosecond, in
+ * ms on the wall clock), and how long it then took (`heldMs`: Duration, ns, set when the
+ * middlewares behind the access log have returned, so an inFlightReq's slot has been given back:
+ * pkg/middlewares/accesslog/logger.go logTheRoundTrip), `passed` whether it was let through.
+ * Lines of runs before Duration was logged have none.
+ */
 function seen(line) {
   if (!line.startsWith('{')) return null;
   let j;
@@ -85,7 +91,9 @@ function seen(line) {
   const m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?Z$/.exec(j.StartUTC ?? '');
   if (!kase || !m) return null;
   const ms = Date.parse(`${m[1]}Z`) + Number(`0${m[2] ?? ''}`) * 1000;
-  return { case: kase, ms, clock: 'wall', status: String(j.DownstreamStatus), where: `router ${j.RouterName}` };
+  const status = String(j.DownstreamStatus);
+  const held = Number.isFinite(j.Duration) ? { heldMs: j.Duration / 1e6, passed: status === '200' } : {};
+  return { case: kase, ms, clock: 'wall', status, where: `router ${j.RouterName}`, ...held };
 }
 
 export default {

@@ -113,7 +113,7 @@ export function renderTraefik(policy, { ports, ownPort, backend, prefix, placed 
       format: 'json',
       fields: {
         defaultMode: 'drop',
-        names: { StartUTC: 'keep', DownstreamStatus: 'keep', RouterName: 'keep' },
+        names: { StartUTC: 'keep', Duration: 'keep', DownstreamStatus: 'keep', RouterName: 'keep' },
         headers: { defaultMode: 'drop', names: { 'X-Lab-Case': 'keep' } },
       },
     },
