@@ -652,3 +652,43 @@ test('a conn_cur limit its cases cannot bind within a minute (200 in progress at
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a table's size, read as HAProxy reads it (k, m, g: powers of 1024); one too small for the lab's keys is refused at its line", () => {
+  const keyed = (size, extra = '') => [
+    'defaults',
+    '  mode http',
+    '  timeout connect 5s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    'frontend api',
+    '  bind :8080',
+    `  stick-table type string len 32 size ${size} expire 30s store http_req_rate(10s)${extra}`,
+  ];
+  const deny = ['  http-request track-sc0 req.hdr(X-API-Key)', '  http-request deny if { sc_http_req_rate(0) gt 20 }'];
+  const roomy = readLines(deny, { head: keyed('100k') });
+  assert.equal(roomy.routes[0].limit.table.size, 102_400);
+  assert.doesNotThrow(() => policyExperiment(roomy, { name: 'size-roomy' }));
+  for (const [extra, how] of [
+    ['', /trash the oldest to make room/],
+    [' nopurge', /leave new keys untracked \(nopurge\)/],
+  ]) {
+    const tight = readLines(deny, { head: keyed(4, extra) });
+    assert.equal(tight.routes[0].limit.table.nopurge, extra !== '');
+    assert.throws(
+      () => policyExperiment(tight, { name: 'size-tight' }),
+      (e) =>
+        /^team.cfg:8: stick-table size 4 holds fewer entries than the 12 keys the lab's cases send it/.test(
+          e.message,
+        ) && how.test(e.message),
+    );
+  }
+  // By src, every case shares one entry: a table of one holds it.
+  const one = readLines(['  http-request track-sc0 src', deny[1]], {
+    head: keyed(1).map((l) => l.replace('string len 32', 'ip')),
+  });
+  assert.doesNotThrow(() => policyExperiment(one, { name: 'size-one' }));
+  assert.match(
+    String(readLines(deny, { head: keyed('10x') })),
+    /team.cfg:8: stick-table size '10x' is not a size HAProxy reads|haproxy -c refuses it/,
+  );
+});

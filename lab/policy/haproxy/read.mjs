@@ -279,6 +279,16 @@ function refuseAnywhere(sections) {
   }
 }
 
+// A table's size suffixes, as HAProxy's parse_size_err (src/tools.c) reads them: powers of 1024.
+const SIZE_SHIFT = { '': 0, k: 10, m: 20, g: 30 };
+/** A stick-table's `size` (entries), or null where the line has none (haproxy -c says so). */
+function sizeOf(text, at) {
+  if (text === undefined) return null;
+  const m = /^(\d+)([kmg]?)$/i.exec(text);
+  if (!m) throw new Error(`${at}: stick-table size '${text}' is not a size HAProxy reads`);
+  return Number(m[1]) * 2 ** SIZE_SHIFT[m[2].toLowerCase()];
+}
+
 /** The stick table of a `track-scN ... [table NAME]`: its section's stick-table line, read. */
 function tableOf(sections, own, name, at, action) {
   const holder = name ? sections.find((s) => (s.kind === 'backend' || s.kind === 'listen') && s.name === name) : own;
@@ -309,6 +319,8 @@ function tableOf(sections, own, name, at, action) {
     connCount: store.includes('conn_cnt'),
     connCur: store.includes('conn_cur'),
     expireMs: opt('expire') ? timeMs(opt('expire'), line.at) : null,
+    size: sizeOf(opt('size'), line.at),
+    nopurge: w.includes('nopurge'),
   };
 }
 

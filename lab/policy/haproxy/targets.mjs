@@ -21,6 +21,19 @@ const basePath = (i) => `/lab-key-${i + 1}`;
 /** What sets the i-th case's entry apart in a tracker's table: its key, its path, or nothing (src). */
 const slotKey = (key, table, i) => ({ src: '', base: basePath(i) })[key.fetch] ?? keyValue(table.type, i);
 
+/**
+ * Refuses a table too small for the entries the lab's cases make in it (`count`: one per case
+ * keyed apart, one for all by src): when it is full, HAProxy trashes its oldest entries to make
+ * room, or with `nopurge` tracks no new key (src/stick_table.c __stksess_new), and the model keeps
+ * every entry it is offered.
+ */
+function roomFor(table, count) {
+  if (table.size === null || table.size >= count) return;
+  throw new Error(
+    `${table.at}: stick-table size ${table.size} holds fewer entries than the ${count} keys the lab's cases send it; HAProxy would ${table.nopurge ? 'leave new keys untracked (nopurge)' : 'trash the oldest to make room'} while they run, and the model does not evict yet: give it a size of ${count} or more`,
+  );
+}
+
 // What one entry of a table stands for, by what its tracker keys on.
 const ENTRY_PER = { header: 'value of the header', param: 'value of the parameter', base: 'Host and path' };
 
@@ -33,6 +46,7 @@ const ENTRY_PER = { header: 'value of the header', param: 'value of the paramete
 function slotsOf(trackers) {
   const keyed = trackers.filter((t) => t.key.fetch !== 'src');
   const count = keyed.length ? SLOTS : 1;
+  for (const { table } of trackers) roomFor(table, count);
   const slots = Array.from({ length: count }, (_, i) => {
     const headers = {};
     const query = [];
