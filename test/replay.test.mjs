@@ -245,3 +245,43 @@ test("Traefik's access log gives each request's length; the replay gives an inFl
   const drawn = replaySends(policy, ms, { sightings: { ...sightings(ms), heldMs: null }, trials: 8 });
   assert.deepEqual(drawn.ok, { min: 2, max: 2 });
 });
+
+test("nginx's log gives each request's length from its limiter's stamp and its status; the replay holds its limit_conn slot that long, bounded at a millisecond's tie", () => {
+  const nginx = proxyNamed('nginx');
+  const read = parseSeenLog(
+    [
+      'c1 5000 1764000000.400 0.300 200',
+      'c1 5000 1764000000.100 0.000 503',
+      'c2 - 1764000000.100 0.001 200',
+      'c3 7 1.0 0.001',
+    ].join('\n'),
+    nginx,
+  );
+  // Let through first within the millisecond; a wall-clock start (no stamp) and a seed's 4-field line give no hold.
+  assert.deepEqual(
+    [read.c1.ms, read.c1.heldMs, read.c1.passed],
+    [
+      [5000, 5000],
+      [300, 0],
+      [1, 0],
+    ],
+  );
+  assert.equal(read.c2.heldMs, undefined);
+  assert.equal(read.c3.heldMs, undefined);
+  const policy = { kind: 'limit_req_chain', limits: [], conns: [{ conn: 1 }] };
+  const sightings = (ms, heldMs, passed) => ({
+    ms,
+    resolutionMs: 1,
+    clock: 'monotonic',
+    limiterClock: true,
+    heldMs,
+    passed,
+  });
+  // One slot; the second request's rules run in the millisecond the first ends: let in or not.
+  const ms = [0, 100];
+  const tie = replaySends(policy, ms, { sightings: sightings(ms, [100, 5], [1, 1]) });
+  assert.deepEqual(tie.ok, { min: 1, max: 2 });
+  // Held 150 ms as logged, the second is refused; 50 ms, let in.
+  assert.deepEqual(replaySends(policy, ms, { sightings: sightings(ms, [150, 5], [1, 0]) }).ok, { min: 1, max: 1 });
+  assert.deepEqual(replaySends(policy, ms, { sightings: sightings(ms, [50, 5], [1, 1]) }).ok, { min: 2, max: 2 });
+});

@@ -34,12 +34,12 @@ export function inProgress(tiesHeld = false) {
 }
 
 /**
- * Slots for limits of `amounts` requests each. take(atMs, untilMs, always) takes one slot of every
+ * Slots for limits of `amounts` requests each (`tiesHeld`: as inProgress's). take(atMs, untilMs, always) takes one slot of every
  * limit, given back at `untilMs`, unless one is full at `atMs` (or taken all the same, `always`:
  * a dry run counts what it would reject): returns the index of the first full limit, or -1.
  */
-export function inFlightSlots(amounts) {
-  const limits = amounts.map(() => inProgress());
+export function inFlightSlots(amounts, tiesHeld = false) {
+  const limits = amounts.map(() => inProgress(tiesHeld));
   return {
     take(atMs, untilMs, always = false) {
       const counts = limits.map((l) => l.count(atMs));

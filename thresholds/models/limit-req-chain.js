@@ -89,24 +89,29 @@ function charge(held, nowMs) {
  * waits. `conns`: [{conn}], the limit_conn a request passed meets (one key: the case's), and
  * `connDryRun` (limit_conn_dry_run on: nothing rejected).
  */
-export function limitReqChain(limits, { dryRun = false, conns = [], connDryRun = false } = {}) {
+export function limitReqChain(limits, { dryRun = false, conns = [], connDryRun = false, tiesHeld = false } = {}) {
   const zones = limits.map((l) => ({ ...l, burstMilli: l.burst * 1000, delayMilli: l.delay * 1000, nodes: new Map() }));
-  // Per limit_conn, the requests in progress it counts.
-  const slots = inFlightSlots(conns.map((c) => c.conn));
+  // Per limit_conn, the requests in progress it counts (`tiesHeld`: one that ends in the
+  // millisecond another is judged still counts for it).
+  const slots = inFlightSlots(
+    conns.map((c) => c.conn),
+    tiesHeld,
+  );
   return {
     /**
      * Offers one request at nginx's clock `nowMs` with its key per limit (`keys[i]`, '' where the
      * request's key is empty; one key for all when a string); `holdMs`: how long its answer takes
-     * once limit_req lets it on (limit_conn's slot). Returns {ok, delayMs, by} where `by` is the
-     * index of the limit that rejected or delayed it most, or 'conn' for a limit_conn.
+     * once limit_req lets it on (limit_conn's slot), or from `nowMs` where `sinceSeen` (a logged
+     * length, any delay in it). Returns {ok, delayMs, by} where `by` is the index of the limit
+     * that rejected or delayed it most, or 'conn' for a limit_conn.
      */
-    offer(nowMs, keys = 'one key', { holdMs = 0 } = {}) {
+    offer(nowMs, keys = 'one key', { holdMs = 0, sinceSeen = false } = {}) {
       const r = this.judge(nowMs, keys);
       const req = dryRun ? { ...r, ok: true, delayMs: 0, dry: !r.ok ? 'rejected' : r.delayMs ? 'delayed' : null } : r;
       if (!req.ok || !conns.length) return req;
       const at = nowMs + req.delayMs;
-      if (slots.take(at, at + holdMs, connDryRun) >= 0 && !connDryRun)
-        return { ok: false, delayMs: req.delayMs, by: 'conn' };
+      const until = sinceSeen ? Math.max(at, nowMs + holdMs) : at + holdMs;
+      if (slots.take(at, until, connDryRun) >= 0 && !connDryRun) return { ok: false, delayMs: req.delayMs, by: 'conn' };
       return req;
     },
 

@@ -49,8 +49,9 @@ const holdOf = (policy, rand, everyHeld = null) => {
 const limiters = {
   limit_req: (p) => ({ limiter: limitReq(p), msClock: true }),
   token_bucket: (p) => ({ limiter: tokenBucket(p), msClock: false }),
-  limit_req_chain: (p) => ({
-    limiter: limitReqChain(p.limits, { dryRun: p.dryRun, conns: p.conns ?? [], connDryRun: p.connDryRun }),
+  // (`tiesHeld`: a request ending in the millisecond another is judged still holds its limit_conn slot.)
+  limit_req_chain: (p, rand, { tiesHeld } = {}) => ({
+    limiter: limitReqChain(p.limits, { dryRun: p.dryRun, conns: p.conns ?? [], connDryRun: p.connDryRun, tiesHeld }),
     msClock: true,
   }),
   local_rate_limit: (p, rand) => ({ limiter: localRateLimit(p, rand), msClock: false }),
@@ -364,11 +365,12 @@ function replayTrials(
   // (Asked of a limiter made with no draws of its own: the trials' draws stay as they were.)
   const { everyHeld } = make(policy, () => 0, { wall: true });
   // The limiter's own clock leaves nothing to draw (but a held answer's overhead, unless logged):
-  // one trial is all; where every request in progress counts, two, as a stream that ended in
-  // the millisecond a request's rules ran is let go before them and after (their order within a
-  // millisecond is the event loop's). Held longer, fewer get through: the two bound it.
+  // one trial is all; where the lengths are logged, two, as a request that ended in the
+  // millisecond another's rules ran is let go before them and after (their order within a
+  // millisecond is the event loop's). Held longer, fewer get through: the two bound it (and are
+  // one where no limit counts the requests in progress).
   const exact = sightings?.limiterClock && (logged || (!policy.holdMs && !everyHeld));
-  const runs = exact ? (logged && everyHeld ? 2 : 1) : trials;
+  const runs = exact ? (logged ? 2 : 1) : trials;
   for (let k = 0; k < runs; k += 1) {
     const { limiter, msClock } = make(policy, rand, { wall: true, tiesHeld: exact && k === 1 });
     // The limiter's own clock readings are its time as they are.

@@ -67,15 +67,22 @@ export default {
     return labels.status === '200' ? { case: labels.case, app: true } : null;
   },
   /**
-   * A line of its seen.log (`case clock msec request_time`): the limiter's own monotonic ms clock
-   * where the lab's module could read it, else the request's start on its wall clock, in ms.
+   * A line of its seen.log (`case clock msec request_time status`): the limiter's own monotonic ms
+   * clock where the lab's module could read it, else the request's start on its wall clock, in ms;
+   * and where the stamp is the limiter's, how long the request then took (`heldMs`) and whether it
+   * was let through (`passed`). The stamp (rewrite phase) and the request's start read the same
+   * cached time, as k6's request arrives in one read; the log is written, and the limit_conn slot
+   * given back as its pool is destroyed, in the same tick (ngx_http_free_request), so
+   * $request_time, in ms of that cached time, is the slot's hold. Lines of the seeds' configs
+   * and of runs before the status was logged have 4 fields and no hold.
    */
   seen: (line) => {
     const f = fieldsOf(line);
-    if (f.length !== 4) return null;
+    if (f.length !== 4 && f.length !== 5) return null;
     const monotonic = f[1] !== '-';
     const ms = monotonic ? Number(f[1]) : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
-    return { case: f[0], ms, clock: monotonic ? 'monotonic' : 'wall', limiterClock: monotonic };
+    const held = monotonic && f.length === 5 ? { heldMs: Math.round(Number(f[3]) * 1000), passed: f[4] === '200' } : {};
+    return { case: f[0], ms, clock: monotonic ? 'monotonic' : 'wall', limiterClock: monotonic, ...held };
   },
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 1,
