@@ -16,6 +16,7 @@ const POLICIES = {
   'haproxy-flag-table': 'test/policies/haproxy-flag-table.cfg',
   'haproxy-conn-limits': 'test/policies/haproxy-conn-limits.cfg',
   'traefik-rate': 'test/policies/traefik-rate.yml',
+  'traefik-in-flight': 'test/policies/traefik-in-flight.yml',
 };
 const commandOf = (name) => `./labw test spike --quick --policy=${POLICIES[name]}`;
 
