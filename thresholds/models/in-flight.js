@@ -34,9 +34,10 @@ export function inProgress(tiesHeld = false) {
 }
 
 /**
- * Slots for limits of `amounts` requests each (`tiesHeld`: as inProgress's). take(atMs, untilMs, always) takes one slot of every
- * limit, given back at `untilMs`, unless one is full at `atMs` (or taken all the same, `always`:
- * a dry run counts what it would reject): returns the index of the first full limit, or -1.
+ * Slots for limits of `amounts` requests each (`tiesHeld`: as inProgress's). take(atMs, untilMs,
+ * always) takes one slot of every limit, given back at `untilMs`, unless one is full at `atMs` (or
+ * taken all the same, `always`: a dry run counts what it would reject): returns the index of the
+ * first full limit, or -1.
  */
 export function inFlightSlots(amounts, tiesHeld = false) {
   const limits = amounts.map(() => inProgress(tiesHeld));
