@@ -54,3 +54,10 @@ export function inFlightSlots(amounts, tiesHeld = false) {
     },
   };
 }
+
+/**
+ * When a request let on at `atMs` (after any wait since it was seen at `nowMs`) gives its slot
+ * back: `holdMs` after `atMs`, or after `nowMs` where `sinceSeen` (a logged length, the wait in it).
+ */
+export const heldUntil = (nowMs, atMs, { holdMs = 0, sinceSeen = false } = {}) =>
+  sinceSeen ? Math.max(atMs, nowMs + holdMs) : atMs + holdMs;

@@ -13,7 +13,7 @@
  * limit_req rejects never meets it. It counts requests in progress, so an idle keep-alive
  * connection holds nothing, and each HTTP/2 stream is one.
  */
-import { inFlightSlots } from './in-flight.js';
+import { inFlightSlots, heldUntil } from './in-flight.js';
 
 /** What the bucket of `node` holds at `nowMs` if this request were added: nginx's excess, and the ms since its last. */
 function drained(z, node, nowMs) {
@@ -105,13 +105,13 @@ export function limitReqChain(limits, { dryRun = false, conns = [], connDryRun =
      * length, any delay in it). Returns {ok, delayMs, by} where `by` is the index of the limit
      * that rejected or delayed it most, or 'conn' for a limit_conn.
      */
-    offer(nowMs, keys = 'one key', { holdMs = 0, sinceSeen = false } = {}) {
+    offer(nowMs, keys = 'one key', hold = {}) {
       const r = this.judge(nowMs, keys);
       const req = dryRun ? { ...r, ok: true, delayMs: 0, dry: !r.ok ? 'rejected' : r.delayMs ? 'delayed' : null } : r;
       if (!req.ok || !conns.length) return req;
       const at = nowMs + req.delayMs;
-      const until = sinceSeen ? Math.max(at, nowMs + holdMs) : at + holdMs;
-      if (slots.take(at, until, connDryRun) >= 0 && !connDryRun) return { ok: false, delayMs: req.delayMs, by: 'conn' };
+      if (slots.take(at, heldUntil(nowMs, at, hold), connDryRun) >= 0 && !connDryRun)
+        return { ok: false, delayMs: req.delayMs, by: 'conn' };
       return req;
     },
 

@@ -4,7 +4,7 @@
  * comment says a detail the counts hang on.
  */
 import { rateReservation } from './rate-reservation.js';
-import { inFlightSlots } from './in-flight.js';
+import { inFlightSlots, heldUntil } from './in-flight.js';
 
 /**
  * `steps`: [{average, periodS, burst} (a rateLimit) | {inFlight: N} (an inFlightReq)], in the
@@ -22,7 +22,7 @@ export function traefikChain({ steps, epochPhaseMs = 0 }) {
      * Offers one request at `nowMs`; `holdMs`: how long its answer takes once let on (from
      * `nowMs`, any delay in it, where `sinceSeen`: a logged length). Returns {ok, delayMs}.
      */
-    offer(nowMs, _keys, { holdMs = 0, sinceSeen = false } = {}) {
+    offer(nowMs, _keys, hold = {}) {
       let at = nowMs;
       // Slots taken so far, each given back when the answer (or a refusal) passes it again.
       const taken = [];
@@ -36,7 +36,7 @@ export function traefikChain({ steps, epochPhaseMs = 0 }) {
           taken.push(s.slots);
         }
       }
-      for (const slots of taken) slots.giveBack(sinceSeen ? Math.max(at, nowMs + holdMs) : at + holdMs);
+      for (const slots of taken) slots.giveBack(heldUntil(nowMs, at, hold));
       return { ok: true, delayMs: at - nowMs };
     },
   };
