@@ -654,14 +654,9 @@ test('a conn_cur limit its cases cannot bind within a minute (200 in progress at
 });
 
 test("a table's size, read as HAProxy reads it (k, m, g: powers of 1024); one too small for the lab's keys is refused at its line", () => {
+  // HEAD with its table's line written over.
   const keyed = (size, extra = '') => [
-    'defaults',
-    '  mode http',
-    '  timeout connect 5s',
-    '  timeout client 30s',
-    '  timeout server 30s',
-    'frontend api',
-    '  bind :8080',
+    ...HEAD.slice(0, -1),
     `  stick-table type string len 32 size ${size} expire 30s store http_req_rate(10s)${extra}`,
   ];
   const deny = ['  http-request track-sc0 req.hdr(X-API-Key)', '  http-request deny if { sc_http_req_rate(0) gt 20 }'];
