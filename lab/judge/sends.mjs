@@ -150,7 +150,7 @@ export async function saveSends(plan, clockBefore, { run, stores }) {
  * line read by that proxy's module (`proxy.seen`: lab/policy/proxies/): {case: {ms: [...]
  * sorted, resolutionMs, clock: 'monotonic' | 'wall', limiterClock: whether every reading is the
  * limiter's own time, heldMs: how long each held the limiter's entries, and passed (1 where let
- * through), where every line says}};
+ * through: its status 200), where every line says}};
  * a line of no case (warm-up) is skipped.
  */
 export function parseSeenLog(text, proxy) {
@@ -159,7 +159,8 @@ export function parseSeenLog(text, proxy) {
     const s = proxy.seen(line);
     if (!s?.case || !Number.isFinite(s.ms)) continue;
     const c = (out[s.case] ||= { seen: [], resolutionMs: proxy.resolutionMs, clock: s.clock, proxy: proxy.name });
-    c.seen.push([s.ms, s.heldMs, s.passed]);
+    // Let through is answered 200: the lab's backend answers nothing else.
+    c.seen.push([s.ms, s.heldMs, String(s.status) === '200']);
     c.limiterClock = (c.limiterClock ?? true) && Boolean(s.limiterClock);
   }
   for (const [id, { seen, ...c }] of Object.entries(out)) {

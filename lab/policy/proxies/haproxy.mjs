@@ -108,16 +108,16 @@ export default {
    * A line of its seen.log (`case ms status frontend backend endMs`): the millisecond its rules ran
    * in, on its wall clock, the counter that counted it (the backend's 2xx, or the frontend's
    * denials), and how long its stream then held its entries (`heldMs`, to the millisecond it
-   * ended, `passed` whether its rules let it through; lines of runs before it was logged have 5
-   * fields). That millisecond is its limiter's own: HAProxy 2.6's rules read now_ms, its date
-   * plus an offset that stays 0 unless the system clock jumps (src/clock.c clock_update_date),
-   * and date(0,ms) reads the same date (src/sample.c smp_fetch_date).
+   * ended; lines of runs before it was logged have 5 fields). That millisecond is its limiter's
+   * own: HAProxy 2.6's rules read now_ms, its date plus an offset that stays 0 unless the system
+   * clock jumps (src/clock.c clock_update_date), and date(0,ms) reads the same date
+   * (src/sample.c smp_fetch_date).
    */
   seen: (line) => {
     const f = fieldsOf(line);
     if (f.length !== 5 && f.length !== 6) return null;
     const where = f[2] === '200' ? `backend ${f[4]}` : `frontend ${f[3]}`;
-    const held = f.length === 6 ? { heldMs: Number(f[5]) - Number(f[1]), passed: f[2] === '200' } : {};
+    const held = f.length === 6 ? { heldMs: Number(f[5]) - Number(f[1]) } : {};
     return { case: f[0], ms: Number(f[1]), clock: 'wall', limiterClock: true, status: f[2], where, ...held };
   },
   // The clock resolution its sightings are read at, ms.

@@ -69,8 +69,8 @@ export default {
   /**
    * A line of its seen.log (`case clock msec request_time status`): the limiter's own monotonic ms
    * clock where the lab's module could read it, else the request's start on its wall clock, in ms;
-   * and where the stamp is the limiter's, how long the request then took (`heldMs`) and whether it
-   * was let through (`passed`). The stamp (rewrite phase) and the request's start read the same
+   * and where the stamp is the limiter's, how long the request then took (`heldMs`) and its
+   * `status`. The stamp (rewrite phase) and the request's start read the same
    * cached time, as k6's request arrives in one read; the log is written, and the limit_conn slot
    * given back as its pool is destroyed, in the same tick (ngx_http_free_request), so
    * $request_time, in ms of that cached time, is the slot's hold. Lines of the seeds' configs
@@ -81,7 +81,7 @@ export default {
     if (f.length !== 4 && f.length !== 5) return null;
     const monotonic = f[1] !== '-';
     const ms = monotonic ? Number(f[1]) : Math.round(Number(f[2]) * 1000) - Math.round(Number(f[3]) * 1000);
-    const held = monotonic && f.length === 5 ? { heldMs: Math.round(Number(f[3]) * 1000), passed: f[4] === '200' } : {};
+    const held = monotonic && f.length === 5 ? { heldMs: Math.round(Number(f[3]) * 1000), status: f[4] } : {};
     return { case: f[0], ms, clock: monotonic ? 'monotonic' : 'wall', limiterClock: monotonic, ...held };
   },
   // The clock resolution its sightings are read at, ms.

@@ -76,7 +76,7 @@ const rows = (policy) =>
  * A JSON line of its access log, or null: when its handler began (StartUTC to the nanosecond, in
  * ms on the wall clock), and how long it then took (`heldMs`: Duration, ns, set when the
  * middlewares behind the access log have returned, so an inFlightReq's slot has been given back:
- * pkg/middlewares/accesslog/logger.go logTheRoundTrip), `passed` whether it was let through.
+ * pkg/middlewares/accesslog/logger.go logTheRoundTrip), and its status.
  * Lines of runs before Duration was logged have none.
  */
 function seen(line) {
@@ -92,7 +92,7 @@ function seen(line) {
   if (!kase || !m) return null;
   const ms = Date.parse(`${m[1]}Z`) + Number(`0${m[2] ?? ''}`) * 1000;
   const status = String(j.DownstreamStatus);
-  const held = Number.isFinite(j.Duration) ? { heldMs: j.Duration / 1e6, passed: status === '200' } : {};
+  const held = Number.isFinite(j.Duration) ? { heldMs: j.Duration / 1e6 } : {};
   return { case: kase, ms, clock: 'wall', status, where: `router ${j.RouterName}`, ...held };
 }
 
