@@ -124,6 +124,24 @@ test('what the model cannot read yet is refused by name at its file:line, after 
     [['this is not haproxy'], /haproxy -c refuses it/],
   ];
   for (const [lines, said] of cases) assert.match(String(readLines(lines)), said, lines.join(' | '));
+  // A condition after a named table is one too (a public config tracks an Authorization header so).
+  const tableTail = [
+    ...TAIL,
+    'backend st',
+    '  stick-table type string len 64 size 1m expire 10s store http_req_rate(10s)',
+  ];
+  assert.match(
+    String(
+      readLines(
+        [
+          '  http-request track-sc1 req.hdr(Authorization) table st if { req.hdr(Authorization) -m beg bearer }',
+          '  http-request deny if { sc_http_req_rate(1) gt 2 }',
+        ],
+        { tail: tableTail },
+      ),
+    ),
+    /team.cfg:9: track-sc1 req.hdr\(Authorization\) table st if .*: a condition on the tracking is not modelled yet/,
+  );
   assert.match(
     String(readLines([], { tail: [...TAIL, 'peers mypeers', '  peer a 127.0.0.1:10000'] })),
     /team.cfg:\d+: peers mypeers: stick tables shared/,

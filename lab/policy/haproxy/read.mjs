@@ -386,7 +386,8 @@ function trackOf(sections, sec, l, [action, ...rest]) {
   if (sc > 2) throw new Error(`${l.at}: ${action}: HAProxy 2.6 tracks sc0 to sc2`);
   const key = keyOf(rest[0], l.at, action);
   const t = rest.indexOf('table');
-  if (rest.length > 1 && t !== 1)
+  // Anything after the key and its table is a condition (`if`/`unless`), wherever the table stands.
+  if (rest.length > (t === 1 ? 3 : 1))
     throw new Error(`${l.at}: ${action} ${rest.join(' ')}: a condition on the tracking is not modelled yet`);
   const table = tableOf(sections, sec, t === 1 ? rest[2] : null, l.at, action);
   if (key.fetch === 'src' && table.type === 'string')
