@@ -328,9 +328,10 @@ test('a key of Host and path (base32+src) gives each case a path of its own; a l
   const { deny, track } = policy.routes[0].limit;
   assert.deepEqual(track.key, { fetch: 'base', text: 'base32+src' });
   // 20 - rate < 0 is rate > 20; the limit stands on the set-var's line.
+  // Its acl reads the rate through sub(req.request_rate): a limit, answered by a return.
   assert.deepEqual(
-    [deny.sc, deny.counter, deny.op, deny.limit, deny.limitAt, deny.acl],
-    [0, 'http_req_rate', 'gt', 20, 'haproxy-per-path.cfg:19', 'haproxy-per-path.cfg:21'],
+    [deny.sc, deny.counter, deny.op, deny.limit, deny.limitAt, deny.acl, deny.action, deny.status],
+    [0, 'http_req_rate', 'gt', 20, 'haproxy-per-path.cfg:20', 'haproxy-per-path.cfg:22', 'return', 429],
   );
   const { experiment } = policyExperiment(policy, { name: 'per-path' });
   const [target] = experiment.targets({ ...knobDefaults(experiment), gateway_limit: 24 });

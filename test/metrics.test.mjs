@@ -258,21 +258,38 @@ test("a proxy's own counters against k6: the log places each case's requests at 
     'over 1002 200 api app',
     'over 1003 429 api api',
     'over 1004 429 api api',
-    '- - 200 api <NOSRV>',
+    // The lab's /healthz, answered by the frontend itself (its backend is still the frontend).
+    '- - 200 api api',
   ].join('\n');
-  const proxy = addLoggedCounts({ byCase: {}, own: {}, placeOf: {} }, log, new Set(['fill', 'over']), haproxy);
+  const proxy = addLoggedCounts({ byCase: {}, own: {}, placeOf: {}, lab: {} }, log, new Set(['fill', 'over']), haproxy);
   assert.deepEqual(proxy.byCase, { fill: { 200: 1, 429: 1 }, over: { 200: 1, 429: 2 } });
   const k6 = { fill: { all: 2, 200: 1, 429: 1 }, over: { all: 3, 200: 1, 429: 2 } };
+  // The frontend's denials and intercepted requests: the three refusals and the lab's /healthz.
   const own = {
     'HAProxy backend app': { 200: 2 },
-    'HAProxy frontend api': { refused: 3 },
-    'HAProxy frontend lab_own': { refused: 0 },
+    'HAProxy frontend api': { refused: 4 },
   };
   const ok = ownCounterRows(k6, { ...proxy, own });
   assert.equal(ok.agree, true);
   assert.deepEqual(ok.rows, [
     ['(HAProxy backend app)', '200', '2', '-', '-', '2', 'ok'],
-    ['(HAProxy frontend api)', 'refused', '3', '-', '-', '3', 'ok'],
+    ['(HAProxy frontend api)', 'refused', "3 + 1 the lab's own", '-', '-', '4', 'ok'],
+  ]);
+  // Without the lab's own line, the frontend's count is one more than k6's.
+  const bare = addLoggedCounts(
+    { byCase: {}, own: {}, placeOf: {}, lab: {} },
+    log.replace(/\n- - .*/, ''),
+    new Set(['fill', 'over']),
+    haproxy,
+  );
+  assert.deepEqual(ownCounterRows(k6, { ...bare, own }).rows[1], [
+    '(HAProxy frontend api)',
+    'refused',
+    '3',
+    '-',
+    '-',
+    '4',
+    'LOST',
   ]);
   // A stray request through the backend that no case sent: the counter is one more than k6.
   const stray = ownCounterRows(k6, { ...proxy, own: { ...own, 'HAProxy backend app': { 200: 3 } } });
@@ -288,7 +305,7 @@ test("a proxy's own counters against k6: the log places each case's requests at 
       'request_X-Lab-Case': 'fill',
     });
   const t = addLoggedCounts(
-    { byCase: {}, own: {}, placeOf: {} },
+    { byCase: {}, own: {}, placeOf: {}, lab: {} },
     [line(200), line(502)].join('\n'),
     new Set(['fill']),
     traefik,

@@ -67,7 +67,7 @@ export async function proxyCounts(plan, kind, topology) {
       }
     }
   }
-  return { byCase: out, own, placeOf: {} };
+  return { byCase: out, own, placeOf: {}, lab: {} };
 }
 
 /** The name of one of a proxy's own counters, as its rows show it and the log's lines place cases on it. */
@@ -76,11 +76,14 @@ const counterKey = (proxy, where) => `${proxy.title} ${where}`;
 /**
  * A proxy's own count per case and status from its access log (the lab's log in a team's Envoy:
  * its rate-limit stats count per bucket, not per case), each line read by the proxy's module
- * (`proxy.seen`), added into `into`; lines of no case (warm-up, readiness) are not a case's.
+ * (`proxy.seen`), added into `into`. Lines of no case (the lab's warm-up and readiness requests) are not
+ * a case's; where one of the proxy's own counters counted them too (`ownStatus`, its status there),
+ * they are added to `into.lab`, what that counter holds beyond the cases.
  */
 export function addLoggedCounts(into, text, cases, proxy) {
   for (const line of text.split('\n')) {
     const s = proxy.seen(line);
+    if (s?.where && s.ownStatus && !cases.has(s.case)) add(into.lab, counterKey(proxy, s.where), s.ownStatus, 1);
     if (!s?.status || !cases.has(s.case)) continue;
     add(into.byCase, s.case, String(s.status), 1);
     // Which of its own counters counted the line (`where`, as its ownCounter names it).
@@ -113,15 +116,18 @@ function k6At(k6, placeOf, where, status) {
 
 /**
  * The rows of the proxy's own counters (a Traefik router's requests per code, an HAProxy
- * backend's 2xx and a frontend's denials) against what k6 counted of the cases they counted:
- * the proxy's log says which counter each case's requests went to.
+ * backend's 2xx and a frontend's own answers) against what k6 counted of the cases they counted,
+ * plus what the proxy logged of the lab's own requests there: the proxy's log says which counter
+ * each case's requests went to.
  */
 export function ownCounterRows(k6, proxy) {
   const rows = [];
   let agree = true;
   for (const [where, byStatus] of Object.entries(proxy?.own ?? {}))
     for (const [status, counted] of Object.entries(byStatus)) {
-      const sent = k6At(k6, proxy.placeOf, where, status);
+      const k6Sent = k6At(k6, proxy.placeOf, where, status);
+      const labSent = proxy.lab?.[where]?.[status] ?? 0;
+      const sent = k6Sent === null ? null : k6Sent + labSent;
       // A counter nothing went through (the lab's own frontend's) says nothing.
       if (sent === 0 && counted === 0) continue;
       const same = sent === counted;
@@ -129,7 +135,7 @@ export function ownCounterRows(k6, proxy) {
       rows.push([
         `(${where})`,
         status,
-        sent === null ? '-' : String(sent),
+        sent === null ? '-' : labSent ? `${k6Sent} + ${labSent} the lab's own` : String(sent),
         '-',
         '-',
         String(counted),

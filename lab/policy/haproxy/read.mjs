@@ -486,12 +486,12 @@ function conditionOf(rest, at, action, acls, vars) {
 }
 
 /**
- * Whether a condition's text reads a tracked counter (directly, or a variable set to one): the
- * rule is a limit, not a fixed answer.
+ * Whether a condition's text reads a tracked counter (directly, or a variable set to one, read by
+ * var(...) or by a converter such as sub(...)): the rule is a limit, not a fixed answer.
  */
 const readsCounter = (text, vars) =>
   /\bsc\d?_/.test(text) ||
-  [...text.matchAll(/var\(((?:req|txn)\.\w+)\)/g)].some((m) => vars.get(m[1])?.sc !== undefined);
+  [...text.matchAll(/[(,]((?:req|txn)\.\w+)\)/g)].some((m) => vars.get(m[1])?.sc !== undefined);
 
 // Each answer's status where the line names none (src/http_act.c parse_http_deny, http_parse_http_reply).
 const DEFAULT_STATUS = { deny: 403, tarpit: 500, return: 200 };

@@ -29,6 +29,8 @@ const LAB_RULES = [
   RULE_MS,
   'http-request set-var(txn.lab_case) req.hdr(x-lab-case)',
 ];
+// The frontend of the lab's own (readiness, metrics), apart from the file's.
+export const LAB_FRONTEND = 'lab_own';
 const LAB_TCP_ACCEPT = 'tcp-request content accept if { path /healthz }';
 // The lab's log, and one thread (read.mjs GLOBAL_OWN says why); a global maxconn asks for two
 // open files per connection, and where the machine allows fewer, HAProxy starts with what it is
@@ -123,7 +125,7 @@ export function renderHaproxy(policy, { ports, ownPort, backend, placed = [], pr
   }
   if (!policy.sections.some((s) => s.kind === 'global')) text.unshift('global', ...LAB_GLOBAL, '');
   text.push(
-    'frontend lab_own',
+    `frontend ${LAB_FRONTEND}`,
     '  mode http',
     `  bind 127.0.0.1:${ownPort}`,
     '  timeout client 10s',

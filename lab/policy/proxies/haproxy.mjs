@@ -7,7 +7,7 @@
 import { basename } from 'node:path';
 import { haproxyPolicy, HAPROXY, GLOBAL_OWN, ratePeriodMs } from '../haproxy/read.mjs';
 import { haproxyTargets } from '../haproxy/targets.mjs';
-import { renderHaproxy } from '../haproxy/render.mjs';
+import { renderHaproxy, LAB_FRONTEND } from '../haproxy/render.mjs';
 import { placePorts } from '../ports.mjs';
 import { fieldsOf } from './seen-line.mjs';
 import { haproxyFromLimit } from '../haproxy/from-limit.mjs';
@@ -54,6 +54,23 @@ const rows = (policy) =>
     });
   });
 
+/** A seen.log line of a case: when its rules ran, its status, the counter that counted it, its hold. */
+function caseLine(line) {
+  const f = fieldsOf(line);
+  if (f.length !== 5 && f.length !== 6) return null;
+  // Answered by the frontend itself where its backend is still the frontend (%b is %f).
+  const where = f[2] === '200' && f[3] !== f[4] ? `backend ${f[4]}` : `frontend ${f[3]}`;
+  const held = f.length === 6 ? { heldMs: Number(f[5]) - Number(f[1]) } : {};
+  return { case: f[0], ms: Number(f[1]), clock: 'wall', limiterClock: true, status: f[2], where, ...held };
+}
+
+/** A line of the lab's own /healthz (no case), which its frontend answered itself and counted. */
+function labLine(line) {
+  const f = line.trim().split(/\s+/);
+  if (f[0] !== '-' || f.length < 5 || f[3] !== f[4]) return null;
+  return { case: '-', where: `frontend ${f[3]}`, ownStatus: 'refused' };
+}
+
 export default {
   name: 'haproxy',
   title: 'HAProxy',
@@ -96,30 +113,29 @@ export default {
   connections: (policy) => policy.maxconn,
   // Its metrics count per frontend and status class, not per case: the log counts per case.
   countOf: () => null,
-  // Its own counters: a backend's 2xx (what it let through) and a frontend's denials.
+  // Its own counters: a backend's 2xx (what it let through) and what a frontend answered itself:
+  // its denials (deny, tarpit) and its intercepted requests (`http-request return`, redirect),
+  // the lab's /healthz among them (src/http_act.c http_action_return counts a return there
+  // while the stream's backend is still the frontend).
   ownCounter: ({ name, labels }) => {
     if (name === 'haproxy_backend_http_responses_total' && labels.code === '2xx')
       return { where: `backend ${labels.proxy}`, status: '200' };
-    if (name === 'haproxy_frontend_requests_denied_total')
+    if (labels.proxy === LAB_FRONTEND) return null;
+    if (name === 'haproxy_frontend_requests_denied_total' || name === 'haproxy_frontend_intercepted_requests_total')
       return { where: `frontend ${labels.proxy}`, status: 'refused' };
     return null;
   },
   /**
    * A line of its seen.log (`case ms status frontend backend endMs`): the millisecond its rules ran
-   * in, on its wall clock, the counter that counted it (the backend's 2xx, or the frontend's
-   * denials), and how long its stream then held its entries (`heldMs`, to the millisecond it
-   * ended; lines of runs before it was logged have 5 fields). That millisecond is its limiter's
+   * in, on its wall clock, the counter that counted it (the backend's 2xx, or what the frontend
+   * answered itself, as the lab's /healthz lines of no case are), and how long its stream then
+   * held its entries (`heldMs`, to the millisecond it ended; lines of runs before it was logged
+   * have 5 fields). That millisecond is its limiter's
    * own: HAProxy 2.6's rules read now_ms, its date plus an offset that stays 0 unless the system
    * clock jumps (src/clock.c clock_update_date), and date(0,ms) reads the same date
    * (src/sample.c smp_fetch_date).
    */
-  seen: (line) => {
-    const f = fieldsOf(line);
-    if (f.length !== 5 && f.length !== 6) return null;
-    const where = f[2] === '200' ? `backend ${f[4]}` : `frontend ${f[3]}`;
-    const held = f.length === 6 ? { heldMs: Number(f[5]) - Number(f[1]) } : {};
-    return { case: f[0], ms: Number(f[1]), clock: 'wall', limiterClock: true, status: f[2], where, ...held };
-  },
+  seen: (line) => labLine(line) ?? caseLine(line),
   // The clock resolution its sightings are read at, ms.
   resolutionMs: 1,
   // What it lets through at once: its deny's limit, into an empty window.
