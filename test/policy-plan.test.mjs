@@ -14,6 +14,7 @@ import { policyExperiment } from '../lab/policy/experiment.mjs';
 import { addExperiment } from '../thresholds/experiments/index.js';
 import { plan as makePlan } from '../thresholds/plan.js';
 import { sensitivity } from '../thresholds/sensitivity.js';
+import { caseThresholds } from '../thresholds/kinds/limiter.js';
 import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -187,4 +188,23 @@ test("a route's pacing said from the plan it holds, and from a run recorded befo
     pacingWords({ sequential: true, pauseS: 3, shared: false }, 2),
     "one after another, 1.5 s apart (another route's bucket empties or refills between)",
   );
+});
+
+test("limit_conn beside limit_req, answered 503 and 429: each case counts the other limit's status apart, judged on its own range", (t) => {
+  if (needs(t, missing, './labw setup installs crossplane, nginx and Envoy')) return;
+  const { experiment } = policyExperiment(readPolicy(join(root, 'test', 'policies', 'conn-and-req.conf'), tools));
+  addExperiment(experiment);
+  const plan = makePlan({ experiment: experiment.name, suite: 'spike', factor: 5 });
+  const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
+  const over = byId['root-over'];
+  // A rate case: limit_req's 429 is its limited status, and limit_conn's 503 is counted beside it.
+  assert.deepEqual([over.limitedStatus, over.alsoStatuses], [429, [503]]);
+  assert.deepEqual(Object.keys(over.expected.also), ['503']);
+  const own = caseThresholds(over);
+  assert.deepEqual(own['http_reqs{case:root-over,status:503}'], [
+    `count>=${over.expected.also[503].lo}`,
+    `count<=${over.expected.also[503].hi}`,
+  ]);
+  // The limit_conn case the other way round.
+  assert.deepEqual([byId['root-conn-perip'].limitedStatus, byId['root-conn-perip'].alsoStatuses], [503, [429]]);
 });

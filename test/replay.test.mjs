@@ -285,3 +285,47 @@ test("nginx's log gives each request's length from its limiter's stamp and its s
   assert.deepEqual(replaySends(policy, ms, { sightings: sightings(ms, [150, 5], [1, 0]) }).ok, { min: 1, max: 1 });
   assert.deepEqual(replaySends(policy, ms, { sightings: sightings(ms, [50, 5], [1, 1]) }).ok, { min: 2, max: 2 });
 });
+
+test("a limit_conn's refusals count by its status where it answers with another than limit_req's", () => {
+  // limit_req at 1 r/s with no burst, one limit_conn slot; refused by limit_conn 503, by limit_req 429.
+  const policy = {
+    kind: 'limit_req_chain',
+    limits: [{ rateMilli: 1000, burst: 0, delay: 0 }],
+    conns: [{ conn: 1 }],
+    statuses: { req: 429, conn: 503 },
+  };
+  const ms = [0, 10, 500, 2000];
+  const sightings = {
+    ms,
+    resolutionMs: 1,
+    clock: 'monotonic',
+    limiterClock: true,
+    // The first holds its slot 100 ms: the second (10 ms) meets limit_req first, which refuses it;
+    // the third comes after that slot is back and limit_req refuses it; the fourth is let in.
+    heldMs: [100, 1, 1, 1],
+    passed: [1, 0, 0, 1],
+  };
+  const r = replaySends(policy, ms, { sightings });
+  assert.deepEqual(
+    [r.ok, r.limited, r['refused 429'], r['refused 503']],
+    [
+      { min: 2, max: 2 },
+      { min: 2, max: 2 },
+      { min: 2, max: 2 },
+      { min: 0, max: 0 },
+    ],
+  );
+  // With a burst of 3, limit_req lets the second on, and limit_conn's one slot refuses it with 503.
+  const burst = { ...policy, limits: [{ rateMilli: 1000, burst: 3, delay: 3 }] };
+  const b = replaySends(burst, ms, { sightings: { ...sightings, passed: [1, 0, 1, 1] } });
+  assert.deepEqual(
+    [b.ok, b['refused 429'], b['refused 503']],
+    [
+      { min: 3, max: 3 },
+      { min: 0, max: 0 },
+      { min: 1, max: 1 },
+    ],
+  );
+  // Without statuses, one count of refusals, as before.
+  assert.equal(replaySends({ ...burst, statuses: undefined }, ms, { sightings })['refused 503'], undefined);
+});

@@ -25,6 +25,13 @@ function caseRows(plan) {
   const range = (r) => (r ? (r.lo === r.hi ? String(r.lo) : `${r.lo}..${r.hi}`) : '-');
   const wait = (c) =>
     c.expected.maxMs ? `${(c.expected.maxMs.lo / 1000).toFixed(2)}..${(c.expected.maxMs.hi / 1000).toFixed(2)} s` : '-';
+  // Where its other limits refuse with another status, each range says its status.
+  const limited = (c) =>
+    c.expected.also
+      ? [[c.limitedStatus, c.expected.limited], ...Object.entries(c.expected.also)]
+          .map(([st, r]) => `${range(r)} (${st})`)
+          .join(', ')
+      : range(c.expected.limited);
   return plan.cases.map((c) => [
     c.id,
     `${c.rate} r/s`,
@@ -32,7 +39,7 @@ function caseRows(plan) {
     `+${c.startMs / 1000} s`,
     String(c.requests),
     range(c.expected.ok),
-    range(c.expected.limited),
+    limited(c),
     wait(c),
   ]);
 }

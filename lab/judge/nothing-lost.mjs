@@ -10,7 +10,7 @@
  * with the VUs (issue 21). k6 aggregates the counter it sends Prometheus, whose forwarded value
  * cannot merge: a series' last value is the whole count.
  */
-import { okMetric, limitedMetric, sentMetric } from '../../thresholds/kinds/limiter.js';
+import { okMetric, limitedMetric, alsoMetric, sentMetric } from '../../thresholds/kinds/limiter.js';
 import { parsePrometheusText } from '../../k6/lib/prom-text.js';
 import { sentByK6 } from '../../thresholds/generator.js';
 import { proxies } from '../policy/proxies/index.mjs';
@@ -154,6 +154,7 @@ export function k6Counts(plan, kind, summary) {
   for (const c of plan.cases.filter(sentByK6)) {
     out[c.id] = { all: n(sentMetric(c)) };
     if (c.limitedStatus) Object.assign(out[c.id], { 200: n(okMetric(c)), [c.limitedStatus]: n(limitedMetric(c)) });
+    for (const st of c.alsoStatuses ?? []) out[c.id][st] = n(alsoMetric(c, st));
     // What the application served, as it told k6 (its /counts, read in teardown).
     if (kind.appServed) out[c.id][APP] = n(`lab_app_served{case:${c.id}}`);
   }

@@ -8,6 +8,7 @@ import {
   sentMetric,
   okMetric,
   limitedMetric,
+  alsoMetric,
   latencyMetric,
   lateMetric,
   caseThresholds,
@@ -58,6 +59,9 @@ function judgeCase(plan, c, summary, sends) {
     maxMs: value(latencyMetric(c), 'max'),
     p99Ms: value(latencyMetric(c), 'p(99)'),
     unexpected: value(`unexpected_status{case:${c.id}}`, 'count'),
+    ...(c.alsoStatuses
+      ? { also: Object.fromEntries(c.alsoStatuses.map((st) => [st, value(alsoMetric(c, st), 'count')])) }
+      : {}),
     dropped: value(`dropped_iterations{scenario:${c.id}}`, 'count'),
     lateSpreadMs: lateSpread(summary, c),
   };
@@ -70,6 +74,8 @@ function judgeCase(plan, c, summary, sends) {
   const checks = {
     ok: judgedWithin(shown, 'ok', measured.ok, e),
     limited: judgedWithin(shown, 'limited', measured.limited, e),
+    // The refusals of its other limits, each by its status.
+    ...(e.also ? { also: Object.entries(e.also).every(([st, r]) => within(measured.also[st], r)) } : {}),
     latency: e.maxMs ? within(measured.maxMs, e.maxMs) : measured.p99Ms !== null && measured.p99Ms < e.p99Ms.hi,
     // k6's lateness is the plan's assumption: judged where the plan judges the case, shown
     // where the replay does (it replays the lateness itself). Runs recorded before k6 measured
@@ -113,6 +119,13 @@ function tableRows(o, c) {
   const rows = [
     ['200', seed?.ok ?? '-', ...both((x) => range(x.ok)), m.ok, checks.ok],
     [String(c.limitedStatus), seed?.limited ?? '-', ...both((x) => range(x.limited)), m.limited, checks.limited],
+    ...Object.keys(e.also ?? {}).map((st) => [
+      st,
+      '-',
+      ...both((x) => range(x.also[st])),
+      m.also[st],
+      within(m.also[st], e.also[st]),
+    ]),
     [
       e.maxMs ? 'max wait' : 'p99',
       seed ? `${e.maxMs ? '' : 'max '}${ms(seed.maxS * 1000)}` : '-',
@@ -182,6 +195,7 @@ export async function summaryFromPrometheus(url, testid, plan) {
     put(sentMetric(c), { count: Object.values(mine).reduce((a, n) => a + n, 0) });
     put(okMetric(c), { count: mine['200'] ?? 0 });
     put(limitedMetric(c), { count: mine[String(c.limitedStatus)] ?? 0 });
+    for (const st of c.alsoStatuses ?? []) put(alsoMetric(c, st), { count: mine[String(st)] ?? 0 });
     // k6 exports trends in seconds.
     const inMs = (rows) => {
       const v = rows.find((r) => r.labels.case === c.id)?.value;
@@ -203,6 +217,7 @@ function figures(o) {
   return judgedFigures([
     figure('ok', e.ok, m.ok, checks.ok),
     figure('limited', e.limited, m.limited, checks.limited),
+    ...Object.entries(e.also ?? {}).map(([st, r]) => figure(`refused ${st}`, r, m.also[st], within(m.also[st], r))),
     e.maxMs
       ? figure('max wait ms', e.maxMs, m.maxMs, checks.latency)
       : figure('p99 ms', { hi: e.p99Ms.hi }, m.p99Ms, checks.latency),

@@ -199,6 +199,25 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   return cases;
 }
 
+/** The refusals of `status` in a prediction `s`: all of them where the policy answers with one status. */
+const refusedAs = (s, status) => s[`refused ${status}`] ?? s.limited;
+
+/**
+ * The statuses a case's other limits refuse with beside its limited status (`refused <status>` in
+ * the model's prediction: a limit_conn's 503 in a limit_req's case), in order.
+ */
+const alsoStatusesOf = (s, limitedStatus) =>
+  Object.keys(s)
+    .filter((k) => k.startsWith('refused '))
+    .map((k) => Number(k.slice('refused '.length)))
+    .filter((st) => st !== limitedStatus);
+
+/** `also`: a range per other status the case may be refused with, from the prediction `s`, where there are any. */
+function alsoExpected(c, s, range) {
+  const statuses = c.alsoStatuses ?? [];
+  return statuses.length ? { also: Object.fromEntries(statuses.map((st) => [st, range(refusedAs(s, st))])) } : {};
+}
+
 /**
  * A case's thresholds from the model's prediction `s`: sent, 200s and limited with their tolerances,
  * the wait, k6's timing.
@@ -207,8 +226,9 @@ function expectedOf(c, s) {
   const latency = latencyExpectation(s.maxDelayMs);
   const unsent = Math.max(TOLERANCE.countAbs, Math.floor(TOLERANCE.sentRel * requestCount(c)));
   const possible = possibleCounts({ requests: requestCount(c) });
-  const limited = withTeeth(countRange(s.limited, TOLERANCE), possible.limited);
+  const limited = withTeeth(countRange(refusedAs(s, c.limitedStatus), TOLERANCE), possible.limited);
   return {
+    ...alsoExpected(c, s, (x) => countRange(x, TOLERANCE)),
     sent: { lo: requestCount(c) - unsent, hi: requestCount(c) },
     ok: withTeeth(countRange(s.ok, TOLERANCE), possible.ok),
     limited: { ...limited, lo: Math.max(0, limited.lo - unsent) },
@@ -260,12 +280,15 @@ function fitConnections(cases, connections, { predictions, segments }) {
 
 /** What a case is given beside its schedule: its request, its seed figures, its thresholds, its VUs and timeouts. */
 function caseDetails(c, { target, s, seed, name, factor, segments, index, headroom }) {
-  const expected = expectedOf(c, s);
+  const limitedStatus = c.limitedStatus ?? target.limitedStatus;
+  const alsoStatuses = alsoStatusesOf(s, limitedStatus);
+  const expected = expectedOf({ ...c, limitedStatus, alsoStatuses }, s);
   return {
     name: `${name}/${c.id}`,
     service: target.service,
     ...caseRequest(target, c.id, index),
-    limitedStatus: c.limitedStatus ?? target.limitedStatus,
+    limitedStatus,
+    ...(alsoStatuses.length ? { alsoStatuses } : {}),
     requests: requestCount(c),
     // A queue wait shrinks with --quick; the seed's millisecond response times do not.
     seed: seed ? { ...seed, maxS: expected.maxMs ? seed.maxS / factor : seed.maxS } : null,
@@ -384,6 +407,8 @@ function scenarios(plan) {
 export const sentMetric = (c) => `http_reqs{case:${c.id}}`;
 export const okMetric = (c) => `http_reqs{case:${c.id},status:200}`;
 export const limitedMetric = (c) => `http_reqs{case:${c.id},status:${c.limitedStatus}}`;
+/** A status another of the case's limits refuses with (a limit_conn's 503 beside a limit_req's 429). */
+export const alsoMetric = (c, status) => `http_reqs{case:${c.id},status:${status}}`;
 export const latencyMetric = (c) => `http_req_duration{case:${c.id}}`;
 export const lateMetric = (c) => `lab_arrival_late_ms{case:${c.id}}`;
 
@@ -403,11 +428,18 @@ export function caseThresholds(c) {
     [`unexpected_status{case:${c.id}}`]: ['count<1'],
     [`dropped_iterations{scenario:${c.id}}`]: ['count<1'],
   };
+  for (const [st, r] of Object.entries(e.also ?? {})) t[alsoMetric(c, st)] = [`count>=${r.lo}`, `count<=${r.hi}`];
   // Judged by the lab as max less min (lab/kinds/limiter.mjs), which no k6 threshold can say.
   if (e.lateSpreadMs) t[lateMetric(c)] = [KEEP_TREND];
   t[latencyMetric(c)] = e.maxMs ? [`max>=${e.maxMs.lo}`, `max<=${e.maxMs.hi}`] : [`p(99)<${e.p99Ms.hi}`];
   return t;
 }
+
+/** The statuses a case may be answered with, in words: `200 and 429`, `200, 429 and 503`. */
+export const statusWords = (c) => {
+  const all = [200, c.limitedStatus, ...(c.alsoStatuses ?? [])];
+  return `${all.slice(0, -1).join(', ')} and ${all.at(-1)}`;
+};
 
 /** Per threshold of caseThresholds, the model figure and the tolerance it came from. */
 export function caseNotes(c) {
@@ -423,7 +455,13 @@ export function caseNotes(c) {
     [sentMetric(c)]: shown.sent
       ? keepNote('requests sent', shown.sent)
       : `requests sent: the schedule's ${c.requests}, up to ${T.sentRel * 100} % or ${T.countAbs} fewer (TOLERANCE.sentRel: k6 late beside the stack): ${e.sent.lo}..${e.sent.hi}`,
-    [`unexpected_status{case:${c.id}}`]: `answers the policy does not give: none but 200 and ${c.limitedStatus}`,
+    ...Object.fromEntries(
+      Object.entries(e.also ?? {}).map(([st, r]) => [
+        alsoMetric(c, st),
+        rangeNote(`${st}s (another of its limits)`, r, counts),
+      ]),
+    ),
+    [`unexpected_status{case:${c.id}}`]: `answers the policy does not give: none but ${statusWords(c)}`,
     [`dropped_iterations{scenario:${c.id}}`]:
       'arrivals k6 dropped for want of a free VU: none (the VUs are sized from the model)',
     [lateMetric(c)]: keepNote(
@@ -459,7 +497,8 @@ export function replayExpected(exp, plan, c, sends, { clockOffsetMs = null, sigh
   const count = ({ min, max }) => ({ min, max, lo: min, hi: max });
   return {
     ok: count(r.ok),
-    limited: count(r.limited),
+    limited: count(refusedAs(r, c.limitedStatus)),
+    ...alsoExpected(c, r, count),
     ...latencyExpectation(r.maxDelayMs),
     model: { maxDelayMs: r.maxDelayMs },
   };

@@ -32,6 +32,23 @@ export const SERVICE_MS = 150;
 export const HOLD_OVERHEAD_MS = 25;
 
 /**
+ * The status a refusal is answered with where the policy's limits answer with different ones
+ * (`statuses`: {req, conn}, nginx's limit_req_status and limit_conn_status); null where it says
+ * none (every refusal is the case's limited status).
+ */
+export const refusalStatus = (policy, r) => policy.statuses?.[r.by === 'conn' ? 'conn' : 'req'] ?? null;
+
+/** A count per status the policy refuses with, from none: `refused <status>`. */
+const statusCounts = (policy) =>
+  Object.fromEntries([...new Set(Object.values(policy.statuses ?? {}))].map((s) => [`refused ${s}`, 0]));
+
+/** Counts a refusal `r` into `o` by the status it is answered with, where the policy says. */
+function countRefusal(policy, r, o) {
+  const status = refusalStatus(policy, r);
+  if (status !== null) o[`refused ${status}`] += 1;
+}
+
+/**
  * What a request holds of a limit_conn slot, one draw: the policy's hold and a drawn overhead.
  * Where the limiter counts every request in progress (`everyHeld`, a share of the overhead in
  * [0, 1]), an unheld request holds its slot for its own time through the proxy: at most that
@@ -160,7 +177,7 @@ function trial(policy, cases, rand, { jitterMs, share }, offsets = [0], answers 
     arrivalTimes(c).forEach((t, i) => events.push({ t: t + offsets[i % offsets.length] + rand() * jitterMs, ci }));
   });
   events.sort((a, b) => a.t - b.t);
-  const out = cases.map(() => ({ ok: 0, limited: 0, maxDelayMs: 0, spans: [] }));
+  const out = cases.map(() => ({ ok: 0, limited: 0, ...statusCounts(policy), maxDelayMs: 0, spans: [] }));
   for (const { t, ci } of events) {
     const hold = holdOf(policy, rand, everyHeld ? share : null);
     const r = limiter.offer(msClock ? Math.floor(t + phase) : t, undefined, hold);
@@ -168,7 +185,10 @@ function trial(policy, cases, rand, { jitterMs, share }, offsets = [0], answers 
     // A held answer (limit_conn's cases) takes its hold after its wait.
     const heldMs = r.ok ? (policy.holdMs ?? 0) : 0;
     if (r.ok) o.ok += 1;
-    else o.limited += 1;
+    else {
+      o.limited += 1;
+      countRefusal(policy, r, o);
+    }
     // The longest answer, limited ones too: a refusal may come after a wait (a tarpit's hold).
     if (r.delayMs + heldMs > o.maxDelayMs) o.maxDelayMs = r.delayMs + heldMs;
     o.spans.push([t, t + r.delayMs + heldMs + SERVICE_MS]);
@@ -190,8 +210,9 @@ function maxOverlap(spans) {
 }
 
 /**
- * Simulates one limiter over its cases; returns per case {ok, limited, maxDelayMs} as
- * {min, max} over the trials, and the most requests ever in flight (for VU sizing).
+ * Simulates one limiter over its cases; returns per case {ok, limited, maxDelayMs} (and
+ * `refused <status>`, where the policy answers its limits with different statuses) as {min, max}
+ * over the trials, and the most requests ever in flight (for VU sizing).
  *
  * Why trials: where a request's fate hangs on a millisecond (seed 003 at 3 r/s: the next
  * request comes 333.33 ms later and nginx needs 334 ms of drain), one exact replay would predict
@@ -385,7 +406,7 @@ function replayTrials(
           )
         : holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
       const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, hold);
-      return { sent, mine, ok: r.ok, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
+      return { sent, mine, ok: r.ok, by: r.by, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
     });
     onTrial(answers.filter((a) => a.mine));
   }
@@ -393,15 +414,19 @@ function replayTrials(
 
 /**
  * What a limiter does with the sends k6 really made to it (one case, one fresh limiter):
- * {ok, limited, maxDelayMs} each as {min, max} over the replay's trials.
+ * {ok, limited, maxDelayMs} (and `refused <status>`, as simulate gives) each as {min, max} over
+ * the replay's trials.
  */
 export function replaySends(policy, sends, options = {}) {
   const acc = {};
   replayTrials(policy, sends, options, (answers) => {
-    const o = { ok: 0, limited: 0, maxDelayMs: 0 };
+    const o = { ok: 0, limited: 0, ...statusCounts(policy), maxDelayMs: 0 };
     for (const a of answers) {
       if (a.ok) o.ok += 1;
-      else o.limited += 1;
+      else {
+        o.limited += 1;
+        countRefusal(policy, a, o);
+      }
       if (a.delayMs > o.maxDelayMs) o.maxDelayMs = a.delayMs;
     }
     for (const [key, v] of Object.entries(o)) {

@@ -1,8 +1,8 @@
 /*
  * The limiter kind's requests: each is tagged with its case (its scenario's name), names the
  * limiter key (or Envoy route) it meets, a fresh one per case, and is checked for a status the
- * policy allows: 200 or the limited one. The model's longest wait per case is written once, so
- * that dashboards can set it beside k6's.
+ * policy allows: 200 or the limited one (or another its limits refuse with). The model's longest
+ * wait per case is written once, so that dashboards can set it beside k6's.
  */
 import http from 'k6/http';
 import exec from 'k6/execution';
@@ -18,7 +18,9 @@ export default function limiter(plan, baseUrls) {
   const late = new Trend('lab_arrival_late_ms', true);
   // The limited status is what the policy asks for: k6 counts it as expected, so that
   // http_req_failed means "not what the policy allows" (k6 makes these only at init).
-  const allowed = Object.fromEntries(plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus)]));
+  const allowed = Object.fromEntries(
+    plan.cases.map((c) => [c.id, http.expectedStatuses(200, c.limitedStatus, ...(c.alsoStatuses ?? []))]),
+  );
   const byId = Object.fromEntries(plan.cases.map((c) => [c.id, c]));
   // What a case's requests carry: its id, and what its plan asks for (a Host, its own key).
   const params = Object.fromEntries(
@@ -36,7 +38,9 @@ export default function limiter(plan, baseUrls) {
       },
     ]),
   );
-  const checks = Object.fromEntries(plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus, c.proto)]));
+  const checks = Object.fromEntries(
+    plan.cases.map((c) => [c.id, statusChecks(c.limitedStatus, c.proto, c.alsoStatuses ?? [])]),
+  );
   return {
     setup() {
       for (const c of plan.cases) expectedWait.add(c.model.maxDelayMs.max, { case: c.id });

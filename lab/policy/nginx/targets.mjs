@@ -136,6 +136,10 @@ const chainFrom = (route, zones, liveLimits, knob, dryKnob, conn) => (k) => ({
   ...(conn.limits.length
     ? { conns: conn.limits.map((l) => ({ conn: k[knob(l.zone, l.at, 'conn')] })), connDryRun: conn.route.connDryRun.on }
     : {}),
+  // Where limit_conn refuses with another status than limit_req, each refusal counts by its own.
+  ...(conn.limits.length && conn.route.connStatus.code !== route.status.code
+    ? { statuses: { req: route.status.code, conn: conn.route.connStatus.code } }
+    : {}),
   dryRun: dryKnob && k[dryKnob] !== undefined ? k[dryKnob] === 'on' : route.dryRun.on,
   limits: liveLimits.map((l) => {
     const z = zones[l.zone];
