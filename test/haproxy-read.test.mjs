@@ -86,7 +86,7 @@ test('what the model cannot read yet is refused by name at its file:line, after 
   const cases = [
     [
       [track, '  http-request deny if { sc_http_req_rate(0) gt 20 } || { path /x }'],
-      /team.cfg:10: http-request deny if .*reads deny if/,
+      /team.cfg:10: a condition with '\|\|': the lab reads terms that must all hold yet/,
     ],
     [
       ['  http-request track-sc1 src', deny],
@@ -704,5 +704,59 @@ test("a table's size, read as HAProxy reads it (k, m, g: powers of 1024); one to
   assert.match(
     String(readLines(deny, { head: keyed('10x') })),
     /team.cfg:8: stick-table size '10x' is not a size HAProxy reads|haproxy -c refuses it/,
+  );
+});
+
+test("a condition's terms beside the counter's: those on the path or the method hold for every request of the lab's, or the rule is refused; a counter read in its tracker's own table", async () => {
+  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
+  const track = '  http-request track-sc0 src';
+  const health = '  acl is_health_check path /health';
+  const limitOf = (lines) => {
+    const read = readLines(lines);
+    return typeof read === 'string' ? read : read.routes[0].limit.deny.limit;
+  };
+  // A health check's path is not the lab's: `!is_health_check` holds for every case, either side.
+  assert.equal(limitOf([health, track, '  http-request deny if !is_health_check { sc_http_req_rate(0) gt 20 }']), 20);
+  const after = readLines([health, track, '  http-request deny if { sc_http_req_rate(0) gt 20 } !is_health_check']);
+  assert.equal(after.routes[0].limit.deny.limit, 20);
+  // Its limit is written where the test stands, not over the term after it.
+  const { experiment } = policyExperiment(after, { name: 'terms' });
+  const conf = renderHaproxy(after, {
+    ports: { '*:8080': 18080 },
+    ownPort: 18081,
+    backend: '127.0.0.1:18082',
+    placed: experiment.placed({ ...knobDefaults(experiment), api_limit: 24 }),
+    prefix: '/nonexistent',
+  });
+  assert.match(conf, /^ {2}http-request deny if \{ sc_http_req_rate\(0\) gt 24 \} !is_health_check$/m);
+  assert.equal(limitOf([track, '  http-request deny if { method GET } { sc_http_req_rate(0) gt 20 }']), 20);
+  // A term false for the lab's GET / never lets the rule apply to its cases; one it cannot decide is said.
+  assert.match(
+    limitOf([track, '  http-request deny if { sc_http_req_rate(0) gt 20 } { path_beg /api }']),
+    /team.cfg:10: .*\{ path_beg \/api \} holds for none of the lab's requests \(GET \/\)/,
+  );
+  assert.match(
+    limitOf([track, '  http-request deny if { sc_http_req_rate(0) gt 20 } { req.hdr(x-bot) -m found }']),
+    /team.cfg:10: .*\{ req.hdr\(x-bot\) -m found \}: the lab cannot tell whether it holds for its requests/,
+  );
+  // Named in the counter's fetch, the tracker's own table is read; another is refused.
+  const inTable = (name) =>
+    readLines(
+      ['  http-request track-sc0 src table limits', `  http-request deny if { sc_http_req_rate(0,${name}) gt 20 }`],
+      {
+        head: HEAD.slice(0, 7),
+        tail: [
+          ...TAIL,
+          'backend limits',
+          '  stick-table type ip size 100k expire 30s store http_req_rate(10s)',
+          'backend other',
+          '  stick-table type ip size 100k expire 30s store http_req_rate(10s)',
+        ],
+      },
+    );
+  assert.equal(inTable('limits').routes[0].limit.deny.limit, 20);
+  assert.match(
+    inTable('other'),
+    /team.cfg:9: reads sc0's http_req_rate in table other \(team.cfg:\d+\), not the one track-sc0 tracks into/,
   );
 });

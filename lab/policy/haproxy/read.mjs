@@ -19,6 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { labPem } from './cert.mjs';
+import { termsOf, labTruth } from './condition.mjs';
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
@@ -404,11 +405,17 @@ function trackOf(sections, sec, l, [action, ...rest]) {
 // request is a stream of its own that the tracking counts (include/haproxy/stream.h
 // stream_start_counters) and that leaves conn_cur when it ends (stream_store_counters).
 const FETCHED = 'http_req_rate|http_req_cnt|get_gpc[01]|gpc[01]_rate|conn_rate|conn_cnt|conn_cur';
-const COUNTER = String.raw`(?:sc_(${FETCHED})\(([0-2])\)|sc([0-2])_(${FETCHED}))`;
+// Either form may name the table it reads the tracked key in: sc_http_req_rate(0,T), sc0_http_req_rate(T).
+const TABLE_ARG = '[A-Za-z0-9_.:-]+';
+const COUNTER = String.raw`(?:sc_(${FETCHED})\(([0-2])(?:,(${TABLE_ARG}))?\)|sc([0-2])_(${FETCHED})(?:\((${TABLE_ARG})\))?)`;
 const COUNTER_FETCH = new RegExp(`^${COUNTER}$`);
 const COUNTER_TEST = new RegExp(`^${COUNTER} (gt|ge) (\\d+)$`);
-// A counter by what its table stores: sc_get_gpc0 reads gpc0.
-const counterOf = (m) => ({ sc: Number(m[2] ?? m[3]), counter: (m[1] ?? m[4]).replace(/^get_/, '') });
+// A counter by what its table stores: sc_get_gpc0 reads gpc0; and the table it names, where it does.
+const counterOf = (m) => ({
+  sc: Number(m[2] ?? m[4]),
+  counter: (m[1] ?? m[5]).replace(/^get_/, ''),
+  ...((m[3] ?? m[6]) ? { inTable: m[3] ?? m[6] } : {}),
+});
 
 // A variable of the request: `set-var(req.NAME)` sets it, `var(req.NAME)` reads it (txn. alike).
 const VAR = String.raw`((?:req|txn)\.[A-Za-z0-9_]+)`;
@@ -433,7 +440,10 @@ function varOf(sections, sec, l, rest, trackers) {
   const int = /^int\((\d+)\)$/.exec(expr);
   if (int) return { int: Number(int[1]), at: l.at };
   const fetched = COUNTER_FETCH.exec(expr);
-  if (fetched && trackers.has(counterOf(fetched).sc)) return { ...counterOf(fetched), at: l.at };
+  if (fetched && trackers.has(counterOf(fetched).sc)) {
+    inTrackersTable(sections, sec, l, counterOf(fetched), trackers);
+    return { ...counterOf(fetched), at: l.at };
+  }
   const read = TABLE_READ.exec(expr);
   if (read) {
     const table = tableOf(sections, sec, read[3] || null, l.at, `table_${read[2]}`);
@@ -444,12 +454,26 @@ function varOf(sections, sec, l, rest, trackers) {
 }
 
 /**
+ * Refuses a counter read in another table than the one its tracker tracks into
+ * (`sc_http_req_rate(0,OTHER)` looks the tracked key up there): the model reads a tracker's own.
+ */
+function inTrackersTable(sections, sec, l, read, trackers) {
+  const tracker = trackers.get(read.sc);
+  if (!read.inTable || !tracker) return;
+  const named = tableOf(sections, sec, read.inTable, l.at, `sc${read.sc}'s ${read.counter}`);
+  if (named.at !== tracker.table.at)
+    throw new Error(
+      `${l.at}: reads sc${read.sc}'s ${read.counter} in table ${read.inTable} (${named.at}), not the one track-sc${read.sc} tracks into (${tracker.table.at}): the lab reads a tracker's own table yet`,
+    );
+}
+
+/**
  * A test on a tracked counter: {sc, counter, op, limit, limitAt?} (limitAt: where the limit stands
  * when a set-var holds it), or null. `vars`: what each variable holds (varOf).
  */
 function counterTestOf(test, vars) {
   const direct = COUNTER_TEST.exec(test);
-  if (direct) return { ...counterOf(direct), op: direct[5], limit: Number(direct[6]) };
+  if (direct) return { ...counterOf(direct), op: direct[7], limit: Number(direct[8]) };
   const v = VAR_TEST.exec(test);
   const held = v && vars.get(v[1]);
   if (held?.sc !== undefined) return { sc: held.sc, counter: held.counter, op: v[2], limit: Number(v[3]) };
@@ -465,24 +489,46 @@ function counterTestOf(test, vars) {
  * The deny rule's condition on a tracked counter: `if { sc_http_req_rate(N) gt L }` (or
  * scN_http_req_rate, or a variable set to one: `var(req.X) -m int gt L`, `var(req.limit),sub(req.rate) lt
  * 0`), or `if NAME` where the section's one `acl NAME` line is that test: {sc, counter, op, limit,
- * acl, limitAt}, or a refusal naming it.
+ * acl, limitAt}, or a refusal naming it. Beside that test, terms on the path or the method
+ * (`if !is_health_check { ... }`) hold for all of the lab's requests, or the rule is refused.
  */
 function conditionOf(rest, at, action, acls, vars) {
   const text = rest.join(' ');
-  const inline = /^if \{ (.*) \}$/.exec(text);
-  const named = /^if ([A-Za-z0-9_.:-]+)$/.exec(text);
-  const defs = named ? acls.filter((a) => a.name === named[1]) : [];
-  if (named && defs.length > 1)
-    throw new Error(
-      `${at}: ${named[1]} is defined by ${defs.length} acl lines (${defs.map((d) => d.at).join(', ')}): the lab reads one yet`,
-    );
-  const test = inline?.[1] ?? defs[0]?.test;
-  const read = test === undefined ? null : counterTestOf(test, vars);
-  if (!read)
+  const terms = rest[0] === 'if' ? termsOf(rest.slice(1), at) : [];
+  const tested = terms.map((t) => {
+    const def = t.acl ? oneAcl(acls, t.acl, at) : null;
+    const test = t.inline ?? def?.test;
+    return { ...t, def, test, read: test === undefined ? null : counterTestOf(test, vars) };
+  });
+  const counters = tested.filter((t) => t.read);
+  if (counters.length !== 1 || counters[0].negated)
     throw new Error(
       `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc_get_gpc0, sc_gpc0_rate, gpc1, sc_conn_rate, sc_conn_cnt, sc_conn_cur, sc1, sc2, a variable set to one of them, compared or with sub(), or an acl of that test) yet`,
     );
-  return { ...read, ...(defs[0] ? { acl: defs[0].at } : {}) };
+  for (const t of tested.filter((x) => !x.read)) {
+    const truth = t.test === undefined ? null : labTruth(t.test);
+    const words = `${t.negated ? '!' : ''}${t.acl ?? `{ ${t.inline} }`}`;
+    if (truth === null)
+      throw new Error(
+        `${at}: http-request ${action} ${text}: ${words}: the lab cannot tell whether it holds for its requests (it reads tests of the path or the method beside the counter's)`,
+      );
+    if (truth === t.negated)
+      throw new Error(
+        `${at}: http-request ${action} ${text}: ${words} holds for none of the lab's requests (GET /), so the rule never applies to them`,
+      );
+  }
+  const [{ read, def }] = counters;
+  return { ...read, ...(def ? { acl: def.at } : {}) };
+}
+
+/** The section's one `acl NAME` line ({name, test, at}), undefined where none; several are refused. */
+function oneAcl(acls, name, at) {
+  const defs = acls.filter((a) => a.name === name);
+  if (defs.length > 1)
+    throw new Error(
+      `${at}: ${name} is defined by ${defs.length} acl lines (${defs.map((d) => d.at).join(', ')}): the lab reads one yet`,
+    );
+  return defs[0];
 }
 
 /**
@@ -559,10 +605,13 @@ function ruleOf(sections, sec, l, acls, into) {
       );
     into.trackers.set(track.sc, track);
     into.rules.push({ track: track.sc });
-  } else if (INC_GPC.test(action))
-    into.rules.push({ inc: into.incs.push(incOf(l, [action, ...rest], into, acls)) - 1 });
-  else if (action in DEFAULT_STATUS) {
+  } else if (INC_GPC.test(action)) {
+    const inc = incOf(l, [action, ...rest], into, acls);
+    if ('op' in inc) inTrackersTable(sections, sec, l, inc, into.trackers);
+    into.rules.push({ inc: into.incs.push(inc) - 1 });
+  } else if (action in DEFAULT_STATUS) {
     const deny = answerOf(l, [action, ...rest], into, acls);
+    if (deny) inTrackersTable(sections, sec, l, deny, into.trackers);
     if (deny) into.rules.push({ deny: into.denies.push(deny) - 1 });
   } else if (action === 'redirect') into.redirect = redirectOf(l, rest);
   else if (!HARMLESS.has(action))

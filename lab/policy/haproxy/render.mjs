@@ -52,8 +52,11 @@ function placedWords(l, placed) {
   for (const p of here) {
     // The limit ends its test: inline, before the closing brace; in an acl, the line's last word;
     // in a set-var, its int(N).
+    // A counter's test (`sc_http_req_rate(0) gt N`) has its limit two words on, wherever the test stands.
     const setInt = w.findIndex((x) => /^int\(\d+\)$/.test(x));
+    const counterAt = w.findIndex((x, i) => /^sc\d?_/.test(x) && /^\d+$/.test(w[i + 2] ?? ''));
     if (p.param === 'limit' && /^set-var\(/.test(w[1] ?? '') && setInt > 0) w[setInt] = `int(${p.value})`;
+    else if (p.param === 'limit' && counterAt >= 0) w[counterAt + 2] = String(p.value);
     else if (p.param === 'limit') w[w.at(-1) === '}' ? w.length - 2 : w.length - 1] = String(p.value);
     // A period is the rate's in the table's store: http_req_rate(P), gpc0_rate(P), gpc1_rate(P), conn_rate(P).
     const rate = RATE_PERIODS[p.param];
