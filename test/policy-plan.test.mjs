@@ -6,7 +6,8 @@
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readPolicy, policyTools } from '../lab/policy/index.mjs';
@@ -15,6 +16,7 @@ import { addExperiment } from '../thresholds/experiments/index.js';
 import { plan as makePlan } from '../thresholds/plan.js';
 import { sensitivity } from '../thresholds/sensitivity.js';
 import { caseThresholds } from '../thresholds/kinds/limiter.js';
+import { pacingWords } from '../lab/policy/words.mjs';
 import { needs } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -207,4 +209,31 @@ test("limit_conn beside limit_req, answered 503 and 429: each case counts the ot
   ]);
   // The limit_conn case the other way round.
   assert.deepEqual([byId['root-conn-perip'].limitedStatus, byId['root-conn-perip'].alsoStatuses], [503, [429]]);
+});
+
+test('a limit_conn keyed alike for every case ($server_name) runs the cases one after another, each after the held answers of the one before', (t) => {
+  if (needs(t, missing, './labw setup installs crossplane, nginx and Envoy')) return;
+  const dir = mkdtempSync(join(tmpdir(), 'lab-conn-shared-'));
+  try {
+    const file = join(dir, 'per-server.conf');
+    const text = readFileSync(join(root, 'test', 'policies', 'conn-and-req.conf'), 'utf8').replace(
+      'limit_conn_zone $binary_remote_addr zone=perip:10m;',
+      'limit_conn_zone $server_name zone=perip:10m;',
+    );
+    writeFileSync(file, text);
+    const { experiment, routes } = policyExperiment(readPolicy(file, tools));
+    assert.equal(routes[0].pacing.sequential, true);
+    assert.match(pacingWords(routes[0].pacing, 5), /limit_conn keyed alike for every case/);
+    addExperiment(experiment);
+    const plan = makePlan({ experiment: experiment.name, suite: 'spike', factor: 5 });
+    const conn = plan.cases.find((c) => c.id === 'root-conn-perip');
+    const next = plan.cases[plan.cases.indexOf(conn) + 1];
+    // The next case starts once the conn case's last answer, held holdMs, has ended.
+    assert.ok(next.startMs >= conn.startMs + conn.durationMs + conn.holdMs, `${next.startMs} vs ${conn.startMs}`);
+    // Keyed per client, the same file's cases run together.
+    const own = policyExperiment(readPolicy(join(root, 'test', 'policies', 'conn-and-req.conf'), tools));
+    assert.equal(own.routes[0].pacing.sequential, false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -228,6 +228,7 @@ function routeTargets(policy) {
       target: id,
       keys: t.keys,
       shared: t.shared,
+      ...(t.connShared ? { connShared: true } : {}),
       ...(unplanned.length ? { unplanned } : {}),
     });
   }
@@ -256,10 +257,13 @@ function casePacing(routes, targets) {
       }),
     ),
   );
-  const sequential = across || targets.some((t) => t.shared);
-  const drains = sequential ? targets.map((t) => [t.drainS, t.dropS ?? null]) : [];
+  const sequential = across || targets.some((t) => t.shared || t.connShared);
+  // A conn case's last answers are held past its end: the next case waits for them too.
+  const holds = targets.flatMap((t) => (t.conns ?? []).map((c) => [connLoad(t, {}).hold(2 * c.conn), null]));
+  const drains = sequential ? [...targets.map((t) => [t.drainS, t.dropS ?? null]), ...holds] : [];
   // Said where it is shown (lab/policy/words.mjs), at the run's --quick factor.
-  for (const r of routes.filter((x) => x.target)) r.pacing = { sequential, drains, shared: r.shared };
+  for (const r of routes.filter((x) => x.target))
+    r.pacing = { sequential, drains, shared: r.shared, ...(r.connShared ? { connShared: true } : {}) };
   return { sequential, drains };
 }
 
@@ -289,10 +293,12 @@ function knobsOf(targets) {
 function suitesOf(targets, judged, drains) {
   const suites = {};
   for (const suite of ['smoke', 'spike', 'soak']) {
-    suites[suite] = (k, { factor = 1 } = {}) =>
-      targets
-        .flatMap((t) => steps(t.id, t, k, factor, judged)[suite])
-        .map((s) => ({ ...(drains.length ? { afterS: pauseAt(drains, factor) } : {}), ...s }));
+    suites[suite] = (k, { factor = 1 } = {}) => {
+      const all = targets.flatMap((t) => steps(t.id, t, k, factor, judged)[suite]);
+      // The holds the knobs give (conn_hold_s), beside the file's: the longest one's answers end first.
+      const held = all.filter((s) => s.holdS).map((s) => [s.holdS, null]);
+      return all.map((s) => ({ ...(drains.length ? { afterS: pauseAt([...drains, ...held], factor) } : {}), ...s }));
+    };
   }
   return suites;
 }

@@ -23,7 +23,12 @@ export const pauseAt = (drains, factor = 1) =>
 export function pacingWords(pacing, factor = 1) {
   if (!pacing.sequential) return 'together, each with a fresh bucket';
   const pause = pacing.drains ? pauseAt(pacing.drains, factor) : pacing.pauseS / factor;
-  return `one after another, ${seconds(pause)} apart (${pacing.shared ? 'its bucket' : "another route's bucket"} empties or refills between)`;
+  const why = pacing.shared
+    ? 'its bucket empties or refills between'
+    : pacing.connShared
+      ? "a limit_conn keyed alike for every case: each one's requests in progress end between"
+      : "another route's bucket empties or refills between";
+  return `one after another, ${seconds(pause)} apart (${why})`;
 }
 
 /** A route's cases as said: its pacing, or why it has none. */

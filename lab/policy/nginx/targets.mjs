@@ -238,6 +238,11 @@ function classTarget(policy, t, cls, named, { knob, dryKnobs }) {
       .sort((a, b) => a.rate - b.rate),
     keys: keyWords(cls, live),
     shared: live.some((z) => new Set(cls.slots.map((s) => s.keys[z])).size < cls.slots.length),
+    // A limit_conn keyed alike for every case ($server_name): each case's requests in progress
+    // count against the others', so its cases run one after another.
+    connShared: conn.limits.some(
+      (l) => new Set(cls.slots.map((s) => s.keys[`conn:${l.zone}`])).size < cls.slots.length,
+    ),
     drainS: Math.max(0, ...liveLimits.map((l, i) => ((l.burst + 1) * 1000) / zones[i].rateMilli)),
     place: t.place,
     host: t.host,
