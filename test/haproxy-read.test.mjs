@@ -31,6 +31,19 @@ const TAIL = ['  default_backend app', 'backend app', '  server app1 127.0.0.1:8
 const knobDefaults = (experiment) =>
   Object.fromEntries(Object.entries(experiment.knobs).map(([n, v]) => [n, v.default]));
 
+/** The haproxy.cfg the lab runs for `policy`, its one bind at 18080, with `knobs` over its defaults. */
+async function renderedWith(policy, knobs) {
+  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
+  const { experiment } = policyExperiment(policy, { name: 'rendered' });
+  return renderHaproxy(policy, {
+    ports: { [policy.routes[0].place]: 18080 },
+    ownPort: 18081,
+    backend: '127.0.0.1:18082',
+    placed: experiment.placed({ ...knobDefaults(experiment), ...knobs }),
+    prefix: '/nonexistent',
+  });
+}
+
 /** haproxyPolicy's answer (or its error's message) on a config of HEAD, `lines` and TAIL. */
 function readLines(lines, { head = HEAD, tail = TAIL } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'lab-haproxy-read-'));
@@ -323,7 +336,6 @@ test("a tarpit's timeout is a knob where it stands: the model holds the refusals
 });
 
 test('a key of Host and path (base32+src) gives each case a path of its own; a limit held in a set-var and read back from the table compares as the counter does', async () => {
-  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
   const policy = haproxyPolicy(join(root, 'test', 'policies', 'haproxy-per-path.cfg'));
   const { deny, track } = policy.routes[0].limit;
   assert.deepEqual(track.key, { fetch: 'base', text: 'base32+src' });
@@ -340,13 +352,7 @@ test('a key of Host and path (base32+src) gives each case a path of its own; a l
     ['/lab-key-1', '/lab-key-2'],
   );
   assert.equal(target.policy.limit, 24);
-  const conf = renderHaproxy(policy, {
-    ports: { '*:8080': 18080 },
-    ownPort: 18081,
-    backend: '127.0.0.1:18082',
-    placed: experiment.placed({ ...knobDefaults(experiment), gateway_limit: 24 }),
-    prefix: '/nonexistent',
-  });
+  const conf = await renderedWith(policy, { gateway_limit: 24 });
   assert.match(conf, /^ {2}http-request set-var\(req\.rate_limit\) int\(24\)$/m);
   assert.match(conf, /^ {2}acl rate_abuse var\(req\.rate_limit\),sub\(req\.request_rate\) lt 0$/m);
 });
@@ -708,7 +714,6 @@ test("a table's size, read as HAProxy reads it (k, m, g: powers of 1024); one to
 });
 
 test("a condition's terms beside the counter's: those on the path or the method hold for every request of the lab's, or the rule is refused; a counter read in its tracker's own table", async () => {
-  const { renderHaproxy } = await import('../lab/policy/haproxy/render.mjs');
   const track = '  http-request track-sc0 src';
   const health = '  acl is_health_check path /health';
   const limitOf = (lines) => {
@@ -720,14 +725,7 @@ test("a condition's terms beside the counter's: those on the path or the method 
   const after = readLines([health, track, '  http-request deny if { sc_http_req_rate(0) gt 20 } !is_health_check']);
   assert.equal(after.routes[0].limit.deny.limit, 20);
   // Its limit is written where the test stands, not over the term after it.
-  const { experiment } = policyExperiment(after, { name: 'terms' });
-  const conf = renderHaproxy(after, {
-    ports: { '*:8080': 18080 },
-    ownPort: 18081,
-    backend: '127.0.0.1:18082',
-    placed: experiment.placed({ ...knobDefaults(experiment), api_limit: 24 }),
-    prefix: '/nonexistent',
-  });
+  const conf = await renderedWith(after, { api_limit: 24 });
   assert.match(conf, /^ {2}http-request deny if \{ sc_http_req_rate\(0\) gt 24 \} !is_health_check$/m);
   assert.equal(limitOf([track, '  http-request deny if { method GET } { sc_http_req_rate(0) gt 20 }']), 20);
   // A term false for the lab's GET / never lets the rule apply to its cases; one it cannot decide is said.
