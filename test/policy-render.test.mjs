@@ -7,7 +7,7 @@
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,7 +19,8 @@ import { renderEnvoy } from '../lab/policy/envoy/render.mjs';
 import { policyFlags, parseRunArgs } from '../lab/cli/args.mjs';
 import { addExperiment } from '../thresholds/experiments/index.js';
 import { plan as makePlan } from '../thresholds/plan.js';
-import { needs } from './lib/needs.mjs';
+import YAML from 'yaml';
+import { needs, notRun } from './lib/needs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = policyTools(root);
@@ -203,4 +204,48 @@ test('--policy and --stack-policy are read off the words; a policy run names its
   assert.deepEqual(parseRunArgs(['spike'], { only: experiment.name }).experiments, ['dry-run']);
   assert.throws(() => parseRunArgs(['spike/burst'], { only: experiment.name }), /name the suite alone/);
   assert.throws(() => parseRunArgs(['stress'], { only: experiment.name }), /a policy has no 'stress' cases/);
+});
+
+test("render: a team's policy's stack as a compose file, its proxy in its official image running the native command at the rendered folder's own path; nginx's refused, saying why", (t) => {
+  const lab = (...words) =>
+    spawnSync(process.execPath, [join(root, 'lab', 'cli', 'index.mjs'), ...words], { cwd: root, encoding: 'utf8' });
+  const name = 'render-compose-test';
+  const rendered = join(root, '.lab', 'rendered');
+  try {
+    const r = lab('render', `--policy=${policyFile('haproxy-tls-key.cfg')}`, `--name=${name}`);
+    assert.equal(r.status, 0, r.stderr);
+    const file = join(rendered, name, 'docker-compose.yml');
+    const doc = YAML.parse(readFileSync(file, 'utf8'));
+    const proxy = doc.services[`${name}-haproxy`];
+    const dir = join(rendered, `${name}-haproxy`);
+    assert.equal(proxy.image, 'haproxy:2.6.12');
+    assert.equal(proxy.network_mode, 'host');
+    // The command the runner runs, compose's `$` doubled; the folder mounted where it was rendered.
+    assert.deepEqual(proxy.entrypoint, [
+      'sh',
+      '-c',
+      'exec haproxy -db -f "$$0" >"$$1"',
+      join(dir, 'haproxy.cfg'),
+      join(dir, 'seen.log'),
+    ]);
+    assert.ok(proxy.volumes.includes(`${dir}:${dir}`));
+    // Its TLS bind's certificate is where the config names it, in that folder.
+    assert.match(readFileSync(join(dir, 'haproxy.cfg'), 'utf8'), new RegExp(`ssl crt ${dir}/lab-haproxy.pem`));
+    assert.ok(existsSync(join(dir, 'lab-haproxy.pem')));
+    assert.equal(
+      doc.services[`${name}-backend`].image,
+      YAML.parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true, maxAliasCount: -1 })['x-node']
+        .image,
+    );
+    const check = spawnSync('docker-compose', ['-f', file, 'config', '-q'], { encoding: 'utf8' });
+    if (!needs(t, notRun('docker-compose', check), 'the Debian package: run just setup'))
+      assert.equal(check.status, 0, check.stderr);
+    const nginx = lab('render', `--policy=${policyFile('conn-and-req.conf')}`, `--name=${name}-nginx`);
+    assert.notEqual(nginx.status, 0);
+    assert.match(nginx.stderr, /nginx has no official image that runs the lab's config of it \(.*lua/);
+    assert.equal(existsSync(join(rendered, `${name}-nginx`)), false);
+  } finally {
+    for (const d of [name, `${name}-haproxy`, `${name}-backend`])
+      rmSync(join(rendered, d), { recursive: true, force: true });
+  }
 });

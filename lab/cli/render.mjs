@@ -4,15 +4,18 @@
  * [--parallelism N] [--prometheus URL] [knobs]`: the stack and its load as Kubernetes manifests
  * and a k6-operator TestRun, in .lab/rendered/k8s/.
  */
-import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
-import { parseRunArgs, flagValue } from './args.mjs';
+import { dirname, join, relative } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseRunArgs, flagValue, policyFlags } from './args.mjs';
 import { policyFor } from './context.mjs';
 import { plan as makePlan, stackTargets, stackOf } from '../../thresholds/plan.js';
 import { stamp } from '../run/suite.mjs';
 import { stackServices, portsByService } from '../stack/topology.mjs';
 import { topologyView } from '../stack/start-stop.mjs';
-import { serviceView, renderConfigs } from '../stack/render.mjs';
+import { serviceView, renderConfigs, renderArgs } from '../stack/render.mjs';
+import { usePolicy } from '../policy/use.mjs';
+import { policyCompose, nodeImageOf, imageOf } from '../policy/compose.mjs';
+import { experiments } from '../../thresholds/experiments/index.js';
 import { METRICS_PROFILE } from '../stores/stores.mjs';
 import { k8sManifests, writeManifests } from '../k8s/manifests.mjs';
 
@@ -69,27 +72,63 @@ function renderK8s(words, { root, say, topology }) {
   return 0;
 }
 
+/** The compose file of a team's policy's stack, beside its rendered configs; its path. */
+function writePolicyCompose(root, name, rendered) {
+  const nodeImage = nodeImageOf(readFileSync(join(root, 'docker-compose.yml'), 'utf8'));
+  const user = `${process.getuid()}:${process.getgid()}`;
+  const text = policyCompose(name, rendered, { root, nodeImage, user });
+  const file = join(root, '.lab', 'rendered', name, 'docker-compose.yml');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
+
 export default async function render(words, ctx) {
   if (words[0] === '--k8s') return renderK8s(words.slice(1), ctx);
   const { root, say, topology } = ctx;
-  const req = parseRunArgs(words, { target: 'experiment' });
+  // A team's policy: its file (--policy=FILE), or an experiment of the list made by `./labw new`.
+  const flags = policyFlags(words);
+  const named = flags.policy ? usePolicy(flags, root).experiment.name : null;
+  const req = parseRunArgs(named ? [named, ...flags.rest] : words, { target: 'experiment' });
   const { policy, targets } = policyFor(req);
   const t = topology();
+  const own = experiments[req.name].services ?? null;
+  if (own) {
+    Object.assign(t.services, own);
+    // Refused before anything is written where its proxy has no image to run in.
+    for (const s of Object.values(own)) imageOf(s, null);
+  }
   const ports = portsByService(t);
   const services = [...stackServices(t, stackOf(req.name)), ...stackServices(t, METRICS_PROFILE)];
+  const rendered = [];
   for (const s of services) {
-    if (!Object.keys(s.configs).length) continue;
     const dir = join(root, '.lab', 'rendered', s.name);
-    mkdirSync(dir, { recursive: true });
+    // A team's proxy writes beside its config (the lab's certificate, files it serves, its logs)
+    // and names them by path: its folder is where it runs, in a container as natively.
+    const mine = Boolean(own?.[s.name]);
     const view = serviceView({
       policy,
       targets,
       ports,
       service: s,
-      prefix: '/tmp',
+      prefix: mine ? dir : '/tmp',
+      ...(mine ? { root } : {}),
       extra: { ...topologyView(t), data: '/lab-data' },
     });
-    for (const f of Object.values(renderConfigs(root, s, view, dir))) say(f);
+    const hasConfigs = Object.keys(s.configs).length > 0;
+    if (hasConfigs) mkdirSync(dir, { recursive: true });
+    const configs = hasConfigs ? renderConfigs(root, s, view, dir) : {};
+    for (const f of Object.values(configs)) say(f);
+    if (mine)
+      rendered.push({
+        service: s,
+        argv: renderArgs(s.command, { ...view, config: configs }),
+        dir: hasConfigs ? dir : null,
+      });
+  }
+  if (own) {
+    const file = writePolicyCompose(root, req.name, rendered);
+    say(`${file}: docker compose -f ${relative(root, file)} up (host networking, the ports above)`);
   }
   // Caps are compose's cpus and mem_limit, set from the environment (docker-compose.yml).
   const levels = policy.levels?.map(

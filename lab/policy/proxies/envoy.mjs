@@ -29,6 +29,8 @@ export default {
   ownFiles: (policy) => [basename(policy.file)],
   service: {
     file: 'envoy.yaml',
+    // The image docker-compose.yml runs the seeds' Envoy in.
+    image: 'envoyproxy/envoy:v1.40.0',
     render: (policy, view, tools, backend, placed) =>
       renderEnvoy(policy, {
         ports: placePorts(places(policy)),

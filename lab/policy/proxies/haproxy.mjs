@@ -94,6 +94,9 @@ export default {
   ownFiles: (policy) => [basename(policy.file)],
   service: {
     file: 'haproxy.cfg',
+    // Its official image at Debian 12's version, with the Prometheus exporter built in (USE_PROMEX);
+    // no digest: none could be read from here (no registry but the package ones).
+    image: 'haproxy:2.6.12',
     render: (policy, view, tools, backend, placed) =>
       renderHaproxy(policy, {
         ports: placePorts(places(policy)),

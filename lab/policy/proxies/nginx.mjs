@@ -34,6 +34,9 @@ export default {
     [...new Set(collectAts(policy.tree).map((at) => at.replace(/:\d+$/, '')))].filter((f) => !isAbsolute(f)),
   service: {
     file: 'nginx.conf',
+    // No official image: the lab's config loads Debian's lua module (its clock and counters).
+    noImage:
+      "the lab's config of it loads Debian's lua module (libnginx-mod-http-lua) for its clock and counters, which no official nginx image carries",
     render: (policy, view, tools, backend, placed) => {
       // The files its locations serve from disk (nginx named them: ../nginx/explore.mjs).
       makeFiles(view.prefix, policy.explored.files);

