@@ -275,6 +275,15 @@ test("a proxy's own counters against k6: the log places each case's requests at 
     ['(HAProxy backend app)', '200', '2', '-', '-', '2', 'ok'],
     ['(HAProxy frontend api)', 'refused', "3 + 1 the lab's own", '-', '-', '4', 'ok'],
   ]);
+  // How it ended (%ts) says where a backend's refusal is counted: a rule's denial there in the
+  // frontend's denials too; a return there, or a server's error, in none of HAProxy's counters.
+  const ended = (ts) => haproxy.seen(`over 1005 429 api app 1006 ${ts}`).where;
+  assert.deepEqual(
+    [ended('PR'), ended('PT'), ended('LR'), ended('SC')],
+    ['frontend api', 'frontend api', undefined, undefined],
+  );
+  assert.equal(haproxy.seen('over 1005 429 api api 1006 LR').where, 'frontend api');
+  assert.equal(haproxy.seen('over 1005 200 api app 1006 --').where, 'backend app');
   // Without the lab's own line, the frontend's count is one more than k6's.
   const bare = addLoggedCounts(
     { byCase: {}, own: {}, placeOf: {}, lab: {} },

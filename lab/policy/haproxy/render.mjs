@@ -36,10 +36,11 @@ const LAB_TCP_ACCEPT = 'tcp-request content accept if { path /healthz }';
 // open files per connection, and where the machine allows fewer, HAProxy starts with what it is
 // given instead of exiting (read.mjs FD_WORDS).
 const LAB_GLOBAL = ['  log stdout format raw local0', '  nbthread 1', '  no strict-limits'];
-// Its last field: the millisecond the stream ended, its log written then, in the same run of its
-// task as its tracked entries let it go (src/stream.c process_stream, then stream_free:
-// stream_store_counters).
-const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b %[date(0,ms)]"';
+// Then the millisecond the stream ended, its log written then, in the same run of its task as its
+// tracked entries let it go (src/stream.c process_stream, then stream_free:
+// stream_store_counters); last, how it ended (%ts: `P` where a rule denied it, `L` where HAProxy
+// answered it itself, as a return does), which says which of its counters counted it.
+const LAB_LOG = 'log-format "%[var(txn.lab_case)] %[var(txn.lab_rule_ms)] %ST %f %b %[date(0,ms)] %ts"';
 const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
 const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;

@@ -54,14 +54,33 @@ const rows = (policy) =>
     });
   });
 
+/**
+ * Which of its counters counted a line: a backend's 2xx; what the frontend answered itself (its
+ * backend is still the frontend: %b is %f), and a rule's denial in a backend (%ts `P`), which
+ * HAProxy counts in the frontend's denials too; none for a backend's own answer (a return there,
+ * %ts `L`, counted nowhere) or a server's error. Lines before %ts was logged: the frontend's.
+ */
+function counterOf([, , status, frontend, backend, , ts]) {
+  if (frontend === backend) return `frontend ${frontend}`;
+  if (status === '200') return `backend ${backend}`;
+  return ts === undefined || ts.startsWith('P') ? `frontend ${frontend}` : null;
+}
+
 /** A seen.log line of a case: when its rules ran, its status, the counter that counted it, its hold. */
 function caseLine(line) {
   const f = fieldsOf(line);
-  if (f.length !== 5 && f.length !== 6) return null;
-  // Answered by the frontend itself where its backend is still the frontend (%b is %f).
-  const where = f[2] === '200' && f[3] !== f[4] ? `backend ${f[4]}` : `frontend ${f[3]}`;
-  const held = f.length === 6 ? { heldMs: Number(f[5]) - Number(f[1]) } : {};
-  return { case: f[0], ms: Number(f[1]), clock: 'wall', limiterClock: true, status: f[2], where, ...held };
+  if (f.length < 5 || f.length > 7) return null;
+  const where = counterOf(f);
+  const held = f.length >= 6 ? { heldMs: Number(f[5]) - Number(f[1]) } : {};
+  return {
+    case: f[0],
+    ms: Number(f[1]),
+    clock: 'wall',
+    limiterClock: true,
+    status: f[2],
+    ...(where ? { where } : {}),
+    ...held,
+  };
 }
 
 /** A line of the lab's own /healthz (no case), which its frontend answered itself and counted. */
@@ -129,14 +148,13 @@ export default {
     return null;
   },
   /**
-   * A line of its seen.log (`case ms status frontend backend endMs`): the millisecond its rules ran
-   * in, on its wall clock, the counter that counted it (the backend's 2xx, or what the frontend
-   * answered itself, as the lab's /healthz lines of no case are), and how long its stream then
-   * held its entries (`heldMs`, to the millisecond it ended; lines of runs before it was logged
-   * have 5 fields). That millisecond is its limiter's
-   * own: HAProxy 2.6's rules read now_ms, its date plus an offset that stays 0 unless the system
-   * clock jumps (src/clock.c clock_update_date), and date(0,ms) reads the same date
-   * (src/sample.c smp_fetch_date).
+   * A line of its seen.log (`case ms status frontend backend endMs ts`): the millisecond its rules
+   * ran in, on its wall clock, the counter that counted it (counterOf; the lab's /healthz lines of
+   * no case are the frontend's own answers), and how long its stream then held its entries
+   * (`heldMs`, to the millisecond it ended; lines of runs before it was logged have 5 fields,
+   * and before how it ended was, 6). That millisecond is its limiter's own: HAProxy 2.6's rules
+   * read now_ms, its date plus an offset that stays 0 unless the system clock jumps (src/clock.c
+   * clock_update_date), and date(0,ms) reads the same date (src/sample.c smp_fetch_date).
    */
   seen: (line) => labLine(line) ?? caseLine(line),
   // The clock resolution its sightings are read at, ms.
