@@ -4,6 +4,7 @@
  * thresholds built for the unchanged policy, by a widening walk and bisection per knob.
  */
 import { scaleKnobs } from '../knobs.js';
+import { refusedAs } from '../models/limiter-replay.js';
 
 // How far a knob is moved in search of a change that is caught: up to twice its value (at
 // least 10 steps), down to its smallest valid value.
@@ -15,7 +16,10 @@ const outside = (p, r) => p.max < r.lo || p.min > r.hi;
 function caughtBy(c, s) {
   const e = c.expected;
   if (outside(s.ok, e.ok)) return 'ok';
-  if (outside(s.limited, e.limited)) return 'limited';
+  if (outside(refusedAs(s, c.limitedStatus), e.limited)) return 'limited';
+  // Another of its limits' refusals, by their own status (a limit_conn's 503 beside a limit_req's 429).
+  const also = Object.keys(e.also ?? {}).find((st) => outside(refusedAs(s, Number(st)), e.also[st]));
+  if (also) return `refused ${also}`;
   if (e.maxMs && outside(s.maxDelayMs, e.maxMs)) return 'max wait';
   return null;
 }
@@ -209,7 +213,7 @@ export function limiterExplain(exp, plan, c, measured, predict, replayed = false
       // A case that follows another on its bucket is predicted after it (predict's lead).
       const cases = plan.cases.filter((x) => x === c || x.id === c.follows);
       const s = predict([target], cases, exp.name, plan.segments ?? 1).get(c);
-      return holds(s.ok, measured.ok) && holds(s.limited, measured.limited);
+      return holds(s.ok, measured.ok) && holds(refusedAs(s, c.limitedStatus), measured.limited);
     };
     const tried = [];
     for (

@@ -16,6 +16,7 @@ import {
   SERVICE_MS,
   SEGMENT_SKEW_MS,
   REPLAY_TRIALS,
+  refusedAs,
 } from '../models/limiter-replay.js';
 import { SEEN_LAG_MS } from '../models/seen-lag.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
@@ -198,9 +199,6 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   });
   return cases;
 }
-
-/** The refusals of `status` in a prediction `s`: all of them where the policy answers with one status. */
-const refusedAs = (s, status) => s[`refused ${status}`] ?? s.limited;
 
 /**
  * The statuses a case's other limits refuse with beside its limited status (`refused <status>` in

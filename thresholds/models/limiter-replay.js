@@ -36,7 +36,13 @@ export const HOLD_OVERHEAD_MS = 25;
  * (`statuses`: {req, conn}, nginx's limit_req_status and limit_conn_status); null where it says
  * none (every refusal is the case's limited status).
  */
-export const refusalStatus = (policy, r) => policy.statuses?.[r.by === 'conn' ? 'conn' : 'req'] ?? null;
+const refusalStatus = (policy, r) => policy.statuses?.[r.by === 'conn' ? 'conn' : 'req'] ?? null;
+
+/**
+ * The refusals of `status` in an outcome `o` (simulate's, replaySends'): all of them where the
+ * policy answers with one status.
+ */
+export const refusedAs = (o, status) => o[`refused ${status}`] ?? o.limited;
 
 /** A count per status the policy refuses with, from none: `refused <status>`. */
 const statusCounts = (policy) =>
