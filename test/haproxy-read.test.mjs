@@ -153,7 +153,7 @@ test('what the model cannot read yet is refused by name at its file:line, after 
         { tail: tableTail },
       ),
     ),
-    /team.cfg:9: track-sc1 req.hdr\(Authorization\) table st if .*: a condition on the tracking is not modelled yet/,
+    /team.cfg:9: track-sc1 req.hdr\(Authorization\) table st if .*: \{ req.hdr\(Authorization\) -m beg bearer \}: the lab cannot tell whether it holds for its requests/,
   );
   assert.match(
     String(readLines([], { tail: [...TAIL, 'peers mypeers', '  peer a 127.0.0.1:10000'] })),
@@ -731,11 +731,31 @@ test("a condition's terms beside the counter's: those on the path or the method 
   // A term false for the lab's GET / never lets the rule apply to its cases; one it cannot decide is said.
   assert.match(
     limitOf([track, '  http-request deny if { sc_http_req_rate(0) gt 20 } { path_beg /api }']),
-    /team.cfg:10: .*\{ path_beg \/api \} holds for none of the lab's requests \(GET \/\)/,
+    /team.cfg:10: .*\{ path_beg \/api \} holds for none of the lab's requests \(GET \/ from 127.0.0.1\)/,
   );
   assert.match(
     limitOf([track, '  http-request deny if { sc_http_req_rate(0) gt 20 } { req.hdr(x-bot) -m found }']),
     /team.cfg:10: .*\{ req.hdr\(x-bot\) -m found \}: the lab cannot tell whether it holds for its requests/,
+  );
+  // A match method or a file's list (-m, -f) is not decided.
+  assert.match(
+    limitOf([track, '  http-request deny if { sc_http_req_rate(0) gt 20 } !{ path -m beg /static }']),
+    /team.cfg:10: .*!\{ path -m beg \/static \}: the lab cannot tell whether it holds/,
+  );
+  // A tracking's condition on the source: the lab's requests come from 127.0.0.1.
+  const deny = '  http-request deny if { sc_http_req_rate(0) gt 20 }';
+  assert.equal(limitOf(['  acl internal src 10.0.0.0/8', '  http-request track-sc0 src unless internal', deny]), 20);
+  assert.match(
+    limitOf(['  acl is_local src 127.0.0.1 ::1', '  http-request track-sc0 src if !is_local', deny]),
+    /team.cfg:10: track-sc0 src if !is_local: its condition holds for none of the lab's requests .*: it never tracks them/,
+  );
+  assert.match(
+    limitOf(['  http-request track-sc0 src unless { req.hdr(x-internal) -m found }', deny]),
+    /team.cfg:9: .*\{ req.hdr\(x-internal\) -m found \}: the lab cannot tell whether it holds/,
+  );
+  assert.match(
+    limitOf([track, '  http-request deny if { sc_http_req_rate(0) gt 20 } !{ src 127.0.0.0/8 }']),
+    /team.cfg:10: .*!\{ src 127.0.0.0\/8 \} holds for none of the lab's requests/,
   );
   // Named in the counter's fetch, the tracker's own table is read; another is refused.
   const inTable = (name) =>

@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { labPem } from './cert.mjs';
-import { termsOf, labTruth } from './condition.mjs';
+import { termsOf, labTruth, labHolds } from './condition.mjs';
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
@@ -381,15 +381,23 @@ export function keyOf(text, at, action = 'track-sc0') {
   return { fetch: /^url/.test(m[1]) ? 'param' : 'header', name: m[2].toLowerCase(), text };
 }
 
-/** `http-request track-scN <key> [table NAME]`: {sc, at, key, table}. */
-function trackOf(sections, sec, l, [action, ...rest]) {
+/**
+ * `http-request track-scN <key> [table NAME] [if|unless ...]`: {sc, at, key, table}. A condition
+ * must hold for every request of the lab's (labHolds: on the path, the method or the source), or
+ * the tracking is refused: one that holds for none never tracks them, one it cannot decide is said.
+ */
+function trackOf(sections, sec, l, [action, ...rest], acls = []) {
   const sc = Number(action.slice(-1));
   if (sc > 2) throw new Error(`${l.at}: ${action}: HAProxy 2.6 tracks sc0 to sc2`);
   const key = keyOf(rest[0], l.at, action);
   const t = rest.indexOf('table');
   // Anything after the key and its table is a condition (`if`/`unless`), wherever the table stands.
-  if (rest.length > (t === 1 ? 3 : 1))
-    throw new Error(`${l.at}: ${action} ${rest.join(' ')}: a condition on the tracking is not modelled yet`);
+  const cond = rest.slice(t === 1 ? 3 : 1);
+  const said = `${l.at}: ${action} ${rest.join(' ')}`;
+  if (cond.length && !labHolds(cond, (name) => oneAcl(acls, name, l.at)?.test, said))
+    throw new Error(
+      `${said}: its condition holds for none of the lab's requests (GET / from 127.0.0.1): it never tracks them`,
+    );
   const table = tableOf(sections, sec, t === 1 ? rest[2] : null, l.at, action);
   if (key.fetch === 'src' && table.type === 'string')
     throw new Error(`${l.at}: ${action} src into a table of type string (${table.at}): key it by type ip`);
@@ -510,11 +518,11 @@ function conditionOf(rest, at, action, acls, vars) {
     const words = `${t.negated ? '!' : ''}${t.acl ?? `{ ${t.inline} }`}`;
     if (truth === null)
       throw new Error(
-        `${at}: http-request ${action} ${text}: ${words}: the lab cannot tell whether it holds for its requests (it reads tests of the path or the method beside the counter's)`,
+        `${at}: http-request ${action} ${text}: ${words}: the lab cannot tell whether it holds for its requests (it reads tests of the path, the method and the source beside the counter's)`,
       );
     if (truth === t.negated)
       throw new Error(
-        `${at}: http-request ${action} ${text}: ${words} holds for none of the lab's requests (GET /), so the rule never applies to them`,
+        `${at}: http-request ${action} ${text}: ${words} holds for none of the lab's requests (GET / from 127.0.0.1), so the rule never applies to them`,
       );
   }
   const [{ read, def }] = counters;
@@ -597,7 +605,7 @@ function ruleOf(sections, sec, l, acls, into) {
   const setVar = SET_VAR.exec(action);
   if (setVar) into.vars.set(setVar[1], varOf(sections, sec, l, rest, into.trackers));
   else if (/^track-sc\d$/.test(action)) {
-    const track = trackOf(sections, sec, l, [action, ...rest]);
+    const track = trackOf(sections, sec, l, [action, ...rest], acls);
     // HAProxy tracks a counter once per request: a second track-scN is passed over.
     if (into.trackers.has(track.sc))
       throw new Error(
