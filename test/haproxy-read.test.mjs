@@ -383,12 +383,27 @@ test('variables: a counter fetched into one and compared, the subtraction either
     ),
     /team.cfg:11: http-request deny .*: the lab reads deny if/,
   );
-  // A set-var on a condition, compared: refused.
+  // A limit set per path, the last that applies winning: the lab's GET / meets the default.
+  const perPath = deny([
+    rate,
+    limit,
+    '  http-request set-var(txn.limit) int(5) if { path_beg /login }',
+    '  http-request deny if { var(txn.rate),sub(txn.limit) ge 0 }',
+  ]);
+  assert.deepEqual([perPath.limit, perPath.limitAt], [30, 'team.cfg:11']);
+  const everywhere = deny([
+    rate,
+    limit,
+    `${limit.replace('30', '12')} if { method GET }`,
+    '  http-request deny if { var(txn.rate),sub(txn.limit) ge 0 }',
+  ]);
+  assert.deepEqual([everywhere.limit, everywhere.limitAt], [12, 'team.cfg:12']);
+  // A set-var on a condition the lab cannot decide, compared: refused.
   assert.match(
     String(
       readLines([
         track,
-        `${limit} if { path /x }`,
+        `${limit} if { req.hdr(x-tier) -m found }`,
         rate,
         '  http-request deny if { var(txn.limit),sub(txn.rate) lt 0 }',
       ]),

@@ -438,6 +438,20 @@ const VAR_SUB_TEST = new RegExp(`^var\\(${VAR}\\),sub\\(${VAR}\\) (gt|ge|lt|le) 
 const FROM_COUNTER = { lt: 'gt', le: 'ge', gt: 'lt', ge: 'le' };
 
 /**
+ * Whether a set-var's condition (`cond`, the words after its expression) sets it for the lab's
+ * requests: 'always' where there is none or it holds for all of them, false where it holds for
+ * none, 'unknown' where the lab cannot decide it (varOf reads such a variable as another value).
+ */
+function setVarHolds(l, cond, acls) {
+  if (!cond.length) return 'always';
+  try {
+    return labHolds(cond, (name) => oneAcl(acls, name, l.at)?.test, l.at) ? 'always' : false;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
  * What `http-request set-var(X) EXPR` gives X, as the rules after it read it: {int, at} (a
  * number: `int(N)`), {sc, counter, at} (a tracked counter, fetched as sc_http_req_rate(N), or read
  * from the table by the tracker's own key), or {other, at} (set on a condition, or anything else).
@@ -603,8 +617,12 @@ function incOf(l, [action, ...rest], { trackers, vars }, acls) {
 function ruleOf(sections, sec, l, acls, into) {
   const [, action, ...rest] = l.words;
   const setVar = SET_VAR.exec(action);
-  if (setVar) into.vars.set(setVar[1], varOf(sections, sec, l, rest, into.trackers));
-  else if (/^track-sc\d$/.test(action)) {
+  if (setVar) {
+    // Set on a condition that holds for none of the lab's requests, the variable keeps what it held.
+    const set = setVarHolds(l, rest.slice(1), acls);
+    if (set)
+      into.vars.set(setVar[1], varOf(sections, sec, l, set === 'always' ? rest.slice(0, 1) : rest, into.trackers));
+  } else if (/^track-sc\d$/.test(action)) {
     const track = trackOf(sections, sec, l, [action, ...rest], acls);
     // HAProxy tracks a counter once per request: a second track-scN is passed over.
     if (into.trackers.has(track.sc))
