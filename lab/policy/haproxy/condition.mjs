@@ -88,14 +88,22 @@ export function labTruth(test) {
 export function labHolds(words, aclTest, at) {
   const [kw, ...rest] = words;
   if (kw !== 'if' && kw !== 'unless') throw new Error(`${at}: '${words.join(' ')}' is not a condition`);
-  const all = termsOf(rest, at).every((t) => {
-    const test = t.inline ?? aclTest(t.acl);
-    const truth = test === undefined ? null : labTruth(test);
-    if (truth === null)
-      throw new Error(
-        `${at}: ${t.negated ? '!' : ''}${t.acl ?? `{ ${t.inline} }`}: the lab cannot tell whether it holds for its requests (GET / from ${LAB_SOURCE}; it reads tests of the path, the method and the source)`,
-      );
-    return truth !== t.negated;
-  });
+  const all = termsOf(rest, at).every((t) => termHolds(t, t.inline ?? aclTest(t.acl), at));
   return kw === 'if' ? all : !all;
+}
+
+/** A term as written: `!name`, `{ test }`. */
+export const termWords = (t) => `${t.negated ? '!' : ''}${t.acl ?? `{ ${t.inline} }`}`;
+
+/**
+ * Whether one term (`test` its test: inline, or its acl's) holds for every request of the lab's
+ * (true) or none (false); a refusal naming it where the lab cannot decide it.
+ */
+export function termHolds(t, test, at) {
+  const truth = test === undefined ? null : labTruth(test);
+  if (truth === null)
+    throw new Error(
+      `${at}: ${termWords(t)}: the lab cannot tell whether it holds for its requests (GET / from ${LAB_SOURCE}; it reads tests of the path, the method and the source)`,
+    );
+  return truth !== t.negated;
 }

@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { labPem } from './cert.mjs';
-import { termsOf, labTruth, labHolds } from './condition.mjs';
+import { termsOf, termHolds, termWords, labHolds } from './condition.mjs';
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
@@ -394,7 +394,7 @@ function trackOf(sections, sec, l, [action, ...rest], acls = []) {
   // Anything after the key and its table is a condition (`if`/`unless`), wherever the table stands.
   const cond = rest.slice(t === 1 ? 3 : 1);
   const said = `${l.at}: ${action} ${rest.join(' ')}`;
-  if (cond.length && !labHolds(cond, (name) => oneAcl(acls, name, l.at)?.test, said))
+  if (cond.length && !labHolds(cond, aclTestOf(acls, l.at), said))
     throw new Error(
       `${said}: its condition holds for none of the lab's requests (GET / from 127.0.0.1): it never tracks them`,
     );
@@ -445,7 +445,7 @@ const FROM_COUNTER = { lt: 'gt', le: 'ge', gt: 'lt', ge: 'le' };
 function setVarHolds(l, cond, acls) {
   if (!cond.length) return 'always';
   try {
-    return labHolds(cond, (name) => oneAcl(acls, name, l.at)?.test, l.at) ? 'always' : false;
+    return labHolds(cond, aclTestOf(acls, l.at), l.at) ? 'always' : false;
   } catch {
     return 'unknown';
   }
@@ -527,21 +527,19 @@ function conditionOf(rest, at, action, acls, vars) {
     throw new Error(
       `${at}: http-request ${action} ${text}: the lab reads ${action} if { sc_http_req_rate(0) gt N } (or ge, sc_http_req_cnt, sc_get_gpc0, sc_gpc0_rate, gpc1, sc_conn_rate, sc_conn_cnt, sc_conn_cur, sc1, sc2, a variable set to one of them, compared or with sub(), or an acl of that test) yet`,
     );
-  for (const t of tested.filter((x) => !x.read)) {
-    const truth = t.test === undefined ? null : labTruth(t.test);
-    const words = `${t.negated ? '!' : ''}${t.acl ?? `{ ${t.inline} }`}`;
-    if (truth === null)
+  // Beside the counter's test, each term must hold for the lab's requests.
+  const said = `${at}: http-request ${action} ${text}`;
+  for (const t of tested.filter((x) => !x.read))
+    if (!termHolds(t, t.test, said))
       throw new Error(
-        `${at}: http-request ${action} ${text}: ${words}: the lab cannot tell whether it holds for its requests (it reads tests of the path, the method and the source beside the counter's)`,
+        `${said}: ${termWords(t)} holds for none of the lab's requests (GET / from 127.0.0.1), so the rule never applies to them`,
       );
-    if (truth === t.negated)
-      throw new Error(
-        `${at}: http-request ${action} ${text}: ${words} holds for none of the lab's requests (GET / from 127.0.0.1), so the rule never applies to them`,
-      );
-  }
   const [{ read, def }] = counters;
   return { ...read, ...(def ? { acl: def.at } : {}) };
 }
+
+/** What a condition's acl names test, by the section's one line of each (labHolds' `aclTest`). */
+const aclTestOf = (acls, at) => (name) => oneAcl(acls, name, at)?.test;
 
 /** The section's one `acl NAME` line ({name, test, at}), undefined where none; several are refused. */
 function oneAcl(acls, name, at) {
@@ -637,8 +635,10 @@ function ruleOf(sections, sec, l, acls, into) {
     into.rules.push({ inc: into.incs.push(inc) - 1 });
   } else if (action in DEFAULT_STATUS) {
     const deny = answerOf(l, [action, ...rest], into, acls);
-    if (deny) inTrackersTable(sections, sec, l, deny, into.trackers);
-    if (deny) into.rules.push({ deny: into.denies.push(deny) - 1 });
+    if (deny) {
+      inTrackersTable(sections, sec, l, deny, into.trackers);
+      into.rules.push({ deny: into.denies.push(deny) - 1 });
+    }
   } else if (action === 'redirect') into.redirect = redirectOf(l, rest);
   else if (!HARMLESS.has(action))
     throw new Error(`${l.at}: http-request ${action}: the lab's HAProxy model does not read it yet`);
