@@ -154,6 +154,8 @@ ci: lint unit
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs test spike --quick --policy=test/policies/haproxy-tcp-content.cfg
     node lab/cli/index.mjs panels
+    node lab/cli/index.mjs test spike --quick --policy=test/policies/haproxy-sessions.cfg
+    node lab/cli/index.mjs panels
     node lab/cli/index.mjs results check
     node lab/cli/index.mjs test spike --quick --policy=test/policies/traefik-per-minute.toml
     node lab/cli/index.mjs panels

@@ -256,3 +256,33 @@ test('an entry storing conn_cur is touched again when a stream ends, and none go
   const held = entry(false);
   assert.deepEqual([held.offer(0, undefined, { holdMs: 3000 }).ok, held.offer(2000).ok], [true, false]);
 });
+
+test("rate-limit sessions: the first N of a second accepted at once, the next when HAProxy's second has passed, then N a second, in arrival order", async () => {
+  const { acceptRate } = await import('../thresholds/models/accept-rate.js');
+  const burst = acceptRate(10);
+  const at = Array.from({ length: 13 }, () => burst.accept(0));
+  // freq_ctr_remain is 0 once 10 are counted; next_event_delay then reads (10 x 1000 - 10 x 1000)
+  // / 10 = 0, at least 1 ms, until the period rotates at 1000: the previous 10 weigh 999/1000 of
+  // the window at 1001 (9.99, read as 9), and one more is let in; then one every 100 ms.
+  assert.deepEqual(at, [...Array(10).fill(0), 1001, 1101, 1201]);
+  // Arrivals at 20 a second from 1000: the 11th waits 501 ms, and the wait grows 50 ms each.
+  const steady = acceptRate(10);
+  const waits = Array.from({ length: 14 }, (_, i) => steady.accept(1000 + i * 50) - (1000 + i * 50));
+  assert.deepEqual(waits, [...Array(10).fill(0), 501, 551, 601, 651]);
+  // None is accepted before one that came earlier, even where the counter would let it in.
+  const order = acceptRate(2);
+  assert.deepEqual([order.accept(0), order.accept(0), order.accept(0), order.accept(2000)], [0, 0, 1001, 2000]);
+});
+
+test('freq_ctr_total: the events of two periods in events x ms, the previous weighted by what of it the window still holds', () => {
+  const c = freqCtr(1000);
+  assert.equal(c.total(0), 0);
+  c.update(0, 4);
+  assert.equal(c.total(400), 4000);
+  c.update(1200, 2);
+  // At 1200: the period began at 1000, 800 ms of the previous one left in the window.
+  assert.equal(c.total(1200), 4 * 800 + 2 * 1000);
+  assert.equal(c.read(1200), 5);
+  // Past two periods, nothing.
+  assert.equal(c.total(3100), 0);
+});

@@ -793,3 +793,84 @@ test("a condition's terms beside the counter's: those on the path or the method 
     /team.cfg:9: reads sc0's http_req_rate in table other \(team.cfg:\d+\), not the one track-sc0 tracks into/,
   );
 });
+
+test("rate-limit sessions: read from the frontend or its defaults as a knob on its line, met by a case that opens a connection per request, the warm-up's connections accepted before the first case", async () => {
+  const rules = [
+    '  http-request track-sc0 src',
+    '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }',
+  ];
+  const withSessions = (line, { idle = '  timeout client 5m' } = {}) =>
+    readLines(rules, {
+      head: [
+        'defaults',
+        '  mode http',
+        line,
+        idle,
+        ...HEAD.slice(2, 5).filter((l) => !/client/.test(l)),
+        ...HEAD.slice(5),
+      ],
+    });
+  const policy = withSessions('  rate-limit sessions 40');
+  assert.deepEqual(policy.routes[0].sessions, {
+    limit: 40,
+    at: 'team.cfg:3',
+    idle: { ms: 300_000, at: 'team.cfg:4', what: 'timeout client 5m' },
+  });
+  // 0 is HAProxy's "no limit"; a number is read as its strtoul(..., 0) reads it: 0x hex, 0 octal.
+  assert.equal(withSessions('  rate-limit sessions 0').routes[0].sessions, undefined);
+  assert.equal(withSessions('  rate-limit sessions 0x20').routes[0].sessions.limit, 32);
+  assert.equal(withSessions('  rate-limit sessions 010').routes[0].sessions.limit, 8);
+  const { experiment } = policyExperiment(policy, { name: 'sessions-read' });
+  assert.equal(experiment.knobs.api_sessions.default, 40);
+  assert.equal(experiment.knobs.api_sessions.kind, 'rate');
+  assert.match(await renderedWith(policy, { api_sessions: 33 }), /\n {2}rate-limit sessions 33\n/);
+  addExperiment(experiment);
+  const plan = makePlan({ experiment: 'sessions-read', suite: 'spike', factor: 1 });
+  const sessions = plan.cases.find((c) => c.id === 'api-sessions');
+  // 1.5 N for 2 s, each request on a connection of its own, at an origin no VU holds one to.
+  assert.deepEqual([sessions.rate, sessions.requests, sessions.connects], [60, 120, true]);
+  assert.match(sessions.origin, /^http:\/\/lab-connects\.test:\d+$/);
+  assert.equal(plan.hosts['lab-connects.test'], '127.0.0.1');
+  assert.ok(plan.cases.filter((c) => c !== sessions).every((c) => !c.connects && !c.origin?.includes('lab-connects')));
+  // The first 40 at once, the next after the second, then 40 a second: the last of 120 waits
+  // about a second (accepted from 2.0 s on, sent at 2.0 s).
+  assert.ok(
+    sessions.model.maxDelayMs.max > 900 && sessions.model.maxDelayMs.max < 1100,
+    JSON.stringify(sessions.model),
+  );
+  // Every case after the warm-up's connections, one per VU, are accepted 40 a second, and
+  // forgotten two seconds later.
+  const vus = Math.max(...plan.cases.map((c) => c.vus));
+  assert.ok(plan.leadInMs >= ((vus - 40) / 40) * 1000 + 2000, `${plan.leadInMs} ms for ${vus} VUs`);
+  assert.ok(plan.cases.every((c) => c.startMs >= plan.leadInMs));
+});
+
+test('rate-limit sessions where HAProxy closes idle connections before the plan ends: a case over the limit is refused, naming the limit and the timeout', () => {
+  const rules = [
+    '  http-request track-sc0 src',
+    '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }',
+  ];
+  const head = [
+    'defaults',
+    '  mode http',
+    '  rate-limit sessions 40',
+    '  timeout http-keep-alive 10s',
+    ...HEAD.slice(2),
+  ];
+  const policy = readLines(rules, { head });
+  assert.deepEqual(policy.routes[0].sessions.idle, {
+    ms: 10_000,
+    at: 'team.cfg:4',
+    what: 'timeout http-keep-alive 10s',
+  });
+  const { experiment } = policyExperiment(policy, { name: 'sessions-idle' });
+  addExperiment(experiment);
+  assert.throws(
+    () => makePlan({ experiment: 'sessions-idle', suite: 'spike', factor: 1 }),
+    /team.cfg:3: rate-limit sessions 40: the case api-fill sends \d+ r\/s to this frontend, whose connections HAProxy closes after timeout http-keep-alive 10s idle \(team.cfg:4\)/,
+  );
+  // Under the limit, every case runs.
+  const calm = readLines(rules, { head: head.map((l) => l.replace('sessions 40', 'sessions 100')) });
+  addExperiment(policyExperiment(calm, { name: 'sessions-calm' }).experiment);
+  assert.ok(makePlan({ experiment: 'sessions-calm', suite: 'spike', factor: 1 }).cases.length > 3);
+});

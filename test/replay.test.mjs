@@ -329,3 +329,18 @@ test("a limit_conn's refusals count by its status where it answers with another 
   // Without statuses, one count of refusals, as before.
   assert.equal(replaySends({ ...burst, statuses: undefined }, ms, { sightings })['refused 503'], undefined);
 });
+
+test("a case that opens a connection per request on a frontend with rate-limit sessions: its waits replayed from k6's sends, its counts from HAProxy's sightings after them", () => {
+  const window = { kind: 'stick_table_rate', periodMs: 2000, limit: 4, op: 'gt', expireMs: 12_000, sessions: 30 };
+  // 90 sent at 45 a second; HAProxy saw each when it accepted it (the model's accept times here).
+  const sends = Array.from({ length: 90 }, (_, i) => 1_000_000 + Math.round(((i + 1) * 1000) / 45));
+  const sightings = { ms: sends.map((t) => t), resolutionMs: 1, clock: 'wall', limiterClock: true };
+  const kept = replaySends(window, sends, { sightings });
+  const connecting = replaySends({ ...window, connects: true }, sends, { sightings });
+  // Kept connections wait for nothing; a connection each waits from the 31st on, the last about a second.
+  assert.deepEqual(kept.maxDelayMs, { min: 0, max: 0 });
+  assert.equal(connecting.maxDelayMs.min, connecting.maxDelayMs.max);
+  assert.ok(connecting.maxDelayMs.max > 900 && connecting.maxDelayMs.max < 1100, JSON.stringify(connecting));
+  // The counts follow the sightings, as HAProxy's rules saw them: the wait is not added again.
+  assert.deepEqual([connecting.ok, connecting.limited], [kept.ok, kept.limited]);
+});

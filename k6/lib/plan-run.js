@@ -54,9 +54,12 @@ export function planRun(plan, baseUrls, executor, scenarios) {
     warm() {
       const c = byId[exec.scenario.name.replace(/-connect$/, '')];
       const mine = c ? [c] : plan.cases;
-      // Each origin a case sends to (a team's TLS or HTTP/2 listener opens its kind of connection).
-      const origins = new Set(mine.map((x) => x.origin ?? baseUrls[x.service]));
-      for (const o of origins) http.get(`${o}/healthz`, { timeout: '5s' });
+      // Each origin a case sends to (a team's TLS or HTTP/2 listener opens its kind of connection),
+      // but a sessions case's, whose requests each open their own. A frontend that accepts few
+      // connections a second takes the warm-up's in turn, within the lead-in its plan gives them.
+      const origins = new Set(mine.filter((x) => !x.connects).map((x) => x.origin ?? baseUrls[x.service]));
+      const timeout = `${Math.max(5, Math.ceil((plan.leadInMs ?? 0) / 1000))}s`;
+      for (const o of origins) http.get(`${o}/healthz`, { timeout });
     },
 
     hit: (data) => {

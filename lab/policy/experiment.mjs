@@ -85,6 +85,7 @@ function steps(id, t, k, factor, judged) {
     fillStep(R, t.burst, top) ??
     (t.exempt ? { rate: at(Math.min(top, 2 * (R + t.burst))), seconds: 1 } : tooFast(id, t, top, factor, judged));
   // A class no zone counts (an allow-listed client) has one case: the load its route's others fill with.
+  if (t.acceptOnly) return acceptOnlySteps(t, k, factor, top);
   if (t.exempt)
     return {
       smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
@@ -113,6 +114,7 @@ function steps(id, t, k, factor, judged) {
             : []),
           ...chainSteps(id, t),
           ...connSteps(id, t, k),
+          ...sessionSteps(t, k, factor, top),
         ],
     soak: [
       {
@@ -164,6 +166,50 @@ function connSteps(id, t, k) {
     return [step(`conn-${zone}`, hold(2 * n)), step(`conn-${zone}-free`, hold(n / 2))];
   });
 }
+
+// How long a sessions case sends, s of the run's own (its limit's second does not shrink with
+// --quick): its waits grow from the second second on.
+const SESSIONS_S = 2;
+
+/**
+ * Where the route's frontend accepts at most N connections a second (HAProxy's rate-limit
+ * sessions), one load that opens a connection per request at 1.5 N (at most the machine's top,
+ * none below 1.25 N) for SESSIONS_S: the first N are accepted at once, the next wait for the
+ * second to pass, and the rest are accepted N a second, the wait growing as the load goes on; the
+ * rules see each request only then.
+ */
+function sessionSteps(t, k, factor, top) {
+  if (!t.sessions) return [];
+  const n = k[t.sessions.knob];
+  const rate = Math.floor(Math.min(1.5 * n, top));
+  if (rate < 1.25 * n) return [];
+  return [{ name: 'sessions', rate, seconds: SESSIONS_S * factor, connects: true, targets: [t.id] }];
+}
+
+/**
+ * A route whose only limit is its frontend's accept limit: a connection per request under it
+ * (half of N, for SESSIONS_S: none waits) for a smoke, then over it (sessionSteps) for a spike;
+ * a soak under it for a minute (four fifths of N: the counter never reaches it).
+ */
+function acceptOnlySteps(t, k, factor, top) {
+  const n = k[t.sessions.knob];
+  const under = (name, share, seconds) => ({
+    name,
+    rate: Math.max(1, Math.floor(Math.min(share * n, top))),
+    seconds,
+    connects: true,
+    targets: [t.id],
+  });
+  return {
+    smoke: [under('sessions-under', 0.5, SESSIONS_S * factor)],
+    spike: [under('sessions-under', 0.5, SESSIONS_S * factor), ...sessionSteps(t, k, factor, top)],
+    soak: [under('sessions-long', 0.8, k.load_seconds || 60)],
+  };
+}
+
+// A name of the lab's own at 127.0.0.1 (k6's hosts option), for the cases that open a connection
+// per request: an origin no other case sends to, so that no VU has a connection open to it.
+export const CONNECTS_HOST = 'lab-connects.test';
 
 // The longest a conn case holds each answer by the lab's choice, s: three holds fill its minute.
 const CONN_HOLD_MOST_S = 20;
@@ -229,6 +275,7 @@ function routeTargets(policy) {
       keys: t.keys,
       shared: t.shared,
       ...(t.connShared ? { connShared: true } : {}),
+      ...(t.sessions ? { sessions: true } : {}),
       ...(unplanned.length ? { unplanned } : {}),
     });
   }
@@ -257,13 +304,23 @@ function casePacing(routes, targets) {
       }),
     ),
   );
-  const sequential = across || targets.some((t) => t.shared || t.connShared);
+  // A frontend's accept limit counts every connection to it, whichever case opened it.
+  const sequential = across || targets.some((t) => t.shared || t.connShared || t.sessions);
   // A conn case's last answers are held past its end: the next case waits for them too.
   const holds = targets.flatMap((t) => (t.conns ?? []).map((c) => [connLoad(t, {}).hold(2 * c.conn), null]));
-  const drains = sequential ? [...targets.map((t) => [t.drainS, t.dropS ?? null]), ...holds] : [];
+  // An accept limit forgets the connections of a case two of its one-second periods after it, in
+  // the run's own seconds (--quick does not shorten HAProxy's second): a drop, never a refill.
+  const accepts = targets.some((t) => t.sessions) ? [[Number.MAX_SAFE_INTEGER, 2]] : [];
+  const drains = sequential ? [...targets.map((t) => [t.drainS, t.dropS ?? null]), ...holds, ...accepts] : [];
   // Said where it is shown (lab/policy/words.mjs), at the run's --quick factor.
   for (const r of routes.filter((x) => x.target))
-    r.pacing = { sequential, drains, shared: r.shared, ...(r.connShared ? { connShared: true } : {}) };
+    r.pacing = {
+      sequential,
+      drains,
+      shared: r.shared,
+      ...(r.connShared ? { connShared: true } : {}),
+      ...(r.sessions ? { sessions: true } : {}),
+    };
   return { sequential, drains };
 }
 
@@ -304,6 +361,32 @@ function suitesOf(targets, judged, drains) {
 }
 
 /**
+ * One target as the plan meets it under the knobs `k`: its service, its policy, and where its
+ * cases send (a place of the file's at the lab's `ports`, TLS where it is) and what each sends:
+ * its slot's path and headers (its proxy's targets: lab/policy/proxies/).
+ */
+function targetOf(t, k, service, ports) {
+  const scheme = t.place.ssl ? 'https' : 'http';
+  const port = ports[t.place.place];
+  return {
+    id: t.id,
+    service,
+    path: t.slots[0].path,
+    limitedStatus: t.status,
+    policy: t.build(k),
+    request: {
+      origin: `${scheme}://${t.host ?? '127.0.0.1'}:${port}`,
+      http2: Boolean(t.place.http2),
+      slots: t.slots,
+      // Where its sessions cases send, each request on a connection of its own.
+      ...(t.sessions ? { connectOrigin: `${scheme}://${CONNECTS_HOST}:${port}` } : {}),
+    },
+    // Its frontend's accept limit under the knobs, where it has one: what its other cases stay under.
+    ...(t.sessions ? { sessions: { ...t.sessions, limit: k[t.sessions.knob] } } : {}),
+  };
+}
+
+/**
  * The experiment of a policy read from `file` ({proxy, routes, ...}): {experiment, routes} where
  * routes says, for every route, its target id and how its cases meet their buckets, or why it
  * has no cases. `name`: the experiment's (default: lab/policy/name.mjs's, said in `namedFrom`).
@@ -338,23 +421,13 @@ export function policyExperiment(policy, { name: given = null } = {}) {
      * what-if's and a --stack-knob's included.
      */
     placed: (k) => [...numbers].map(([knob, where]) => ({ ...where, value: k[knob] })),
-    targets: (k) =>
-      targets.map((t) => ({
-        id: t.id,
-        service: `${name}-${policy.proxy}`,
-        path: t.slots[0].path,
-        limitedStatus: t.status,
-        policy: t.build(k),
-        // Where its cases send (a place of the file's at the lab's port, TLS where it is), and
-        // what each sends: its slot's path and headers (its proxy's targets: lab/policy/proxies/).
-        request: {
-          origin: `${t.place.ssl ? 'https' : 'http'}://${t.host ?? '127.0.0.1'}:${ports[t.place.place]}`,
-          http2: Boolean(t.place.http2),
-          slots: t.slots,
-        },
-      })),
-    // Names the cases' origins use, all at 127.0.0.1 (k6's hosts option): SNI and Host as deployed.
-    hosts: Object.fromEntries(targets.filter((t) => t.host).map((t) => [t.host, '127.0.0.1'])),
+    targets: (k) => targets.map((t) => targetOf(t, k, `${name}-${policy.proxy}`, ports)),
+    // Names the cases' origins use, all at 127.0.0.1 (k6's hosts option): SNI and Host as deployed,
+    // and the lab's own for the cases that open a connection per request.
+    hosts: Object.fromEntries([
+      ...targets.filter((t) => t.host).map((t) => [t.host, '127.0.0.1']),
+      ...(targets.some((t) => t.sessions) ? [[CONNECTS_HOST, '127.0.0.1']] : []),
+    ]),
     // Together where every case has a fresh bucket and their rates together stay within what the
     // machine judges exactly; else one after another.
     stepsTogether: (steps, factor) => !sequential && steps.reduce((a, s) => a + s.rate, 0) * factor <= judged,

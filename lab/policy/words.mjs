@@ -27,7 +27,9 @@ export function pacingWords(pacing, factor = 1) {
     ? 'its bucket empties or refills between'
     : pacing.connShared
       ? "a limit_conn keyed alike for every case: each one's requests in progress end between"
-      : "another route's bucket empties or refills between";
+      : pacing.sessions
+        ? "its frontend's accept limit counts every connection to it: its one-second counter forgets them between"
+        : "another route's bucket empties or refills between";
   return `one after another, ${seconds(pause)} apart (${why})`;
 }
 

@@ -19,6 +19,7 @@ import {
   refusedAs,
 } from '../models/limiter-replay.js';
 import { SEEN_LAG_MS } from '../models/seen-lag.js';
+import { acceptRate } from '../models/accept-rate.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
 import { withTeeth, shownRanges, KEEP_ONLY, KEEP_TREND, rangeNote, keepNote } from './judged.js';
 import { heldRateStages } from '../held-rate.js';
@@ -130,12 +131,19 @@ const replayPredict =
     new Map(
       cases.map((c) => [
         c,
-        replaySends(withHold(targets[0].policy, c), times, { clockOffsetMs, sightings, lead, seed }),
+        replaySends(casePolicy(targets[0].policy, c), times, { clockOffsetMs, sightings, lead, seed }),
       ]),
     );
 
-/** A case's policy with the hold its requests ask of the backend (a limit_conn case's), if any. */
-const withHold = (policy, c) => (c.holdMs ? { ...policy, holdMs: c.holdMs } : policy);
+/**
+ * A case's policy as its requests meet it: with the hold they ask of the backend (a limit_conn
+ * case's), and whether each opens a connection of its own (a sessions case's), where so.
+ */
+const casePolicy = (policy, c) => ({
+  ...policy,
+  ...(c.holdMs ? { holdMs: c.holdMs } : {}),
+  ...(c.connects ? { connects: true } : {}),
+});
 
 /**
  * What the model predicts for each case (keyed by case) when each target runs its policy. Every
@@ -148,7 +156,7 @@ export function predict(targets, cases, seed, segments = 1) {
     for (const c of cases.filter((x) => x.target === target.id)) {
       // A case that follows another on one bucket meets it as that case left it (see scheduledCases).
       const lead = leadOf(cases, c);
-      out.set(c, simulate(withHold(target.policy, c), [...lead, c], { seed, segments }).at(-1));
+      out.set(c, simulate(casePolicy(target.policy, c), [...lead, c], { seed, segments }).at(-1));
     }
   }
   return out;
@@ -192,6 +200,8 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         // cases meet the bucket as that step's cases left it, and only their own answers count.
         ...(step.follows ? { follows: `${id}-${step.follows}` } : {}),
         ...(step.status ? { limitedStatus: step.status } : {}),
+        // A step may open a connection per request (a frontend's accept limit's cases).
+        ...(step.connects ? { connects: true } : {}),
       });
     // A step may ask for a pause after it (afterS, s at the run's factor): a bucket its cases
     // share empties or refills.
@@ -276,6 +286,55 @@ function fitConnections(cases, connections, { predictions, segments }) {
   }
 }
 
+// How much later than its last connection is accepted the lab counts a warm-up request answered.
+const WARM_ANSWER_MS = 500;
+
+/**
+ * When the warm-up's connections (one per VU, all at once) are accepted by every frontend that
+ * accepts at most N a second (a target's `sessions`: {limit, at, idle}), and the limit's
+ * one-second counter has forgotten them twice over, ms from the start: no case may start before.
+ */
+function warmAccepted(cases, targets) {
+  const warmVus = Math.max(...cases.map((c) => c.vus));
+  let readyMs = 0;
+  for (const { sessions } of targets.filter((t) => t.sessions)) {
+    const queue = acceptRate(sessions.limit);
+    let lastMs = 0;
+    for (let i = 0; i < warmVus; i += 1) lastMs = queue.accept(0);
+    readyMs = Math.max(readyMs, lastMs + WARM_ANSWER_MS + 2000);
+  }
+  return readyMs;
+}
+
+/**
+ * Where a frontend accepts at most N connections a second, its cases that keep their connections
+ * open none anew: every VU opened one in the warm-up, and HAProxy closes none of them while idle
+ * before the plan ends (`sessions.idle`). Where it may, a case there stays under N, so that a
+ * connection opened anew does not wait to be accepted, which its model does not time; else the
+ * plan is refused, naming the limit and the timeout.
+ */
+function fitSessions(cases, targets) {
+  const endMs = Math.max(...cases.map((c) => c.startMs + c.durationMs));
+  for (const t of targets.filter((x) => x.sessions)) {
+    const { limit, at, idle } = t.sessions;
+    if (idle.ms >= endMs) continue;
+    for (const c of cases.filter((x) => x.target === t.id && !x.connects)) {
+      const least = Math.ceil(c.rate * 1.1) + 1;
+      if (limit < least)
+        throw new Error(
+          `${at}: rate-limit sessions ${limit}: the case ${c.id} sends ${c.rate} r/s to this frontend, whose connections HAProxy closes after ${idle.what} idle (${idle.at}), sooner than the plan's ${Math.ceil(endMs / 1000)} s: one opened anew would wait to be accepted, which the model does not time; give it ${least} or more, or the case a slower load (load_rates)`,
+        );
+    }
+  }
+}
+
+/** `cases` started `shiftMs` later (where it is more than 0), and the lead-in with them. */
+function startLater(cases, leadInMs, shiftMs) {
+  if (shiftMs <= 0) return leadInMs;
+  for (const c of cases) c.startMs += shiftMs;
+  return leadInMs + shiftMs;
+}
+
 /** What a case is given beside its schedule: its request, its seed figures, its thresholds, its VUs and timeouts. */
 function caseDetails(c, { target, s, seed, name, factor, segments, index, headroom }) {
   const limitedStatus = c.limitedStatus ?? target.limitedStatus;
@@ -285,6 +344,8 @@ function caseDetails(c, { target, s, seed, name, factor, segments, index, headro
     name: `${name}/${c.id}`,
     service: target.service,
     ...caseRequest(target, c.id, index),
+    // Each request on a connection of its own, at an origin no VU has a connection open to.
+    ...(c.connects ? { origin: target.request.connectOrigin, connects: true } : {}),
     limitedStatus,
     ...(alsoStatuses.length ? { alsoStatuses } : {}),
     requests: requestCount(c),
@@ -339,6 +400,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     });
   }
   fitConnections(cases, exp.connections, { predictions, segments });
+  const leadIn = startLater(cases, leadInMs, warmAccepted(cases, targets) - leadInMs);
+  fitSessions(cases, targets);
   return {
     experiment: name,
     suite,
@@ -354,7 +417,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       replay: { trials: REPLAY_TRIALS },
       ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}),
     },
-    leadInMs,
+    leadInMs: leadIn,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     // A team's policy is known only to the process that read its file: its plan says what each
     // target does, so that the run's pages and verdicts can judge it again without the file.
@@ -482,7 +545,7 @@ export function caseNotes(c) {
  * sensitivity tries).
  */
 const policyOf = (exp, plan, c) =>
-  withHold(plan.targetPolicies?.[c.target] ?? exp.targets(plan.policy).find((t) => t.id === c.target).policy, c);
+  casePolicy(plan.targetPolicies?.[c.target] ?? exp.targets(plan.policy).find((t) => t.id === c.target).policy, c);
 
 /**
  * What the model predicts for one case from the sends k6 really made (replaySends), in the

@@ -9,6 +9,7 @@ import { localRateLimit } from './local-rate-limit.js';
 import { stickTableChain, stickTableRate } from './stick-table-rate.js';
 import { traefikChain } from './traefik-chain.js';
 import { rateReservation } from './rate-reservation.js';
+import { acceptRate } from './accept-rate.js';
 import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 
@@ -169,6 +170,18 @@ export function arrivalTimes({ startMs, rate, durationMs }) {
 export const requestCount = ({ rate, durationMs }) => Math.round((rate * durationMs) / 1000);
 
 /**
+ * The listener's accept limit a case's requests meet, one per trial, where each of them opens a
+ * connection (`connects`: a case sending \`Connection: close\`) on a frontend that limits the
+ * sessions it accepts per second (`sessions`: HAProxy's rate-limit sessions): accept(tickMs) is
+ * how long the request waits to be accepted, ms. Null where its requests keep their connections.
+ */
+const acceptOf = (policy) => {
+  if (!policy.connects || !policy.sessions) return null;
+  const queue = acceptRate(policy.sessions);
+  return { wait: (tickMs) => queue.accept(tickMs) - tickMs };
+};
+
+/**
  * One trial: every case of one limiter key, interleaved in time as they will really run. With
  * `offsets` (one per k6 process, ms), the i-th request of a case is sent by process i mod N, as
  * equal execution segments stripe a schedule, on that process's clock.
@@ -177,6 +190,7 @@ function trial(policy, cases, rand, { jitterMs, share }, offsets = [0], answers 
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
   const { limiter, msClock, everyHeld } = make(policy, rand);
+  const accept = acceptOf(policy);
   const phase = rand();
   const events = [];
   cases.forEach((c, ci) => {
@@ -186,7 +200,10 @@ function trial(policy, cases, rand, { jitterMs, share }, offsets = [0], answers 
   const out = cases.map(() => ({ ok: 0, limited: 0, ...statusCounts(policy), maxDelayMs: 0, spans: [] }));
   for (const { t, ci } of events) {
     const hold = holdOf(policy, rand, everyHeld ? share : null);
-    const r = limiter.offer(msClock ? Math.floor(t + phase) : t, undefined, hold);
+    // A connection over the accept limit waits before any rule sees its request.
+    const waitMs = accept ? accept.wait(Math.floor(t + phase)) : 0;
+    const seen = limiter.offer(msClock ? Math.floor(t + phase) + waitMs : t + waitMs, undefined, hold);
+    const r = { ...seen, delayMs: seen.delayMs + waitMs };
     const o = out[ci];
     // A held answer (limit_conn's cases) takes its hold after its wait.
     const heldMs = r.ok ? (policy.holdMs ?? 0) : 0;
@@ -398,6 +415,10 @@ function replayTrials(
   // one where no limit counts the requests in progress).
   const exact = sightings?.limiterClock && (logged || (!policy.holdMs && !everyHeld));
   const runs = exact ? (logged ? 2 : 1) : trials;
+  // How long each send waits to be accepted, where it opens a connection to a frontend that
+  // accepts few a second: from the sends k6 made, in their order, on the wall clock's ms.
+  const accept = acceptOf(policy);
+  const waits = accept && sorted.map((t) => accept.wait(Math.floor(t)));
   for (let k = 0; k < runs; k += 1) {
     const { limiter, msClock } = make(policy, rand, { wall: true, tiesHeld: exact && k === 1 });
     // The limiter's own clock readings are its time as they are.
@@ -411,8 +432,11 @@ function replayTrials(
             holdOf(policy, rand, everyHeld ? 0.5 : null),
           )
         : holdOf(policy, rand, everyHeld ? k / Math.max(1, trials - 1) : null);
-      const r = limiter.offer(msClock ? Math.floor(t + at) : t, undefined, hold);
-      return { sent, mine, ok: r.ok, by: r.by, delayMs: r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
+      const waitMs = waits?.[i] ?? 0;
+      // The limiter's own sightings come after the wait; a drawn one meets it here.
+      const after = sightings?.limiterClock ? 0 : waitMs;
+      const r = limiter.offer(msClock ? Math.floor(t + at) + after : t + after, undefined, hold);
+      return { sent, mine, ok: r.ok, by: r.by, delayMs: waitMs + r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
     });
     onTrial(answers.filter((a) => a.mine));
   }

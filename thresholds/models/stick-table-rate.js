@@ -158,6 +158,8 @@ export function stickTableRate(
 stickTableChain.numbers = {
   trackers: { periodMs: 'whole', expireMs: 'whole', gpc0RateMs: 'whole', gpc1RateMs: 'whole', connRateMs: 'whole' },
   rules: { limit: 'whole', tarpitMs: 'whole' },
+  // The frontend's rate-limit sessions, met before the rules (limiter-replay.js acceptOf).
+  sessions: 'whole',
 };
 
 /** The numbers of a stick-table rate policy, and whether each is whole (the replay's sensitivity moves them). */
@@ -167,4 +169,5 @@ stickTableRate.numbers = {
   expireMs: 'whole',
   tarpitMs: 'whole',
   connRateMs: 'whole',
+  sessions: 'whole',
 };

@@ -33,6 +33,8 @@ export default function limiter(plan, baseUrls) {
           'x-lab-case': c.id,
           ...(c.headers || {}),
           ...(c.holdMs ? { 'x-lab-hold-ms': String(c.holdMs) } : {}),
+          // A sessions case opens a connection per request: the proxy closes each after its answer.
+          ...(c.connects ? { Connection: 'close' } : {}),
         },
         responseCallback: allowed[c.id],
       },

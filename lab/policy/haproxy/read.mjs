@@ -700,7 +700,6 @@ function sectionRules(sections, sec, into) {
       throw new Error(
         `${l.at}: ${kw} ${action}: response inspection rules are not modelled yet (http-request rules are)`,
       );
-    if (kw === 'rate-limit') throw new Error(`${l.at}: rate-limit ${action}: the accept delay is not modelled yet`);
     if (kw === 'use_backend')
       throw new Error(`${l.at}: use_backend: the lab reads one backend per frontend yet (default_backend)`);
     if (kw === 'http-request') ruleOf(sections, sec, l, acls, into);
@@ -746,6 +745,43 @@ function limitOf({ trackers, rules, denies, incs }) {
   return { track, table: track.table, deny, ...(chain ? { chain } : {}) };
 }
 
+/**
+ * A frontend's `rate-limit sessions N` (its own, or its defaults'): {limit, at}, or null where it
+ * has none or 0 (HAProxy's "no limit": src/listener.c reads fe_sps_lim only when set).
+ */
+function sessionsOf(sections, sec) {
+  const l = settingOf(sections, sec, 'rate-limit');
+  if (!l) return null;
+  const [, what, n] = l.words;
+  const limit = what === 'sessions' && l.words.length === 3 ? strtoul(n) : null;
+  if (limit === null)
+    throw new Error(`${l.at}: ${l.words.join(' ')}: the lab reads rate-limit sessions N, a whole number per second`);
+  return limit ? { limit, at: l.at, idle: idleCloseOf(sections, sec) } : null;
+}
+
+/** A whole number as C's strtoul(text, &end, 0) reads all of it (0x hex, a leading 0 octal), or null. */
+function strtoul(text) {
+  if (/^0x[0-9a-f]+$/i.test(text)) return parseInt(text.slice(2), 16);
+  if (/^0[0-7]*$/.test(text)) return parseInt(text, 8);
+  return /^[1-9]\d*$/.test(text) ? Number(text) : null;
+}
+
+/**
+ * How long HAProxy keeps a client's connection open between its requests ({ms, at, what}): its
+ * `timeout http-keep-alive`, else `timeout http-request`, else `timeout client`, each its own or
+ * its defaults' (Infinity where none is set); 0 with `option httpclose`, which closes it after
+ * every answer. A deny or a tarpit leaves it open (measured with curl against HAProxy 2.6).
+ */
+function idleCloseOf(sections, sec) {
+  const close = settingOf(sections, sec, 'option', (w) => w[1] === 'httpclose');
+  if (close) return { ms: 0, at: close.at, what: 'option httpclose' };
+  for (const which of ['http-keep-alive', 'http-request', 'client']) {
+    const l = settingOf(sections, sec, 'timeout', (w) => w[1] === which);
+    if (l) return { ms: timeMs(l.words[2], l.at), at: l.at, what: `timeout ${which} ${l.words[2]}` };
+  }
+  return { ms: Infinity, at: sec.at, what: 'no timeout client' };
+}
+
 /** Where a bind listens, as the lab tells places apart: 'addr:port' (`:8080` is '*:8080'). */
 export const placeOfBind = (addr) => (/:\d+$/.test(addr) ? addr.replace(/^:/, '*:') : `${addr}:80`);
 
@@ -778,8 +814,9 @@ function routeOf(sections, sec, binds, mode) {
     return { frontend: sec.name, place: binds[0].place, at: sec.at, none: `mode ${mode}: the lab loads HTTP` };
   const rules = rulesOf(sections, sec);
   const limit = limitOf(rules);
+  const sessions = sessionsOf(sections, sec);
   // What its rules let through goes to its backend: a frontend with none answers 503 to it.
-  if (limit && sec.kind === 'frontend' && !backendOf(sections, sec))
+  if ((limit || sessions) && sec.kind === 'frontend' && !backendOf(sections, sec))
     throw new Error(
       `${sec.at}: frontend ${sec.name} has no default_backend: HAProxy answers 503 to every request its rules let through`,
     );
@@ -791,7 +828,9 @@ function routeOf(sections, sec, binds, mode) {
     http2: to.http2,
     places: binds.map((b) => b.place),
     at: sec.at,
-    ...(limit ? { limit } : { none: 'no deny on a tracked counter' }),
+    ...(limit ? { limit } : {}),
+    ...(sessions ? { sessions } : {}),
+    ...(limit || sessions ? {} : { none: 'no deny on a tracked counter, and no rate-limit sessions' }),
   };
 }
 
@@ -800,7 +839,7 @@ function routeOf(sections, sec, binds, mode) {
  * global, defaults and those frontends ({limit, at, what}), or null where none is written.
  */
 function maxconnOf(sections, routes) {
-  const limited = new Set(routes.filter((r) => r.limit).map((r) => r.frontend));
+  const limited = new Set(routes.filter((r) => !r.none).map((r) => r.frontend));
   const holders = sections.filter(
     (s) => s.kind === 'global' || s.kind === 'defaults' || (limited.has(s.name) && s.kind !== 'backend'),
   );
@@ -830,9 +869,11 @@ export function haproxyPolicy(file) {
     tlsPlaces.push(...binds.filter((b) => b.tls).map((b) => b.place));
     if (binds.length) routes.push(routeOf(sections, sec, binds, modeOf(sec)));
   }
-  if (!routes.some((r) => r.limit)) {
+  if (routes.every((r) => r.none)) {
     const why = routes.map((r) => `frontend ${r.frontend} (${r.at}): ${r.none}`).join('; ');
-    throw new Error(`${file}: no frontend denies on a tracked counter: nothing to load${why ? ` (${why})` : ''}`);
+    throw new Error(
+      `${file}: no frontend denies on a tracked counter or limits its sessions: nothing to load${why ? ` (${why})` : ''}`,
+    );
   }
   const globalLines = sections.find((s) => s.kind === 'global')?.lines ?? [];
   const globalOwn = globalLines.filter((l) => GLOBAL_OWN.has(l.words[0]));

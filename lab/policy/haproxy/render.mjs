@@ -15,7 +15,7 @@
  *   - a frontend of the lab's on its own port: /healthz for readiness, /metrics from HAProxy's
  *     Prometheus exporter.
  * The knobs' values are written where they stand (a deny's or a flag's limit, the table's periods
- * and expire, the timeout tarpit).
+ * and expire, the timeout tarpit, the rate-limit sessions).
  */
 import { GLOBAL_OWN, RATE_PERIODS, placeOfBind, quoteWord, tlsOptionsOf } from './read.mjs';
 import { labPem } from './cert.mjs';
@@ -67,6 +67,7 @@ function placedWords(l, placed) {
     }
     if (p.param === 'expire') w[w.indexOf('expire') + 1] = `${Math.round(p.value * 1000)}ms`;
     if (p.param === 'tarpit') w[2] = `${Math.round(p.value * 1000)}ms`;
+    if (p.param === 'sessions') w[2] = String(p.value);
   }
   return w;
 }

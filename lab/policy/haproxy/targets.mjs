@@ -74,6 +74,7 @@ const PATH_OF = {
   ...Object.fromEntries(Object.keys(RATE_PERIODS).map((param) => [param, 'table'])),
   expire: 'table',
   tarpit: 'timeout',
+  sessions: 'rate-limit',
 };
 
 /**
@@ -110,6 +111,7 @@ function numbersOf(r, knob) {
       : []),
     ...(table.expireMs !== null ? [n('expire', 'seconds', table.expireMs / 1000, table.at, 'table expire in s')] : []),
     ...tarpitNumbers(r, knob, [deny]),
+    ...sessionsNumbers(r, knob),
   ];
 }
 
@@ -122,6 +124,17 @@ function tarpitNumbers(r, knob, denies) {
     numberOf(r, knob, { named: 'tarpit', param: 'tarpit', kind: 'seconds', value: hold.ms / 1000, at: hold.at, what }),
   ];
 }
+
+/** The frontend's accept limit (`rate-limit sessions N`), where it has one, as a number of its own. */
+function sessionsNumbers(r, knob) {
+  if (!r.sessions) return [];
+  const what = 'rate-limit sessions: connections it accepts per second, the rest wait';
+  const { limit: value, at } = r.sessions;
+  return [numberOf(r, knob, { named: 'sessions', param: 'sessions', kind: 'rate', value, at, what })];
+}
+
+/** The accept limit under the knobs `k`, where the frontend has one: {sessions} (limiter-replay.js acceptOf). */
+const sessionsOf = (r, k, knob) => (r.sessions ? { sessions: k[knob('sessions')] } : {});
 
 /** A tarpit's hold under the knobs `k` in ms ({tarpitMs}), or nothing for a deny (answered at once). */
 const tarpitOf = (deny, k, knob) =>
@@ -156,6 +169,8 @@ const targetBase = (r, sends) => ({
   host: null,
   slots: sends.slots,
   slotKeys: sends.slotKeys,
+  // Its accept limit, which its sessions cases meet (lab/policy/experiment.mjs sessionSteps).
+  ...(r.sessions ? { sessions: { ...r.sessions, knob: knobName(r.frontend, 'sessions') } } : {}),
 });
 
 /**
@@ -192,6 +207,7 @@ function frontendTarget(r) {
         expireMs: table.expireMs === null ? Infinity : k[knob('expire')] * 1000,
         ...streamsOf(table, seconds),
         ...tarpitOf(deny, k, knob),
+        ...sessionsOf(r, k, knob),
       };
     },
     status: deny.status,
@@ -259,7 +275,7 @@ function chainNumbers(r, knob) {
     if (t.table.expireMs !== null)
       numbers.push(n(`${prefix}expire`, 'expire', 'seconds', t.table.expireMs / 1000, t.table.at, 'table expire in s'));
   }
-  numbers.push(...tarpitNumbers(r, knob, denies));
+  numbers.push(...tarpitNumbers(r, knob, denies), ...sessionsNumbers(r, knob));
   return {
     numbers,
     limitKnob: (i) => knob(limitNamed(i)),
@@ -349,6 +365,7 @@ function chainTarget(r) {
         ...streamsOf(t.table, (param, ms) => seconds(k, t, param, ms)),
       })),
       rules: chainRules(r, k, named, index, knob),
+      ...sessionsOf(r, k, knob),
     }),
     status: denies[0].status,
     rate: tightest ? perS(tightest) : null,
@@ -383,6 +400,29 @@ function streamsOf(table, seconds) {
   };
 }
 
+/**
+ * A frontend whose only limit is its accept limit (rate-limit sessions, no deny): its rules let
+ * every request through, and only its sessions cases, each request on a connection of its own,
+ * meet the limit (lab/policy/experiment.mjs sessionSteps).
+ */
+function acceptTarget(r) {
+  const knob = (param) => knobName(r.frontend, param);
+  const sends = { slots: [{ path: '/', headers: {} }], slotKeys: [{}], shared: false };
+  return {
+    ...targetBase(r, sends),
+    numbers: sessionsNumbers(r, knob),
+    build: (k) => ({ kind: 'stick_table_chain', trackers: [], rules: [], ...sessionsOf(r, k, knob) }),
+    // Nothing is refused: a refusal of HAProxy's own default status would be a wrong answer.
+    status: 429,
+    rate: null,
+    burst: null,
+    acceptOnly: true,
+    keys: [],
+    drainS: 0,
+    class: 'every client: the frontend counts connections, not clients',
+  };
+}
+
 /** The HAProxy targets of `policy`: {targets, routes} (routes: the Policy tab's words per frontend). */
 export function haproxyTargets(policy) {
   const targets = [];
@@ -390,6 +430,7 @@ export function haproxyTargets(policy) {
   for (const r of policy.routes) {
     const label = `frontend ${r.frontend}`;
     if (r.none) routes.push({ route: label, at: r.at, none: r.none });
+    else if (!r.limit) targets.push(acceptTarget(r));
     else targets.push(r.limit.chain ? chainTarget(r) : frontendTarget(r));
   }
   return { targets, routes };

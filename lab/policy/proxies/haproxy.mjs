@@ -40,18 +40,33 @@ const flagRow = (r, inc, track) => [
   ...testCells(r, inc, track),
   `sets gpc${inc.gpc} of sc${inc.inc} (sc-inc-gpc${inc.gpc})`,
 ];
+/** A frontend's accept limit (rate-limit sessions): what it counts, and that the rest wait, not refused. */
+const sessionsRow = (r, { limit, at, idle }) => [
+  r.frontend,
+  at,
+  '-',
+  'sessions accepted',
+  `${limit} a second`,
+  '1',
+  '-',
+  `none: the rest wait to be accepted (kept open: ${idle.what}, ${idle.at})`,
+];
+/** Each deny and flag of a frontend's rules, in the file's order. */
+function ruleRows(r) {
+  const { chain } = r.limit;
+  if (!chain) return [denyRow(r, r.limit.deny, r.limit.track)];
+  const trackOf = (sc) => chain.trackers.find((t) => t.sc === sc);
+  // In the file's order: each deny, and each flag whose test reads a counter.
+  return chain.rules.flatMap((x) => {
+    if ('deny' in x) return [denyRow(r, chain.denies[x.deny], trackOf(chain.denies[x.deny].sc))];
+    const inc = 'inc' in x ? chain.incs[x.inc] : null;
+    return inc && 'op' in inc ? [flagRow(r, inc, trackOf(inc.sc))] : [];
+  });
+}
 const rows = (policy) =>
   policy.routes.flatMap((r) => {
     if (!r.limit) return [[r.frontend, r.at, '-', '-', '-', '-', '-', r.none]];
-    const { chain } = r.limit;
-    if (!chain) return [denyRow(r, r.limit.deny, r.limit.track)];
-    const trackOf = (sc) => chain.trackers.find((t) => t.sc === sc);
-    // In the file's order: each deny, and each flag whose test reads a counter.
-    return chain.rules.flatMap((x) => {
-      if ('deny' in x) return [denyRow(r, chain.denies[x.deny], trackOf(chain.denies[x.deny].sc))];
-      const inc = 'inc' in x ? chain.incs[x.inc] : null;
-      return inc && 'op' in inc ? [flagRow(r, inc, trackOf(inc.sc))] : [];
-    });
+    return [...(r.sessions ? [sessionsRow(r, r.sessions)] : []), ...ruleRows(r)];
   });
 
 /**
