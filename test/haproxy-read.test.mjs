@@ -843,6 +843,13 @@ test("rate-limit sessions: read from the frontend or its defaults as a knob on i
   const vus = Math.max(...plan.cases.map((c) => c.vus));
   assert.ok(plan.leadInMs >= ((vus - 40) / 40) * 1000 + 2000, `${plan.leadInMs} ms for ${vus} VUs`);
   assert.ok(plan.cases.every((c) => c.startMs >= plan.leadInMs));
+  // The warm-up opens a connection for every VU, and no idle one is closed before the end: the
+  // plan knows every connection its cases open, which HAProxy's count of sessions is judged on.
+  assert.equal(
+    plan.warmVus,
+    plan.cases.reduce((a, c) => a + c.vus, 0),
+  );
+  assert.equal(plan.countsConnections, true);
 });
 
 test('rate-limit sessions where HAProxy closes idle connections before the plan ends: a case over the limit is refused, naming the limit and the timeout', () => {
@@ -872,5 +879,8 @@ test('rate-limit sessions where HAProxy closes idle connections before the plan 
   // Under the limit, every case runs.
   const calm = readLines(rules, { head: head.map((l) => l.replace('sessions 40', 'sessions 100')) });
   addExperiment(policyExperiment(calm, { name: 'sessions-calm' }).experiment);
-  assert.ok(makePlan({ experiment: 'sessions-calm', suite: 'spike', factor: 1 }).cases.length > 3);
+  const calmPlan = makePlan({ experiment: 'sessions-calm', suite: 'spike', factor: 1 });
+  assert.ok(calmPlan.cases.length > 3);
+  // Connections closed while idle are opened again when and where k6 needs them: not counted.
+  assert.equal(calmPlan.countsConnections, undefined);
 });

@@ -323,3 +323,49 @@ test("a proxy's own counters against k6: the log places each case's requests at 
   assert.equal(odd.agree, true);
   assert.deepEqual(odd.rows[1], ['(Traefik router api@file)', '502', '-', '-', '-', '1', 'shown']);
 });
+
+test("HAProxy's sessions against the connections k6 opened: one per request of a case that opens one each, none for the others, one per request of the lab's own", () => {
+  const haproxy = proxyNamed('haproxy');
+  const log = [
+    'fill 1000 200 api app',
+    'fill 1001 429 api api',
+    'sessions 2000 200 api app',
+    'sessions 2400 429 api api',
+    'sessions 2700 429 api api',
+    // The warm-up's two VUs and setup's request: each the first of its client, on a connection of its own.
+    '- - 200 api api',
+    '- - 200 api api',
+    '- - 200 api api',
+  ].join('\n');
+  const proxy = addLoggedCounts(
+    { byCase: {}, own: {}, placeOf: {}, lab: {} },
+    log,
+    new Set(['fill', 'sessions']),
+    haproxy,
+  );
+  const counted = { all: 2, 200: 1, 429: 1 };
+  const k6 = { fill: { ...counted, connections: 0 }, sessions: { all: 3, 200: 1, 429: 2, connections: 3 } };
+  const own = {
+    'HAProxy backend app': { 200: 2 },
+    'HAProxy frontend api': { refused: 6, connections: 6 },
+  };
+  const rows = (n) =>
+    ownCounterRows(k6, { ...proxy, own: { ...own, 'HAProxy frontend api': { refused: 6, connections: n } } });
+  assert.deepEqual(rows(6).rows[2], [
+    '(HAProxy frontend api)',
+    'connections',
+    "3 + 3 the lab's own",
+    '-',
+    '-',
+    '6',
+    'ok',
+  ]);
+  assert.equal(rows(6).agree, true);
+  // A connection opened anew by a case whose VUs kept theirs (one HAProxy closed while idle): LOST.
+  assert.equal(rows(7).agree, false);
+  // A plan that does not know its connections (cases run together, VUs the warm-up did not open one for): shown.
+  const unknown = ownCounterRows({ fill: counted, sessions: { all: 3, 200: 1, 429: 2 } }, { ...proxy, own });
+  assert.deepEqual(unknown.rows[2], ['(HAProxy frontend api)', 'connections', '-', '-', '-', '6', 'shown']);
+  // The refusals stay placed by their status alone.
+  assert.deepEqual(rows(6).rows[1], ['(HAProxy frontend api)', 'refused', "3 + 3 the lab's own", '-', '-', '6', 'ok']);
+});

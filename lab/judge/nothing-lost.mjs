@@ -14,6 +14,7 @@ import { okMetric, limitedMetric, alsoMetric, sentMetric } from '../../threshold
 import { parsePrometheusText } from '../../k6/lib/prom-text.js';
 import { sentByK6 } from '../../thresholds/generator.js';
 import { proxies } from '../policy/proxies/index.mjs';
+import { CONNECTIONS } from '../policy/proxies/seen-line.mjs';
 
 export { parsePrometheusText };
 
@@ -83,14 +84,18 @@ const counterKey = (proxy, where) => `${proxy.title} ${where}`;
 export function addLoggedCounts(into, text, cases, proxy) {
   for (const line of text.split('\n')) {
     const s = proxy.seen(line);
-    if (s?.where && s.ownStatus && !cases.has(s.case)) add(into.lab, counterKey(proxy, s.where), s.ownStatus, 1);
-    if (!s?.status || !cases.has(s.case)) continue;
+    if (!s) continue;
+    const mine = cases.has(s.case);
+    if (s.where && s.ownStatus && !mine) add(into.lab, counterKey(proxy, s.where), s.ownStatus, 1);
+    // The counter of the connections it came on (`accepts`): a request of the lab's own is each
+    // VU's first to it, on a connection of its own.
+    if (s.accepts && !mine) add(into.lab, counterKey(proxy, s.accepts), CONNECTIONS, 1);
+    if (!s.status || !mine) continue;
     add(into.byCase, s.case, String(s.status), 1);
     // Which of its own counters counted the line (`where`, as its ownCounter names it).
-    if (s.where) {
-      into.placeOf[s.case] ||= {};
-      into.placeOf[s.case][String(s.status)] = counterKey(proxy, s.where);
-    }
+    into.placeOf[s.case] ||= {};
+    if (s.where) into.placeOf[s.case][String(s.status)] = counterKey(proxy, s.where);
+    if (s.accepts) into.placeOf[s.case][CONNECTIONS] = counterKey(proxy, s.accepts);
   }
   return into;
 }
@@ -105,7 +110,8 @@ function k6At(k6, placeOf, where, status) {
     const k = k6[kase];
     if (!k) continue;
     if (status === 'refused') {
-      if (Object.entries(byStatus).some(([st, w]) => st !== '200' && w === where)) n += k.all - (k['200'] ?? 0);
+      const refusedThere = ([st, w]) => st !== '200' && st !== CONNECTIONS && w === where;
+      if (Object.entries(byStatus).some(refusedThere)) n += k.all - (k['200'] ?? 0);
     } else if (byStatus[status] === where) {
       if (!(status in k)) return null;
       n += k[status];
@@ -157,6 +163,9 @@ export function k6Counts(plan, kind, summary) {
     for (const st of c.alsoStatuses ?? []) out[c.id][st] = n(alsoMetric(c, st));
     // What the application served, as it told k6 (its /counts, read in teardown).
     if (kind.appServed) out[c.id][APP] = n(`lab_app_served{case:${c.id}}`);
+    // The connections it opened, where the plan knows them: one per request of a case that opens
+    // one each, none for one whose VUs' connections the warm-up opened.
+    if (plan.countsConnections) out[c.id][CONNECTIONS] = c.connects ? out[c.id].all : 0;
   }
   return out;
 }
@@ -248,7 +257,8 @@ export function countsTable(plan, k6, stores, proxy) {
       .filter(([k]) => k !== APP)
       .reduce((a, [, b]) => a + b, 0);
   for (const c of plan.cases.filter((x) => k6[x.id])) {
-    for (const status of Object.keys(k6[c.id])) {
+    // The connections a case opened are judged on the proxy's own counter of them (ownCounterRows).
+    for (const status of Object.keys(k6[c.id]).filter((st) => st !== CONNECTIONS)) {
       // A source that never counts what the application served (InfluxDB) has no say in that row.
       const has = (src) => src && (status !== APP || Object.values(src).some((byStatus) => APP in byStatus));
       const pick = (src) => (has(src) ? (status === 'all' ? sum(src[c.id]) : (src[c.id]?.[status] ?? 0)) : null);

@@ -294,8 +294,7 @@ const WARM_ANSWER_MS = 500;
  * accepts at most N a second (a target's `sessions`: {limit, at, idle}), and the limit's
  * one-second counter has forgotten them twice over, ms from the start: no case may start before.
  */
-function warmAccepted(cases, targets) {
-  const warmVus = Math.max(...cases.map((c) => c.vus));
+function warmAccepted(cases, targets, warmVus) {
   let readyMs = 0;
   for (const { sessions } of targets.filter((t) => t.sessions)) {
     const queue = acceptRate(sessions.limit);
@@ -311,13 +310,16 @@ function warmAccepted(cases, targets) {
  * open none anew: every VU opened one in the warm-up, and HAProxy closes none of them while idle
  * before the plan ends (`sessions.idle`). Where it may, a case there stays under N, so that a
  * connection opened anew does not wait to be accepted, which its model does not time; else the
- * plan is refused, naming the limit and the timeout.
+ * plan is refused, naming the limit and the timeout. Returns whether every such frontend keeps
+ * them: then the plan knows every connection its cases open.
  */
 function fitSessions(cases, targets) {
   const endMs = Math.max(...cases.map((c) => c.startMs + c.durationMs));
+  let kept = true;
   for (const t of targets.filter((x) => x.sessions)) {
     const { limit, at, idle } = t.sessions;
     if (idle.ms >= endMs) continue;
+    kept = false;
     for (const c of cases.filter((x) => x.target === t.id && !x.connects)) {
       const least = Math.ceil(c.rate * 1.1) + 1;
       if (limit < least)
@@ -326,6 +328,7 @@ function fitSessions(cases, targets) {
         );
     }
   }
+  return kept;
 }
 
 /** `cases` started `shiftMs` later (where it is more than 0), and the lead-in with them. */
@@ -400,8 +403,13 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     });
   }
   fitConnections(cases, exp.connections, { predictions, segments });
-  const leadIn = startLater(cases, leadInMs, warmAccepted(cases, targets) - leadInMs);
-  fitSessions(cases, targets);
+  // Where a frontend limits the connections it accepts, the warm-up opens one for every VU k6
+  // makes (their sum: no case meets a VU without one); where none is closed while idle, the plan
+  // counts them, and its proxy's count of connections is judged against it.
+  const accepting = targets.some((t) => t.sessions);
+  const warmVus = accepting ? cases.reduce((a, c) => a + c.vus, 0) : Math.max(...cases.map((c) => c.vus));
+  const leadIn = startLater(cases, leadInMs, warmAccepted(cases, targets, warmVus) - leadInMs);
+  const counted = accepting && fitSessions(cases, targets);
   return {
     experiment: name,
     suite,
@@ -418,6 +426,8 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}),
     },
     leadInMs: leadIn,
+    ...(accepting ? { warmVus } : {}),
+    ...(counted ? { countsConnections: true } : {}),
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     // A team's policy is known only to the process that read its file: its plan says what each
     // target does, so that the run's pages and verdicts can judge it again without the file.
@@ -455,7 +465,7 @@ function scenarios(plan) {
   // fast start are slow enough for k6 to drop or abandon iterations.
   out.warmup = {
     executor: 'per-vu-iterations',
-    vus: Math.max(...plan.cases.map((c) => c.vus)),
+    vus: plan.warmVus ?? Math.max(...plan.cases.map((c) => c.vus)),
     iterations: 1,
     maxDuration: `${Math.max(500, plan.leadInMs - 500)}ms`,
     gracefulStop: '0s',

@@ -9,7 +9,7 @@ import { haproxyPolicy, HAPROXY, GLOBAL_OWN, ratePeriodMs } from '../haproxy/rea
 import { haproxyTargets } from '../haproxy/targets.mjs';
 import { renderHaproxy, LAB_FRONTEND } from '../haproxy/render.mjs';
 import { placePorts } from '../ports.mjs';
-import { fieldsOf } from './seen-line.mjs';
+import { fieldsOf, CONNECTIONS } from './seen-line.mjs';
 import { haproxyFromLimit } from '../haproxy/from-limit.mjs';
 
 const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
@@ -94,6 +94,8 @@ function caseLine(line) {
     limiterClock: true,
     status: f[2],
     ...(where ? { where } : {}),
+    // The frontend that accepted its connection, and counted it among its sessions.
+    accepts: `frontend ${f[3]}`,
     ...held,
   };
 }
@@ -102,7 +104,7 @@ function caseLine(line) {
 function labLine(line) {
   const f = line.trim().split(/\s+/);
   if (f[0] !== '-' || f.length < 5 || f[3] !== f[4]) return null;
-  return { case: '-', where: `frontend ${f[3]}`, ownStatus: 'refused' };
+  return { case: '-', where: `frontend ${f[3]}`, ownStatus: 'refused', accepts: `frontend ${f[3]}` };
 }
 
 export default {
@@ -160,6 +162,9 @@ export default {
     if (labels.proxy === LAB_FRONTEND) return null;
     if (name === 'haproxy_frontend_requests_denied_total' || name === 'haproxy_frontend_intercepted_requests_total')
       return { where: `frontend ${labels.proxy}`, status: 'refused' };
+    // Its sessions (src/session.c session_new: one per connection accepted, what rate-limit
+    // sessions counts): as many as the connections k6 opened, where the plan knows them.
+    if (name === 'haproxy_frontend_sessions_total') return { where: `frontend ${labels.proxy}`, status: CONNECTIONS };
     return null;
   },
   /**

@@ -8,3 +8,9 @@ export function fieldsOf(line) {
   const f = line.trim().split(/\s+/);
   return f.length < 2 || f[0] === '-' || f[0] === '' ? [] : f;
 }
+
+/**
+ * The status a proxy's own count of the connections it accepted goes by (HAProxy's sessions):
+ * a seen line's `accepts` names the counter that counted its connection.
+ */
+export const CONNECTIONS = 'connections';
