@@ -369,6 +369,19 @@ function caseDetails(c, { target, s, seed, name, factor, segments, index, headro
 }
 
 /**
+ * The warm-up before the cases: {leadIn, warm}. Where a frontend limits the connections it
+ * accepts, it opens one for every VU k6 makes (their sum, `warmVus`: no case meets a VU without
+ * one), the cases start once they are accepted (later, if need be), and where none is closed
+ * while idle, the plan counts them (`countsConnections`): its proxy's count is judged against it.
+ */
+function warmUp(cases, targets, leadInMs) {
+  if (!targets.some((t) => t.sessions)) return { leadIn: leadInMs, warm: {} };
+  const warmVus = cases.reduce((a, c) => a + c.vus, 0);
+  const leadIn = startLater(cases, leadInMs, warmAccepted(cases, targets, warmVus) - leadInMs);
+  return { leadIn, warm: { warmVus, ...(fitSessions(cases, targets) ? { countsConnections: true } : {}) } };
+}
+
+/**
  * The plan: the experiment's load steps, per suite, become cases (a target and a step each).
  * `factor` > 1 is --quick: arrival rates and policy rates times factor, durations and
  * refill intervals divided by it, so the expected counts stay those of the seed timing.
@@ -403,13 +416,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
     });
   }
   fitConnections(cases, exp.connections, { predictions, segments });
-  // Where a frontend limits the connections it accepts, the warm-up opens one for every VU k6
-  // makes (their sum: no case meets a VU without one); where none is closed while idle, the plan
-  // counts them, and its proxy's count of connections is judged against it.
-  const accepting = targets.some((t) => t.sessions);
-  const warmVus = accepting ? cases.reduce((a, c) => a + c.vus, 0) : Math.max(...cases.map((c) => c.vus));
-  const leadIn = startLater(cases, leadInMs, warmAccepted(cases, targets, warmVus) - leadInMs);
-  const counted = accepting && fitSessions(cases, targets);
+  const { leadIn, warm } = warmUp(cases, targets, leadInMs);
   return {
     experiment: name,
     suite,
@@ -426,8 +433,7 @@ function plan({ exp, suite, factor, requested, knobs, policy, leadInMs, seedComp
       ...(segments > 1 ? { segmentSkewMs: SEGMENT_SKEW_MS } : {}),
     },
     leadInMs: leadIn,
-    ...(accepting ? { warmVus } : {}),
-    ...(counted ? { countsConnections: true } : {}),
+    ...warm,
     durationS: Math.max(...cases.map((c) => (c.startMs + c.durationMs) / 1000 + (c.expected.maxMs?.max ?? 0) / 1000)),
     // A team's policy is known only to the process that read its file: its plan says what each
     // target does, so that the run's pages and verdicts can judge it again without the file.
