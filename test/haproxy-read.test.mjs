@@ -884,3 +884,31 @@ test('rate-limit sessions where HAProxy closes idle connections before the plan 
   // Connections closed while idle are opened again when and where k6 needs them: not counted.
   assert.equal(calmPlan.countsConnections, undefined);
 });
+
+test('a frontend whose only limit is rate-limit sessions: its rules let every request through, and its cases each open a connection per request, under the limit and over it', () => {
+  const policy = readLines([], { head: [...HEAD.slice(0, 7), '  rate-limit sessions 10'] });
+  assert.equal(policy.routes[0].limit, undefined);
+  assert.equal(policy.routes[0].sessions.limit, 10);
+  const { experiment } = policyExperiment(policy, { name: 'sessions-only' });
+  addExperiment(experiment);
+  const spike = makePlan({ experiment: 'sessions-only', suite: 'spike', factor: 1 });
+  assert.deepEqual(
+    spike.cases.map((c) => [c.id, c.rate, c.requests, c.connects]),
+    [
+      ['api-sessions-under', 5, 10, true],
+      ['api-sessions', 15, 30, true],
+    ],
+  );
+  // Nothing is refused; only the connections over 10 a second wait.
+  assert.ok(spike.cases.every((c) => c.expected.limited.hi <= 2 && c.expected.ok.lo >= c.requests - 2));
+  assert.equal(spike.cases[0].expected.p99Ms.hi, 1000);
+  assert.ok(spike.cases[1].model.maxDelayMs.max > 900, JSON.stringify(spike.cases[1].model));
+  // Every case waits for the one before to be forgotten by the counter: 2 s of the run's own time.
+  assert.ok(spike.cases[1].startMs - (spike.cases[0].startMs + spike.cases[0].durationMs) >= 2000);
+  assert.deepEqual(
+    makePlan({ experiment: 'sessions-only', suite: 'smoke', factor: 1 }).cases.map((c) => c.id),
+    ['api-sessions-under'],
+  );
+  // With neither a deny nor a rate-limit, nothing to load.
+  assert.match(readLines([]), /no frontend denies on a tracked counter or limits its sessions: nothing to load/);
+});

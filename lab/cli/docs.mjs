@@ -5,7 +5,7 @@
  * a committed table differs from what the model gives now.
  */
 import { machineRateModule, machineRateTable, tlsTable } from '../docs/machine-rate.mjs';
-import { recoverTable, replayDifferenceTable } from '../docs/recover.mjs';
+import { recoverTable, replayDifferenceTable, sessionsTable } from '../docs/recover.mjs';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -141,6 +141,7 @@ const blocks = (loaded) => ({
     'machine-rate': () => machineRateTable(root),
     'tls-cost': () => tlsTable(root),
     'haproxy-recover': () => recoverTable(root),
+    'haproxy-sessions': () => sessionsTable(root),
     'replay-difference': () => replayDifferenceTable(root),
   },
   'README.md': { 'run-sample': () => runSample(root) },

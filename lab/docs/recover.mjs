@@ -1,7 +1,8 @@
 /*
  * The generated blocks of docs/policies.md on the recorded policy runs (docs/runs/): the recover
- * case after HAProxy's overload, as the plan and the replay predicted it and as it was measured,
- * and how far each policy's replay was from what every case measured.
+ * case after HAProxy's overload, and the longest wait of a sessions case (HAProxy's rate-limit
+ * sessions), as the plan and the replay predicted them and as they were measured, and how far
+ * each policy's replay was from what every case measured.
  */
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,7 @@ const POLICIES = {
   'haproxy-abuse-flag': 'test/policies/haproxy-abuse-flag.cfg',
   'haproxy-flag-table': 'test/policies/haproxy-flag-table.cfg',
   'haproxy-conn-limits': 'test/policies/haproxy-conn-limits.cfg',
+  'haproxy-sessions': 'test/policies/haproxy-sessions.cfg',
   'traefik-rate': 'test/policies/traefik-rate.yml',
   'traefik-in-flight': 'test/policies/traefik-in-flight.yml',
 };
@@ -64,6 +66,43 @@ export function recoverTable(root = ROOT) {
     'pass',
   ];
   return `${lines.join('\n')}\n\n${table(head, rows)}`;
+}
+
+/** A wait in ms, as the table shows it. */
+const ms = (v) => `${Math.round(v)}`;
+
+/** Per recorded run of haproxy-sessions, its sessions case's longest wait: the plan's model, the replay, the measured. */
+export function sessionsTable(root = ROOT) {
+  const name = 'haproxy-sessions';
+  const runs = runsOf(name, root);
+  const rows = runs.flatMap((r) => {
+    const o = r.outcomes.find((x) => x.case === `${name}/api-sessions`);
+    if (!o?.plan.maxMs) return [];
+    const replay = o.judgedOn === 'replay' ? o.expected.maxMs : null;
+    return [
+      [
+        r.testid,
+        o.measured.sent,
+        `${ms(o.plan.maxMs.min)}..${ms(o.plan.maxMs.max)}`,
+        replay ? span({ min: ms(replay.min), max: ms(replay.max) }) : '-',
+        ms(o.measured.maxMs),
+        replay ? ms(Math.abs(o.measured.maxMs - replay.max)) : '-',
+        o.pass ? 'ok' : 'FAIL',
+      ],
+    ];
+  });
+  const head = [
+    'run (testid)',
+    'sessions: sent',
+    'longest wait, model (plan), ms',
+    'replay, ms',
+    'measured, ms',
+    'measured from replay, ms',
+    'pass',
+  ];
+  return `${recordedLine(runs, commandOf(name))}.
+
+${table(head, rows)}`;
 }
 
 /** Outside a range, by how much; 0 within it. */
