@@ -71,7 +71,7 @@ export function recoverTable(root = ROOT) {
 /** A wait in ms, as the table shows it. */
 const ms = (v) => `${Math.round(v)}`;
 
-/** Per recorded run of haproxy-sessions, its sessions case's longest wait: the plan's model, the replay, the measured. */
+/** Per recorded run of haproxy-sessions, its sessions case's longest wait: the plan's model, the replay, measured. */
 export function sessionsTable(root = ROOT) {
   const name = 'haproxy-sessions';
   const runs = runsOf(name, root);
