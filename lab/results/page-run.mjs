@@ -164,9 +164,12 @@ function countsHtml(run, exp) {
   return table(
     ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc),
     exp.counts.map((r) =>
-      [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(mark(r.agree === 'ok')),
+      [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy]
+        .map(esc)
+        // A count nothing else holds (k6 does not know it) is shown, not judged.
+        .concat(r.agree === 'shown' ? '<span class="mark">shown</span>' : mark(r.agree === 'ok')),
     ),
-    { attrs: (r, i) => (exp.counts[i].agree === 'ok' ? '' : ' class="bad"') },
+    { attrs: (r, i) => (['ok', 'shown'].includes(exp.counts[i].agree) ? '' : ' class="bad"') },
   );
 }
 

@@ -215,6 +215,19 @@ function runInfo(raw, id, outcomes, exps) {
 }
 
 /**
+ * The nothing-lost rows of one experiment of a run's counts.json: its cases', the proxy's own
+ * counters written after them (rows in parentheses, which follow their experiment's cases), and
+ * the run's judged figures.
+ */
+function countsOf(counts, name) {
+  let mine = false;
+  return counts.filter((r) => {
+    if (!r.case.startsWith('(')) mine = r.case.startsWith(`${name}/`);
+    return mine || r.case === '(judged figures)';
+  });
+}
+
+/**
  * Everything the pages show of one run; `panels: false` leaves the boards' data unread (the lists and
  * histories need none).
  */
@@ -248,7 +261,7 @@ export function readRun(results, id, { panels: withPanels = true } = {}) {
   for (const e of exps) {
     e.cases = e.phases.flatMap((p) => (p.plan?.cases || []).map((c) => ({ ...c, phase: p.phase })));
     e.outcomes = outcomes.filter((o) => o.case.startsWith(`${e.name}/`));
-    e.counts = counts ? counts.filter((r) => r.case.startsWith(`${e.name}/`)) : null;
+    e.counts = counts ? countsOf(counts, e.name) : null;
     e.services = [...new Set(e.phases.flatMap((p) => Object.keys(p.cpu || {})))].filter((s) => s !== 'k6');
   }
   return {
