@@ -130,8 +130,12 @@ test('what the model cannot read yet is refused by name at its file:line, after 
       /team.cfg:10: http-request silent-drop: the lab's HAProxy model does not read it yet/,
     ],
     [
-      [track, '  http-request deny if { sc_http_req_rate(0) gt 20 }', '  use_backend app if { path /x }'],
-      /team.cfg:11: use_backend/,
+      [
+        track,
+        '  http-request deny if { sc_http_req_rate(0) gt 20 }',
+        '  use_backend app if { hdr(host) -i a.example }',
+      ],
+      /team.cfg:11: \{ hdr\(host\) -i a.example \}: the lab cannot tell whether it holds for its requests/,
     ],
     [[track, deny, '  http-request set-header X-Tier %[src,map_ip(/etc/haproxy/tiers.map,std)]'], /team.cfg:11: a map/],
     [['this is not haproxy'], /haproxy -c refuses it/],
@@ -911,4 +915,53 @@ test('a frontend whose only limit is rate-limit sessions: its rules let every re
   );
   // With neither a deny nor a rate-limit, nothing to load.
   assert.match(readLines([]), /no frontend denies on a tracked counter or limits its sessions: nothing to load/);
+});
+
+test("a frontend's use_backend read as HAProxy picks one for the lab's requests (GET /), and a rule the model does not read left as written where it applies to none of them", () => {
+  const rules = [
+    '  http-request track-sc0 src',
+    '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }',
+  ];
+  const backends = [
+    'backend static',
+    '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 5 }',
+    '  server s1 127.0.0.1:8001',
+    'backend app',
+    '  server app1 127.0.0.1:8000',
+  ];
+  const read = (lines) => readLines([...rules, ...lines], { tail: backends });
+  // /static is none of the lab's paths: its backend, and the deny there, are not the lab's.
+  const policy = read(['  use_backend static if { path_beg /static }', '  use_backend app']);
+  assert.equal(policy.routes[0].limit.chain, undefined);
+  // One that holds for the lab's requests passes them on, with the rules of that backend.
+  const toStatic = read(['  use_backend static if { path_beg / }', '  use_backend app']);
+  assert.deepEqual(
+    toStatic.routes[0].limit.chain.denies.map((d) => d.limit),
+    [20, 5],
+  );
+  assert.match(
+    String(read(['  use_backend be_%[req.hdr(x-tier),lower]'])),
+    /team.cfg:11: use_backend be_%\[req.hdr\(x-tier\),lower\]: a backend named from the request/,
+  );
+  // A rewrite on a URL the lab never asks for changes none of its counts: left as written, and said.
+  const rewrite = read([
+    '  http-request replace-path (/embed.*) /static\\1 if { url_beg /embed }',
+    '  use_backend app',
+  ]);
+  assert.deepEqual(
+    rewrite.leftOut.find((x) => x.at === 'team.cfg:11'),
+    {
+      at: 'team.cfg:11',
+      what: "http-request replace-path: applies to none of the lab's requests (GET / from 127.0.0.1): left as written",
+    },
+  );
+  // One that applies to them, or may, is refused as before.
+  assert.match(
+    String(read(['  http-request replace-path (.*) /v1\\1 if { url_beg / }', '  use_backend app'])),
+    /team.cfg:11: http-request replace-path: the lab's HAProxy model does not read it yet/,
+  );
+  assert.match(
+    String(read(['  http-request replace-path (.*) /v1\\1 if { url_beg /?x }', '  use_backend app'])),
+    /team.cfg:11: http-request replace-path: the lab's HAProxy model does not read it yet/,
+  );
 });

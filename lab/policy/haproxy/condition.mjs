@@ -50,12 +50,16 @@ function inNet(address, net) {
   return Math.floor(a / size) === Math.floor(b / size);
 }
 
-// A test of the request's path, method or source: its fetch, its -i (case-insensitive), its values;
+// A test of the request's path (or the start of its URL), method or source: its fetch, its -i
+// (case-insensitive), its values;
 // any other flag (-m, -f: a file's list) leaves it undecided.
-const LAB_TEST = /^(path|path_beg|path_end|method|src)((?: -i)*) ([^-].*)$/;
+const LAB_TEST = /^(path|path_beg|path_end|url_beg|method|src)((?: -i)*) ([^-].*)$/;
 const MATCH = {
   path: (have, v) => have === v,
   path_beg: (have, v) => have.startsWith(v),
+  // The lab's URLs are their paths, a query after them: one begins with a value holding no '?'
+  // where its path does (a value with one is undecided).
+  url_beg: (have, v) => (v.includes('?') ? null : have.startsWith(v)),
   path_end: (have, v) => have.endsWith(v),
   method: (have, v) => have === v,
   src: (have, v) => inNet(have, v),
@@ -74,7 +78,9 @@ export function labTruth(test) {
   const values = list.split(/\s+/).map(fold);
   if (values.some((v) => v.startsWith('-'))) return null;
   const haves = HAVES[fetch] ?? LAB_PATHS;
-  const hits = haves.map((h) => values.some((v) => MATCH[fetch](fold(h), v)));
+  const matches = haves.map((h) => values.map((v) => MATCH[fetch](fold(h), v)));
+  if (matches.flat().includes(null)) return null;
+  const hits = matches.map((m) => m.some(Boolean));
   if (hits.every(Boolean)) return true;
   return hits.some(Boolean) ? null : false;
 }

@@ -640,8 +640,30 @@ function ruleOf(sections, sec, l, acls, into) {
       into.rules.push({ deny: into.denies.push(deny) - 1 });
     }
   } else if (action === 'redirect') into.redirect = redirectOf(l, rest);
-  else if (!HARMLESS.has(action))
+  else if (!HARMLESS.has(action) && !neverApplies(l, rest, acls, into))
     throw new Error(`${l.at}: http-request ${action}: the lab's HAProxy model does not read it yet`);
+}
+
+/**
+ * Whether a rule the model does not read applies to none of the lab's requests (its condition,
+ * decided by labHolds, holds for none of them): then it changes none of their counts, and is said
+ * in `into.skipped`. One with no condition, or one the lab cannot decide, is not.
+ */
+function neverApplies(l, rest, acls, into) {
+  const at = rest.findIndex((w) => w === 'if' || w === 'unless');
+  if (at < 0) return false;
+  let holds;
+  try {
+    holds = labHolds(rest.slice(at), aclTestOf(acls, l.at), l.at);
+  } catch {
+    return false;
+  }
+  if (!holds)
+    into.skipped.push({
+      at: l.at,
+      what: `http-request ${l.words[1]}: applies to none of the lab's requests (GET / from 127.0.0.1): left as written`,
+    });
+  return !holds;
 }
 
 /**
@@ -649,7 +671,16 @@ function ruleOf(sections, sec, l, acls, into) {
  * in the file's order), denies, redirect (null where it has none)}.
  */
 function rulesOf(sections, sec) {
-  const into = { trackers: new Map(), rules: [], denies: [], incs: [], redirect: null, hold: null, vars: new Map() };
+  const into = {
+    trackers: new Map(),
+    rules: [],
+    denies: [],
+    incs: [],
+    redirect: null,
+    hold: null,
+    vars: new Map(),
+    skipped: [],
+  };
   sectionRules(sections, sec, into);
   // Then its backend's, for every request it passes on: HAProxy runs them once the backend is
   // chosen, with the trackers and variables the frontend's set (src/http_ana.c).
@@ -658,12 +689,34 @@ function rulesOf(sections, sec) {
   return into;
 }
 
-/** A frontend's default_backend section (its own line or its defaults'), null for a listen or none. */
+/**
+ * The backend a frontend passes the lab's requests to: its first `use_backend` whose condition
+ * holds for them (decided as a rule's: labHolds; one it cannot decide is refused), else its
+ * default_backend (its own line or its defaults'); null for a listen or none.
+ */
 function backendOf(sections, sec) {
   if (sec.kind !== 'frontend') return null;
-  const name = settingOf(sections, sec, 'default_backend')?.words[1];
-  return sections.find((s) => (s.kind === 'backend' || s.kind === 'listen') && s.name === name) ?? null;
+  const named = (name, at) => {
+    const found = sections.find((s) => (s.kind === 'backend' || s.kind === 'listen') && s.name === name);
+    if (!found && at)
+      throw new Error(
+        `${at}: use_backend ${name}: a backend named from the request: the lab does not read which one yet`,
+      );
+    return found ?? null;
+  };
+  const acls = aclsOf(sec);
+  for (const l of sec.lines.filter((x) => x.words[0] === 'use_backend')) {
+    const [, name, ...cond] = l.words;
+    if (!cond.length || labHolds(cond, aclTestOf(acls, l.at), l.at)) return named(name, l.at);
+  }
+  return named(settingOf(sections, sec, 'default_backend')?.words[1]);
 }
+
+/** A section's acls, in order: [{name, test, at}]. */
+const aclsOf = (sec) =>
+  sec.lines
+    .filter((l) => l.words[0] === 'acl')
+    .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));
 
 /**
  * A `tcp-request` line as the model reads it: `tcp-request content track-scN <key>` as that
@@ -687,9 +740,7 @@ function tcpRuleOf(l) {
 /** One section's rules read into `into`, in order; a tarpit there holds for that section's timeout. */
 function sectionRules(sections, sec, into) {
   into.hold = tarpitHoldOf(sections, sec);
-  const acls = sec.lines
-    .filter((l) => l.words[0] === 'acl')
-    .map((l) => ({ name: l.words[1], test: l.words.slice(2).join(' '), at: l.at }));
+  const acls = aclsOf(sec);
   // An HTTP request meets the section's tcp-request content rules before its http-request ones,
   // wherever each is written (src/tcp_rules.c: the inspect analyser runs first).
   const tcp = sec.lines.filter((l) => l.words[0] === 'tcp-request').map(tcpRuleOf);
@@ -700,8 +751,6 @@ function sectionRules(sections, sec, into) {
       throw new Error(
         `${l.at}: ${kw} ${action}: response inspection rules are not modelled yet (http-request rules are)`,
       );
-    if (kw === 'use_backend')
-      throw new Error(`${l.at}: use_backend: the lab reads one backend per frontend yet (default_backend)`);
     if (kw === 'http-request') ruleOf(sections, sec, l, acls, into);
   }
 }
@@ -809,10 +858,11 @@ function sentTo(binds, redirect, sec) {
 }
 
 /** One frontend (or listen) as a route: {frontend, place, places, tls, at, limit} or {.., none}. */
-function routeOf(sections, sec, binds, mode) {
+function routeOf(sections, sec, binds, mode, leftOut) {
   if (mode !== 'http')
     return { frontend: sec.name, place: binds[0].place, at: sec.at, none: `mode ${mode}: the lab loads HTTP` };
   const rules = rulesOf(sections, sec);
+  leftOut.push(...rules.skipped);
   const limit = limitOf(rules);
   const sessions = sessionsOf(sections, sec);
   // What its rules let through goes to its backend: a frontend with none answers 503 to it.
@@ -867,7 +917,7 @@ export function haproxyPolicy(file) {
   for (const sec of sections.filter((s) => s.kind === 'frontend' || s.kind === 'listen')) {
     const binds = bindsOf(sec, leftOut);
     tlsPlaces.push(...binds.filter((b) => b.tls).map((b) => b.place));
-    if (binds.length) routes.push(routeOf(sections, sec, binds, modeOf(sec)));
+    if (binds.length) routes.push(routeOf(sections, sec, binds, modeOf(sec), leftOut));
   }
   if (routes.every((r) => r.none)) {
     const why = routes.map((r) => `frontend ${r.frontend} (${r.at}): ${r.none}`).join('; ');
