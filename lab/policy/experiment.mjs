@@ -74,18 +74,19 @@ function overloadSteps(id, t, over) {
  * the load knobs (LOAD_KNOBS), where set, give the spike's and the soak's rates and length instead.
  */
 function steps(id, t, k, factor, judged) {
+  // The machine's judged rate, in the seed time the steps are written in (--quick multiplies),
+  // less what TLS costs on a TLS listener.
+  const top = judged / factor / (t.place?.ssl ? TLS_COST : 1);
+  // A frontend whose only limit is its accept limit has its sessions cases alone.
+  if (t.acceptOnly) return acceptOnlySteps(t, k, factor, top);
   const R = t.rate;
   // Whole requests per second: k6's arrival rates are whole numbers per time unit.
   const at = (x) => Math.max(1, Math.round(x));
   const chosen = k.load_rates.length > 0;
-  // The machine's judged rate, in the seed time the steps are written in (--quick multiplies),
-  // less what TLS costs on a TLS listener.
-  const top = judged / factor / (t.place?.ssl ? TLS_COST : 1);
   const fill =
     fillStep(R, t.burst, top) ??
     (t.exempt ? { rate: at(Math.min(top, 2 * (R + t.burst))), seconds: 1 } : tooFast(id, t, top, factor, judged));
   // A class no zone counts (an allow-listed client) has one case: the load its route's others fill with.
-  if (t.acceptOnly) return acceptOnlySteps(t, k, factor, top);
   if (t.exempt)
     return {
       smoke: [{ name: 'smoke', rate: at(R / 2), seconds: 2, targets: [id] }],
