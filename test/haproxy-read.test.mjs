@@ -965,3 +965,35 @@ test("a frontend's use_backend read as HAProxy picks one for the lab's requests 
     /team.cfg:11: http-request replace-path: the lab's HAProxy model does not read it yet/,
   );
 });
+
+test("rate-limit sessions on a TLS listener: no sessions case (the wait falls in the handshake, which k6 times apart), said on its route; its other cases still wait for the warm-up's connections", () => {
+  const head = [
+    'defaults',
+    '  mode http',
+    '  timeout connect 5s',
+    '  timeout client 5m',
+    '  timeout server 30s',
+    '  rate-limit sessions 40',
+    'frontend api',
+    '  bind :8443 ssl crt /etc/haproxy/certs/site.pem',
+    '  stick-table type ip size 100k expire 30s store http_req_rate(10s)',
+  ];
+  const rules = [
+    '  http-request track-sc0 src',
+    '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }',
+  ];
+  const { experiment, routes } = policyExperiment(readLines(rules, { head }), { name: 'sessions-tls' });
+  assert.match(
+    routes[0].unplanned.join(),
+    /rate-limit sessions \(team.cfg:6\): no sessions case on a TLS listener yet/,
+  );
+  addExperiment(experiment);
+  const plan = makePlan({ experiment: 'sessions-tls', suite: 'spike', factor: 1 });
+  assert.ok(plan.cases.every((c) => !c.connects));
+  assert.equal(plan.countsConnections, true);
+  // Its accept limit alone: nothing to plan.
+  assert.throws(
+    () => policyExperiment(readLines([], { head }), { name: 'sessions-tls-only' }),
+    /frontend api \(team.cfg:7\): rate-limit sessions alone: no sessions case on a TLS listener yet/,
+  );
+});

@@ -180,7 +180,7 @@ const SESSIONS_S = 2;
  * rules see each request only then.
  */
 function sessionSteps(t, k, factor, top) {
-  if (!t.sessions) return [];
+  if (!t.sessions || t.sessions.unplanned) return [];
   const n = k[t.sessions.knob];
   const rate = Math.floor(Math.min(1.5 * n, top));
   if (rate < 1.25 * n) return [];
@@ -223,6 +223,10 @@ function connLoad(t, k) {
   const rate = Math.max(1, Math.floor(Math.min(20, (t.rate ?? 40) / 2)));
   return { rate, hold: (inFlight) => k.conn_hold_s || Math.round((inFlight / rate) * 1000) / 1000 };
 }
+
+/** A target's accept limit no case can judge, and why (its proxy's words), said on its route. */
+const sessionsUnplanned = (t) =>
+  t.sessions?.unplanned ? [`rate-limit sessions (${t.sessions.at}): ${t.sessions.unplanned}`] : [];
 
 /** The conn limits of a target its cases cannot bind at the file's numbers, in words (said on its route). */
 function connsUnplanned(t) {
@@ -267,7 +271,7 @@ function routeTargets(policy) {
     while (used.has(id)) id = `${id}-2`;
     used.add(id);
     t.id = id;
-    const unplanned = connsUnplanned(t);
+    const unplanned = [...connsUnplanned(t), ...sessionsUnplanned(t)];
     routes.push({
       route: t.label,
       class: t.class,

@@ -158,6 +158,10 @@ function forgetS(table, counted) {
   return Math.min((2 * (Math.max(0, ...periods) || (table.expireMs ?? 60_000))) / 1000, expireS);
 }
 
+// Why a TLS listener's accept limit has no case: where k6 times the wait.
+const TLS_ACCEPT =
+  "no sessions case on a TLS listener yet: HAProxy's wait to accept falls in the TLS handshake, which k6 times apart from the answer (http_req_tls_handshaking)";
+
 /** What every HAProxy target is, whatever its limit: where it is sent and what its cases send. */
 const targetBase = (r, sends) => ({
   id: knobName(r.frontend) || 'frontend',
@@ -170,7 +174,15 @@ const targetBase = (r, sends) => ({
   slots: sends.slots,
   slotKeys: sends.slotKeys,
   // Its accept limit, which its sessions cases meet (lab/policy/experiment.mjs sessionSteps).
-  ...(r.sessions ? { sessions: { ...r.sessions, knob: knobName(r.frontend, 'sessions') } } : {}),
+  ...(r.sessions
+    ? {
+        sessions: {
+          ...r.sessions,
+          knob: knobName(r.frontend, 'sessions'),
+          ...(r.tls ? { unplanned: TLS_ACCEPT } : {}),
+        },
+      }
+    : {}),
 });
 
 /**
@@ -430,6 +442,8 @@ export function haproxyTargets(policy) {
   for (const r of policy.routes) {
     const label = `frontend ${r.frontend}`;
     if (r.none) routes.push({ route: label, at: r.at, none: r.none });
+    else if (!r.limit && r.tls)
+      routes.push({ route: label, at: r.at, none: `rate-limit sessions alone: ${TLS_ACCEPT}` });
     else if (!r.limit) targets.push(acceptTarget(r));
     else targets.push(r.limit.chain ? chainTarget(r) : frontendTarget(r));
   }
