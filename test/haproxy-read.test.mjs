@@ -915,6 +915,13 @@ test('a frontend whose only limit is rate-limit sessions: its rules let every re
   );
   // With neither a deny nor a rate-limit, nothing to load.
   assert.match(readLines([]), /no frontend denies on a tracked counter or limits its sessions: nothing to load/);
+  // A limit past what the machine judges gets no case over it, said; --quick keeps within it.
+  const big = policyExperiment(readLines([], { head: [...HEAD.slice(0, 7), '  rate-limit sessions 120000'] }), {
+    name: 'sessions-big',
+  });
+  assert.match(big.routes[0].unplanned.join(), /rate-limit sessions 120000 \(team.cfg:8\): no case over it/);
+  assert.equal(big.experiment.maxQuick, 1);
+  assert.ok(experiment.maxQuick >= 5, `${experiment.maxQuick}`);
 });
 
 test("a frontend's use_backend read as HAProxy picks one for the lab's requests (GET /), and a rule the model does not read left as written where it applies to none of them", () => {

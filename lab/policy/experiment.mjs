@@ -224,9 +224,21 @@ function connLoad(t, k) {
   return { rate, hold: (inFlight) => k.conn_hold_s || Math.round((inFlight / rate) * 1000) / 1000 };
 }
 
-/** A target's accept limit no case can judge, and why (its proxy's words), said on its route. */
-const sessionsUnplanned = (t) =>
-  t.sessions?.unplanned ? [`rate-limit sessions (${t.sessions.at}): ${t.sessions.unplanned}`] : [];
+/**
+ * A target's accept limit no case can judge, and why, said on its route: its proxy's words, or a
+ * limit whose sessions case (1.25 N at least: sessionSteps) is more than the machine judges (the
+ * file's N; --quick stays within it: maxQuick).
+ */
+function sessionsUnplanned(t, judged) {
+  if (!t.sessions) return [];
+  const { at, limit, unplanned } = t.sessions;
+  if (unplanned) return [`rate-limit sessions (${at}): ${unplanned}`];
+  const top = judged / (t.place?.ssl ? TLS_COST : 1);
+  if (1.25 * limit <= top) return [];
+  return [
+    `rate-limit sessions ${limit} (${at}): no case over it: ${Math.ceil(1.25 * limit)} connections a second or more is more than this machine judges exactly behind this proxy (${Math.floor(top)} r/s)`,
+  ];
+}
 
 /** The conn limits of a target its cases cannot bind at the file's numbers, in words (said on its route). */
 function connsUnplanned(t) {
@@ -262,7 +274,7 @@ const LOAD_KNOBS = {
 };
 
 /** Every route of the file, as the Policy tab lists it, and the targets the lab plans cases for (ids unique). */
-function routeTargets(policy) {
+function routeTargets(policy, judged) {
   const { targets, routes: unplanned } = proxyOf(policy).targets(policy);
   const used = new Set();
   const routes = [];
@@ -271,7 +283,7 @@ function routeTargets(policy) {
     while (used.has(id)) id = `${id}-2`;
     used.add(id);
     t.id = id;
-    const unplanned = [...connsUnplanned(t), ...sessionsUnplanned(t)];
+    const unplanned = [...connsUnplanned(t), ...sessionsUnplanned(t, judged)];
     routes.push({
       route: t.label,
       class: t.class,
@@ -398,16 +410,20 @@ function targetOf(t, k, service, ports) {
  */
 export function policyExperiment(policy, { name: given = null } = {}) {
   const { name, from } = policyName(policy.file, policy.says, given);
-  const { routes, targets } = routeTargets(policy);
+  const judged = judgedRateOf(policy.proxy);
+  const { routes, targets } = routeTargets(policy, judged);
   const { sequential, drains } = casePacing(routes, targets);
   // The stack's ports (lab/policy/stack.mjs), by the same order of places.
   const ports = placePorts(policyPlaces(policy));
-  const judged = judgedRateOf(policy.proxy);
   const suites = suitesOf(targets, judged, drains);
   const { knobs, numbers } = knobsOf(targets);
   // --quick multiplies every rate: as far as the judged rate stays twice the fastest refill, so a
   // fill gains on it by its own rate again.
-  const fastest = Math.max(...targets.filter((t) => !t.exempt).map((t) => t.rate), 1);
+  // An accept limit's case sends 1.5 N (sessionSteps): twice 0.75 N.
+  const fastest = Math.max(
+    ...targets.filter((t) => !t.exempt).map((t) => Math.max(t.rate ?? 0, 0.75 * (t.sessions?.limit ?? 0))),
+    1,
+  );
   const experiment = {
     name,
     namedFrom: from,
