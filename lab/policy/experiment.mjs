@@ -17,6 +17,7 @@ import { proxyOf } from './proxies/index.mjs';
 import { placePorts } from './ports.mjs';
 import { pauseAt } from './words.mjs';
 import machineRate from '../../thresholds/machine-rate.js';
+import { FORGET_MS } from '../../thresholds/models/accept-rate.js';
 
 // The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).
 /** What this machine judges exactly behind `proxy`, r/s (its recorded `bench limiter-rate`). */
@@ -327,7 +328,7 @@ function casePacing(routes, targets) {
   const holds = targets.flatMap((t) => (t.conns ?? []).map((c) => [connLoad(t, {}).hold(2 * c.conn), null]));
   // An accept limit forgets the connections of a case two of its one-second periods after it, in
   // the run's own seconds (--quick does not shorten HAProxy's second): a drop, never a refill.
-  const accepts = targets.some((t) => t.sessions) ? [[Number.MAX_SAFE_INTEGER, 2]] : [];
+  const accepts = targets.some((t) => t.sessions) ? [[Number.MAX_SAFE_INTEGER, FORGET_MS / 1000]] : [];
   const drains = sequential ? [...targets.map((t) => [t.drainS, t.dropS ?? null]), ...holds, ...accepts] : [];
   // Said where it is shown (lab/policy/words.mjs), at the run's --quick factor.
   for (const r of routes.filter((x) => x.target))

@@ -16,6 +16,10 @@ export const mark = (pass) =>
       ? '<span class="mark ok">ok</span>'
       : '<span class="mark fail">FAIL</span>';
 
+/** A terminal table's verdict word as a mark: ok, FAIL (FAIL or LOST), shown; '-' for any other. */
+export const wordMark = (word) =>
+  word === 'shown' ? '<span class="mark">shown</span>' : mark({ ok: true, FAIL: false, LOST: false }[word] ?? null);
+
 /** A table; cells are HTML already (escape text with esc). `attrs(row, i)` adds attributes to a row. */
 export function table(head, rows, { cls = '', attrs = () => '' } = {}) {
   if (!rows.length) return '<p class="muted">none</p>';

@@ -12,7 +12,7 @@ import { insights } from './insights.mjs';
 import { resourceTables, serviceCharts } from './resources.mjs';
 import { resultKind } from './kinds.mjs';
 import { knobWords, perturbationWords, quickWords } from './run-kind.mjs';
-import { esc, mark, table, page, section, grid, panel, utc, duration } from './layout.mjs';
+import { esc, mark, wordMark, table, page, section, grid, panel, utc, duration } from './layout.mjs';
 import { policyHtml } from './policy.mjs';
 import { scriptHtml } from './script.mjs';
 import { labWords } from '../lib.mjs';
@@ -70,11 +70,7 @@ function caseCards(run, exp, tables, charts) {
       const own = t.case && t.phase ? kind.caseCharts(run, exp, t.phase, t.case).filter(Boolean) : [];
       charts.push(...own);
       // A row's last cell: ok or FAIL (judged), else '-' or 'shown' (shown).
-      const verdict = (v) => (v === 'ok' ? true : v === 'FAIL' ? false : null);
-      const rows = t.rows.map((r) => [
-        ...r.slice(0, -1).map(esc),
-        r[r.length - 1] === 'shown' ? '<span class="mark">shown</span>' : mark(verdict(r[r.length - 1])),
-      ]);
+      const rows = t.rows.map((r) => [...r.slice(0, -1).map(esc), wordMark(r[r.length - 1])]);
       return `<div class="case ${pass === false ? 'failed' : ''}" data-case="${esc(t.name)}" data-pass="${pass}">
 <div class="case-head">${mark(pass)} <span class="case-name">${esc(t.name)}</span>${t.phase?.phase && t.phase.phase !== t.case?.id ? ` <span class="muted">phase ${esc(t.phase.phase)}</span>` : ''}</div>
 <div class="case-body"><div>${t.note ? `<p class="note">From the outcome only: ${esc(t.note)}</p>` : ''}${table(t.head.map(esc), rows, { cls: 'compact' })}</div>
@@ -164,10 +160,8 @@ function countsHtml(run, exp) {
   return table(
     ['case', 'status', 'k6', 'Prometheus', 'InfluxDB', 'proxy', 'agree'].map(esc),
     exp.counts.map((r) =>
-      [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy]
-        .map(esc)
-        // A count nothing else holds (k6 does not know it) is shown, not judged.
-        .concat(r.agree === 'shown' ? '<span class="mark">shown</span>' : mark(r.agree === 'ok')),
+      // A count nothing else holds (k6 does not know it) is shown, not judged.
+      [r.case, r.status, r.k6, r.Prometheus, r.InfluxDB, r.proxy].map(esc).concat(wordMark(r.agree)),
     ),
     { attrs: (r, i) => (['ok', 'shown'].includes(exp.counts[i].agree) ? '' : ' class="bad"') },
   );

@@ -19,7 +19,7 @@ import {
   refusedAs,
 } from '../models/limiter-replay.js';
 import { SEEN_LAG_MS } from '../models/seen-lag.js';
-import { acceptRate } from '../models/accept-rate.js';
+import { acceptRate, FORGET_MS } from '../models/accept-rate.js';
 import { limiterSensitivity, limiterExplain } from './limiter-sensitivity.js';
 import { withTeeth, shownRanges, KEEP_ONLY, KEEP_TREND, rangeNote, keepNote } from './judged.js';
 import { heldRateStages } from '../held-rate.js';
@@ -300,7 +300,7 @@ function warmAccepted(cases, targets, warmVus) {
     const queue = acceptRate(sessions.limit);
     let lastMs = 0;
     for (let i = 0; i < warmVus; i += 1) lastMs = queue.accept(0);
-    readyMs = Math.max(readyMs, lastMs + WARM_ANSWER_MS + 2000);
+    readyMs = Math.max(readyMs, lastMs + WARM_ANSWER_MS + FORGET_MS);
   }
   return readyMs;
 }

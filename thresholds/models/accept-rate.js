@@ -8,6 +8,9 @@ import { freqCtr } from './freq-ctr.js';
 
 // rate-limit sessions counts over one second (freq_ctr_remain, next_event_delay: MS_TO_TICKS(1000)).
 const PERIOD_MS = 1000;
+// How long after its last connection the counter reads none: two of its periods (freq_ctr_total
+// keeps the previous period's count until the current one ends).
+export const FORGET_MS = 2 * PERIOD_MS;
 
 /**
  * The frontend's accept limit at `limit` sessions per second: accept(arrivalMs) gives the tick
@@ -15,7 +18,8 @@ const PERIOD_MS = 1000;
  * arrival order). The queue is first in, first out: none is accepted before one that came earlier.
  */
 export function acceptRate(limit) {
-  // fe_sess_per_sec: one event per session, counted as it is accepted (src/session.c session_new).
+  // fe_sess_per_sec: one event per session, counted as it is accepted (src/session.c
+  // conn_complete_session: at once for a plain connection, after its handshake for TLS).
   const sessions = freqCtr(PERIOD_MS);
   // The listener, once limited, sleeps until its proxy's task wakes it (LI_LIMITED).
   let wakeMs = -Infinity;

@@ -795,8 +795,8 @@ function limitOf({ trackers, rules, denies, incs }) {
 }
 
 /**
- * A frontend's `rate-limit sessions N` (its own, or its defaults'): {limit, at}, or null where it
- * has none or 0 (HAProxy's "no limit": src/listener.c reads fe_sps_lim only when set).
+ * A frontend's `rate-limit sessions N` (its own, or its defaults'): {limit, at, idle (idleCloseOf)},
+ * or null where it has none or 0 (HAProxy's "no limit": src/listener.c reads fe_sps_lim only when set).
  */
 function sessionsOf(sections, sec) {
   const l = settingOf(sections, sec, 'rate-limit');

@@ -162,8 +162,8 @@ export default {
     if (labels.proxy === LAB_FRONTEND) return null;
     if (name === 'haproxy_frontend_requests_denied_total' || name === 'haproxy_frontend_intercepted_requests_total')
       return { where: `frontend ${labels.proxy}`, status: 'refused' };
-    // Its sessions (src/session.c session_new: one per connection accepted, what rate-limit
-    // sessions counts): as many as the connections k6 opened, where the plan knows them.
+    // Its sessions (src/session.c conn_complete_session: one per connection accepted, what
+    // rate-limit sessions counts): as many as the connections k6 opened, where the plan knows them.
     if (name === 'haproxy_frontend_sessions_total') return { where: `frontend ${labels.proxy}`, status: CONNECTIONS };
     return null;
   },
