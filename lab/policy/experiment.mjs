@@ -18,6 +18,8 @@ import { placePorts } from './ports.mjs';
 import { pauseAt } from './words.mjs';
 import machineRate from '../../thresholds/machine-rate.js';
 import { FORGET_MS } from '../../thresholds/models/accept-rate.js';
+import { runsLength } from '../../thresholds/models/key-runs.js';
+import { JITTER_MS } from '../../thresholds/models/limiter-replay.js';
 
 // The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).
 /** What this machine judges exactly behind `proxy`, r/s (its recorded `bench limiter-rate`). */
@@ -99,6 +101,8 @@ function steps(id, t, k, factor, judged) {
     spike: chosen
       ? k.load_rates.map((r) => ({ name: `${r}rps`, rate: r, seconds: k.load_seconds || 10, targets: [id] }))
       : [
+          // A small table filled past its size, first, while it is empty (evictSteps).
+          ...evictSteps(t, k, factor),
           // Under its rate for 10 s: nothing limited, nothing waits long.
           { name: 'under', rate: at(R / 2), seconds: 10, targets: [id] },
           // The burst filled and the rest limited, by the burst's size (fillStep).
@@ -209,6 +213,88 @@ function acceptOnlySteps(t, k, factor, top) {
   };
 }
 
+// How much of its limit's window an evict case takes at most: its own key's count, all in the
+// window's first period (the counter's grid starts at its first request), still holds it over the
+// limit when it comes back.
+const EVICT_WINDOW_SHARE = 3 / 4;
+// The least rate of an evict case, r/s of the seed's time.
+const EVICT_LEAST_RATE = 10;
+
+/**
+ * An evict case's keys and rate under the knobs `k` at --quick x`factor`: {runs, rate, seconds},
+ * or null where no rate fits it in its window. Its own key goes over the limit (2 L + 1
+ * requests); S - 1 fresh keys fill the table (S its size), its own the oldest; its own again is
+ * still refused (kept); S fresh keys more trash the oldest, its own last, as it was touched after
+ * the first ones (stick-table-store.js); its own again is let in, counted afresh. A table one
+ * smaller trashes its own in the fill, one larger keeps it: both give other counts. Between the
+ * runs, requests with no key (no table tracks them) for longer than k6's lateness the model
+ * allows (JITTER_MS), so that no request of one run lands among the next one's. It takes at most
+ * three quarters of the window and half the expire, so that nothing is forgotten meanwhile.
+ */
+function evictLoad(t, k, factor = 1) {
+  const { size, limit, windowS, expireS } = t.evict.load(k);
+  const back = Math.max(1, Math.min(5, limit));
+  const fresh = (count) => ({ count, fresh: t.evict.type });
+  const own = (count) => ({ count, own: true });
+  const runsAt = (rate) => {
+    const gap = { count: Math.ceil((JITTER_MS * rate * factor) / 1000) + 1, none: true };
+    return [own(2 * limit + 1), gap, fresh(size - 1), gap, own(back), gap, fresh(size), gap, own(back)];
+  };
+  const least = (n) =>
+    Math.max(EVICT_LEAST_RATE, Math.ceil(n / (windowS * EVICT_WINDOW_SHARE)), Math.ceil(n / (expireS / 2)));
+  // The gaps grow with the rate: the least rate that holds its own runs, found by climbing to it.
+  let rate = EVICT_LEAST_RATE;
+  for (let need = least(runsLength(runsAt(rate))); need > rate; need = least(runsLength(runsAt(rate)))) {
+    rate = need;
+    if (rate > LIMITS_RATE_MOST) return null;
+  }
+  const runs = runsAt(rate);
+  return { runs, rate, seconds: runsLength(runs) / rate };
+}
+// Past this an evict case's rate climbs without end (its gaps outgrow its window).
+const LIMITS_RATE_MOST = 100_000;
+
+/** Where the route's table is small enough to fill (t.evict), one evict case (evictLoad), first. */
+function evictSteps(t, k, factor) {
+  if (!t.evict?.planned) return [];
+  const load = evictLoad(t, k, factor);
+  if (!load) return [];
+  const { header, param } = t.evict;
+  return [
+    {
+      name: 'evict',
+      rate: load.rate,
+      seconds: load.seconds,
+      keyRuns: { ...(header ? { header } : { param }), runs: load.runs },
+      targets: [t.id],
+    },
+  ];
+}
+
+/**
+ * Whether a route's table size gets its evict case at the file's numbers (`t.evict.planned` and
+ * the most --quick it takes, `t.evict.quickMost`, set here), or why not, in words: where its rate
+ * is more than the machine judges.
+ */
+function evictUnplanned(t, judged, knobs) {
+  if (!t.evict) return [];
+  const top = judged / (t.place?.ssl ? TLS_COST : 1);
+  const fits = (factor) => {
+    const load = evictLoad(t, knobs, factor);
+    return load !== null && load.rate * factor <= top;
+  };
+  t.evict.planned = fits(1);
+  let most = 1;
+  // (Its least rate bounds the climb: the factor times it stays within `top`.)
+  while (t.evict.planned && fits(most + 1)) most += 1;
+  t.evict.quickMost = most;
+  if (t.evict.planned) return [];
+  const load = evictLoad(t, knobs);
+  return [
+    `stick-table size ${t.evict.load(knobs).size} (${t.evict.at}): no evict case: ${load ? `filling it twice within its window takes ${load.rate} r/s, more than this machine judges exactly behind this proxy (${Math.floor(top)} r/s)` : "no rate fills it twice within its window with room for k6's lateness between"}`,
+  ];
+}
+
 // A name of the lab's own at 127.0.0.1 (k6's hosts option), for the cases that open a connection
 // per request: an origin no other case sends to, so that no VU has a connection open to it.
 export const CONNECTS_HOST = 'lab-connects.test';
@@ -284,7 +370,14 @@ function routeTargets(policy, judged) {
     while (used.has(id)) id = `${id}-2`;
     used.add(id);
     t.id = id;
-    const unplanned = [...connsUnplanned(t), ...sessionsUnplanned(t, judged)];
+    // What a case cannot judge at the file's numbers, said on the route.
+    const fileKnobs = Object.fromEntries(t.numbers.map((n) => [n.knob, n.value]));
+    const unplanned = [
+      ...connsUnplanned(t),
+      ...sessionsUnplanned(t, judged),
+      ...(t.unplanned ?? []),
+      ...evictUnplanned(t, judged, fileKnobs),
+    ];
     routes.push({
       route: t.label,
       class: t.class,
@@ -294,6 +387,7 @@ function routeTargets(policy, judged) {
       shared: t.shared,
       ...(t.connShared ? { connShared: true } : {}),
       ...(t.sessions ? { sessions: true } : {}),
+      ...(t.evict?.planned ? { evict: true } : {}),
       ...(unplanned.length ? { unplanned } : {}),
     });
   }
@@ -322,8 +416,9 @@ function casePacing(routes, targets) {
       }),
     ),
   );
-  // A frontend's accept limit counts every connection to it, whichever case opened it.
-  const sequential = across || targets.some((t) => t.shared || t.connShared || t.sessions);
+  // A frontend's accept limit counts every connection to it, whichever case opened it; a small
+  // table keeps the entries of every case that came before.
+  const sequential = across || targets.some((t) => t.shared || t.connShared || t.sessions || t.evict?.planned);
   // A conn case's last answers are held past its end: the next case waits for them too.
   const holds = targets.flatMap((t) => (t.conns ?? []).map((c) => [connLoad(t, {}).hold(2 * c.conn), null]));
   // An accept limit forgets the connections of a case two of its one-second periods after it, in
@@ -338,6 +433,7 @@ function casePacing(routes, targets) {
       shared: r.shared,
       ...(r.connShared ? { connShared: true } : {}),
       ...(r.sessions ? { sessions: true } : {}),
+      ...(r.evict ? { evict: true } : {}),
     };
   return { sequential, drains };
 }
@@ -429,7 +525,11 @@ export function policyExperiment(policy, { name: given = null } = {}) {
     name,
     namedFrom: from,
     kind: 'limiter',
-    maxQuick: Math.max(1, Math.floor(judged / (2 * fastest))),
+    // An evict case's rate grows with --quick (evictLoad): at most the factor it still fits at.
+    maxQuick: Math.min(
+      Math.max(1, Math.floor(judged / (2 * fastest))),
+      ...targets.filter((t) => t.evict?.planned).map((t) => t.evict.quickMost),
+    ),
     // VUs per request in flight: a team's answers may be proxied (its backend shares the cores),
     // and a slow spell of a second at 1,600 r/s outlasts the seeds' quarter more.
     vuHeadroom: 3,

@@ -29,7 +29,9 @@ export function pacingWords(pacing, factor = 1) {
       ? "a limit_conn keyed alike for every case: each one's requests in progress end between"
       : pacing.sessions
         ? "its frontend's accept limit counts every connection to it: its one-second counter forgets them between"
-        : "another route's bucket empties or refills between";
+        : pacing.evict
+          ? 'its small table keeps every key a case sent: the evict case first, on the empty table, and each after its entry is idle'
+          : "another route's bucket empties or refills between";
   return `one after another, ${seconds(pause)} apart (${why})`;
 }
 

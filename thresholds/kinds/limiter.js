@@ -137,12 +137,14 @@ const replayPredict =
 
 /**
  * A case's policy as its requests meet it: with the hold they ask of the backend (a limit_conn
- * case's), and whether each opens a connection of its own (a sessions case's), where so.
+ * case's), whether each opens a connection of its own (a sessions case's), and the keys they
+ * send in turn (an evict case's), where so.
  */
 const casePolicy = (policy, c) => ({
   ...policy,
   ...(c.holdMs ? { holdMs: c.holdMs } : {}),
   ...(c.connects ? { connects: true } : {}),
+  ...(c.keyRuns ? { keyRuns: c.keyRuns } : {}),
 });
 
 /**
@@ -202,6 +204,8 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         ...(step.status ? { limitedStatus: step.status } : {}),
         // A step may open a connection per request (a frontend's accept limit's cases).
         ...(step.connects ? { connects: true } : {}),
+        // A step may send several keys in turn (a small table's evict case: key-runs.js).
+        ...(step.keyRuns ? { keyRuns: step.keyRuns } : {}),
       });
     // A step may ask for a pause after it (afterS, s at the run's factor): a bucket its cases
     // share empties or refills.

@@ -10,6 +10,7 @@ import { stickTableChain, stickTableRate } from './stick-table-rate.js';
 import { traefikChain } from './traefik-chain.js';
 import { rateReservation } from './rate-reservation.js';
 import { acceptRate } from './accept-rate.js';
+import { keyAt } from './key-runs.js';
 import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 
@@ -182,6 +183,17 @@ const acceptOf = (policy) => {
 };
 
 /**
+ * The key a case's i-th request sends, where the case sends several in turn (`keyRuns`: {runs}
+ * as key-runs.js reads them): 'own' for the case's own, null where it sends none, else the fresh
+ * key; undefined where the case sends one.
+ */
+function requestKey(policy, i) {
+  if (!policy.keyRuns) return undefined;
+  const key = keyAt(policy.keyRuns.runs, i);
+  return key === null ? 'own' : key || null;
+}
+
+/**
  * One trial: every case of one limiter key, interleaved in time as they will really run. With
  * `offsets` (one per k6 process, ms), the i-th request of a case is sent by process i mod N, as
  * equal execution segments stripe a schedule, on that process's clock.
@@ -194,15 +206,16 @@ function trial(policy, cases, rand, { jitterMs, share }, offsets = [0], answers 
   const phase = rand();
   const events = [];
   cases.forEach((c, ci) => {
-    arrivalTimes(c).forEach((t, i) => events.push({ t: t + offsets[i % offsets.length] + rand() * jitterMs, ci }));
+    arrivalTimes(c).forEach((t, i) => events.push({ t: t + offsets[i % offsets.length] + rand() * jitterMs, ci, i }));
   });
   events.sort((a, b) => a.t - b.t);
   const out = cases.map(() => ({ ok: 0, limited: 0, ...statusCounts(policy), maxDelayMs: 0, spans: [] }));
-  for (const { t, ci } of events) {
+  for (const { t, ci, i } of events) {
     const hold = holdOf(policy, rand, everyHeld ? share : null);
     // A connection over the accept limit waits before any rule sees its request.
     const waitMs = accept ? accept.wait(Math.floor(t + phase)) : 0;
-    const seen = limiter.offer(msClock ? Math.floor(t + phase) + waitMs : t + waitMs, undefined, hold);
+    const key = ci === cases.length - 1 ? requestKey(policy, i) : undefined;
+    const seen = limiter.offer(msClock ? Math.floor(t + phase) + waitMs : t + waitMs, key, hold);
     const r = { ...seen, delayMs: seen.delayMs + waitMs };
     const o = out[ci];
     // A held answer (limit_conn's cases) takes its hold after its wait.
@@ -401,6 +414,8 @@ function replayTrials(
   const make = limiters[policy.kind];
   if (!make) throw new Error(`no model for policy kind '${policy.kind}'`);
   const { sends: sorted, sightings, own } = afterLead(caseSends, caseSightings, lead);
+  // The case's own sends come after its lead's: its i-th is the (i - firstOwn)-th of its own.
+  const firstOwn = sorted.length - caseSends.length;
   const rand = seededRandom(`${seed}:${JSON.stringify(policy)}:${caseSends.length}`);
   const phase = clockOffsetMs === null ? null : clockOffsetMs - Math.floor(clockOffsetMs);
   const draw = seenDraw(sorted, sightings, lags, rand);
@@ -435,7 +450,8 @@ function replayTrials(
       const waitMs = waits?.[i] ?? 0;
       // The limiter's own sightings come after the wait; a drawn one meets it here.
       const after = sightings?.limiterClock ? 0 : waitMs;
-      const r = limiter.offer(msClock ? Math.floor(t + at) + after : t + after, undefined, hold);
+      const key = mine ? requestKey(policy, i - firstOwn) : undefined;
+      const r = limiter.offer(msClock ? Math.floor(t + at) + after : t + after, key, hold);
       return { sent, mine, ok: r.ok, by: r.by, delayMs: waitMs + r.delayMs + (r.ok ? (policy.holdMs ?? 0) : 0) };
     });
     onTrial(answers.filter((a) => a.mine));

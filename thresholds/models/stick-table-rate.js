@@ -6,6 +6,7 @@
  */
 import { freqCtr } from './freq-ctr.js';
 import { inProgress } from './in-flight.js';
+import { entryStore } from './stick-table-store.js';
 
 const COMPARE = {
   gt: (a, b) => a > b,
@@ -33,28 +34,23 @@ function trackedEntry(
   { periodMs, expireMs = Infinity, gpc0RateMs, gpc1RateMs, connRateMs, connCur = false },
   tiesHeld = false,
 ) {
-  let made = false;
-  let rate = null;
+  // Made when its table first tracks a key (stick-table-store.js), freed when it expires or is
+  // trashed: a key tracked again after that gets a new one, its counters at zero.
+  const rate = freqCtr(periodMs ?? 1);
   let count = 0;
-  let gpc = [0, 0];
-  let gpcRate = [];
-  let connRate = null;
+  const gpc = [0, 0];
+  const gpcRate = [gpc0RateMs, gpc1RateMs].map((p) => (p ? freqCtr(p) : null));
+  const connRate = freqCtr(connRateMs ?? 1);
   let touchedMs = null;
-  let streams = inProgress(tiesHeld);
+  const streams = inProgress(tiesHeld);
   const lastTouchMs = () => (connCur ? Math.max(touchedMs, streams.lastEndedMs()) : touchedMs);
   return {
+    // Its `expire` (its last touch and the table's expire), and whether a stream holds it (its
+    // ref_cnt: no walk of its table frees it then): stick-table-store.js.
+    expiresAt: () => lastTouchMs() + (Number.isFinite(expireMs) ? expireMs : 0),
+    held: (nowMs) => streams.count(nowMs) > 0,
     /** The tracking of one request at `nowMs`: counted before any later rule reads it. */
     track(nowMs) {
-      // The expire task removes an entry once its expiry tick (last touch + expire) is reached.
-      if (!made || (!streams.count(nowMs) && nowMs - lastTouchMs() >= expireMs)) {
-        made = true;
-        rate = freqCtr(periodMs ?? 1);
-        count = 0;
-        gpc = [0, 0];
-        gpcRate = [gpc0RateMs, gpc1RateMs].map((p) => (p ? freqCtr(p) : null));
-        connRate = freqCtr(connRateMs ?? 1);
-        streams = inProgress(tiesHeld);
-      }
       rate.update(nowMs, 1);
       connRate.update(nowMs, 1);
       count += 1;
@@ -76,7 +72,6 @@ function trackedEntry(
      * 'conn_cur' (the streams in progress, the one being offered among them).
      */
     read(nowMs, counter) {
-      if (!made) return 0;
       if (counter === 'http_req_cnt' || counter === 'conn_cnt') return count;
       if (counter === 'http_req_rate') return rate.read(nowMs);
       if (counter === 'conn_rate') return connRate.read(nowMs);
@@ -103,29 +98,53 @@ function trackedEntry(
 export function stickTableChain({ trackers, rules }, { tiesHeld = false } = {}) {
   for (const r of rules)
     if ('op' in r && !COMPARE[r.op]) throw new Error(`stick table rate: no comparison '${r.op}' (gt, ge, lt, le)`);
-  const entries = trackers.map((t) => trackedEntry(t, tiesHeld));
-  const holds = (nowMs, entry, r) => COMPARE[r.op](entries[entry].read(nowMs, r.counter), r.limit);
+  const stores = trackers.map((t) => entryStore({ size: t.size, nopurge: t.nopurge, expireMs: t.expireMs }));
+  /** One request's rules: `key` its value of the keyed trackers' fetch (one for all where none). */
+  const request = (nowMs, key) => {
+    // Per tracker, the entry this request tracks: null where the table had no room for it.
+    const live = [];
+    const keyOf = (i) => (trackers[i].keyed ? (key === undefined ? '' : key) : '');
+    const make = (i) => () => trackedEntry(trackers[i], tiesHeld);
+    // A rule reading a tracker this request has not tracked yet reads its key's entry, if any.
+    const entryOf = (i) => (i in live ? live[i] : keyOf(i) === null ? null : stores[i].peek(keyOf(i), nowMs));
+    const read = (i, counter) => entryOf(i)?.read(nowMs, counter) ?? (live[i] === null ? null : 0);
+    // An sc_* fetch on a request its table had no room for fails: its test does not hold.
+    const holds = (i, r) => {
+      const v = read(i, r.counter);
+      return v !== null && COMPARE[r.op](v, r.limit);
+    };
+    return { live, keyOf, make, holds };
+  };
   /** The rules down to the first deny whose test holds: {ok, delayMs}, and the entries tracked. */
-  const judge = (nowMs, tracked) => {
+  const judge = (nowMs, key, tracked) => {
+    const { live, keyOf, make, holds } = request(nowMs, key);
     for (const r of rules) {
       if ('track' in r) {
-        entries[r.track].track(nowMs);
-        tracked.push(entries[r.track]);
+        // A request with no key for a keyed tracker (its header absent) is not tracked.
+        const k = keyOf(r.track);
+        const entry = k === null ? null : stores[r.track].entry(k, nowMs, make(r.track));
+        live[r.track] = entry;
+        if (!entry) continue;
+        entry.track(nowMs);
+        tracked.push(entry);
       } else if ('inc' in r) {
-        if (!('op' in r) || holds(nowMs, r.reads, r)) entries[r.inc].inc(nowMs, r.gpc);
-      } else if (holds(nowMs, r.deny, r)) return { ok: false, delayMs: r.tarpitMs ?? 0 };
+        if (!('op' in r) || holds(r.reads, r)) live[r.inc]?.inc(nowMs, r.gpc);
+      } else if (holds(r.deny, r)) return { ok: false, delayMs: r.tarpitMs ?? 0 };
     }
     return { ok: true, delayMs: 0 };
   };
   return {
     /**
-     * Offers one request at HAProxy's tick `nowMs` (whole ms); `holdMs`: how long the backend
-     * takes to answer one let through (its stream ends then), `deniedMs` how long one denied
-     * lasts (where the proxy logged it; else until it is answered). Returns {ok, delayMs}.
+     * Offers one request at HAProxy's tick `nowMs` (whole ms) with `key`, its value of the keyed
+     * trackers' fetch (a header's, a parameter's; one for all where undefined; null where the
+     * request has none, so that they do not track it); `holdMs`: how
+     * long the backend takes to answer one let through (its stream ends then), `deniedMs` how
+     * long one denied lasts (where the proxy logged it; else until it is answered). Returns
+     * {ok, delayMs}.
      */
-    offer(nowMs, _keys, { holdMs = 0, deniedMs } = {}) {
+    offer(nowMs, key, { holdMs = 0, deniedMs } = {}) {
       const tracked = [];
-      const r = judge(nowMs, tracked);
+      const r = judge(nowMs, key, tracked);
       for (const e of tracked) e.end(nowMs + (r.ok ? holdMs : (deniedMs ?? r.delayMs)));
       return r;
     },
@@ -136,18 +155,33 @@ export function stickTableChain({ trackers, rules }, { tiesHeld = false } = {}) 
  * One tracker and its deny: `counter` 'http_req_rate' (the sliding window), 'http_req_cnt'
  * (every request since the entry was made) or another a table stores (trackedEntry's read), `op`
  * and `limit` the deny's test, `expireMs` the table's expire, `connRateMs` and `connCur` what
- * else it stores of the streams, `tarpitMs` a tarpit's hold (none: a deny, answered at once);
+ * else it stores of the streams, `tarpitMs` a tarpit's hold (none: a deny, answered at once),
+ * `size` and `nopurge` the table's room (stick-table-store.js), `keyed` whether a request's key
+ * (offer's) picks its entry (a header's, a parameter's) or every request shares one (src);
  * `options` as stickTableChain's.
  */
 export function stickTableRate(
-  { periodMs, limit, op = 'gt', expireMs = Infinity, counter = 'http_req_rate', tarpitMs, connRateMs, connCur },
+  {
+    periodMs,
+    limit,
+    op = 'gt',
+    expireMs = Infinity,
+    counter = 'http_req_rate',
+    tarpitMs,
+    connRateMs,
+    connCur,
+    size,
+    nopurge,
+    keyed,
+  },
   options = {},
 ) {
   if (!COMPARE[op]) throw new Error(`stick table rate: no comparison '${op}' (gt, ge, lt, le)`);
   const stored = { ...(connRateMs ? { connRateMs } : {}), ...(connCur ? { connCur } : {}) };
+  const room = { ...(size ? { size } : {}), ...(nopurge ? { nopurge } : {}), ...(keyed ? { keyed } : {}) };
   return stickTableChain(
     {
-      trackers: [{ periodMs, expireMs, ...stored }],
+      trackers: [{ periodMs, expireMs, ...stored, ...room }],
       rules: [{ track: 0 }, { deny: 0, counter, op, limit, ...(tarpitMs ? { tarpitMs } : {}) }],
     },
     options,
@@ -165,6 +199,7 @@ stickTableChain.numbers = {
 /** The numbers of a stick-table rate policy, and whether each is whole (the replay's sensitivity moves them). */
 stickTableRate.numbers = {
   limit: 'whole',
+  size: 'whole',
   periodMs: 'whole',
   expireMs: 'whole',
   tarpitMs: 'whole',

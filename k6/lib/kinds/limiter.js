@@ -9,6 +9,25 @@ import exec from 'k6/execution';
 import { check } from 'k6';
 import { Counter, Gauge, Trend } from 'k6/metrics';
 import { statusChecks } from '../checks.js';
+import { keyAt } from '../../../thresholds/models/key-runs.js';
+
+/**
+ * The request of a case's i-th iteration where the case sends several keys in turn (`keyRuns`:
+ * {header | param, runs}): its own as planned, a fresh key in the header or the parameter, or
+ * none (the header or the parameter left out).
+ */
+function keyedRequest(c, path, params, i) {
+  const key = keyAt(c.keyRuns.runs, i);
+  if (key === null) return { path, params };
+  const { header, param } = c.keyRuns;
+  if (header) {
+    const headers = { ...params.headers };
+    delete headers[header];
+    return { path, params: { ...params, headers: key ? { ...headers, [header]: key } : headers } };
+  }
+  const bare = path.split('?')[0];
+  return { path: key ? `${bare}?${encodeURIComponent(param)}=${encodeURIComponent(key)}` : bare, params };
+}
 
 export default function limiter(plan, baseUrls) {
   const unexpected = new Counter('unexpected_status');
@@ -54,7 +73,10 @@ export default function limiter(plan, baseUrls) {
       // The i-th arrival is due (i + lead) periods after the scenario's start: lead 1 for the
       // held ramping-arrival-rate, 0 for a constant-arrival-rate (an exported script's).
       late.add(Date.now() - (startTime + ((iterationInTest + (c.leadPeriods ?? 1)) * 1000) / c.rate));
-      const res = http.get((c.origin ?? baseUrls[c.service]) + c.path, params[name]);
+      const sent = c.keyRuns
+        ? keyedRequest(c, c.path, params[name], iterationInTest)
+        : { path: c.path, params: params[name] };
+      const res = http.get((c.origin ?? baseUrls[c.service]) + sent.path, sent.params);
       if (!check(res, checks[name])) unexpected.add(1, { status: String(res.status) });
     },
   };

@@ -15,7 +15,7 @@
  *   - a frontend of the lab's on its own port: /healthz for readiness, /metrics from HAProxy's
  *     Prometheus exporter.
  * The knobs' values are written where they stand (a deny's or a flag's limit, the table's periods
- * and expire, the timeout tarpit, the rate-limit sessions).
+ * expire and size, the timeout tarpit, the rate-limit sessions).
  */
 import { GLOBAL_OWN, RATE_PERIODS, placeOfBind, quoteWord, tlsOptionsOf } from './read.mjs';
 import { labPem } from './cert.mjs';
@@ -45,7 +45,7 @@ const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
 const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;
 
-/** A line's words with the knobs placed on it: the deny's limit, the table's period and expire, the tarpit's hold. */
+/** A line's words with the knobs placed on it: the deny's limit, the table's period, expire and size, the tarpit's hold. */
 function placedWords(l, placed) {
   const here = placed.filter((p) => p.at === l.at);
   if (!here.length) return l.words;
@@ -66,6 +66,7 @@ function placedWords(l, placed) {
       w[i] = w[i].replace(new RegExp(`\\b${rate}\\(\\w+\\)`), `${rate}(${Math.round(p.value * 1000)}ms)`);
     }
     if (p.param === 'expire') w[w.indexOf('expire') + 1] = `${Math.round(p.value * 1000)}ms`;
+    if (p.param === 'size') w[w.indexOf('size') + 1] = String(p.value);
     if (p.param === 'tarpit') w[2] = `${Math.round(p.value * 1000)}ms`;
     if (p.param === 'sessions') w[2] = String(p.value);
   }

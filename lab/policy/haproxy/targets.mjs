@@ -75,6 +75,7 @@ const PATH_OF = {
   expire: 'table',
   tarpit: 'timeout',
   sessions: 'rate-limit',
+  size: 'table',
 };
 
 /**
@@ -112,7 +113,44 @@ function numbersOf(r, knob) {
     ...(table.expireMs !== null ? [n('expire', 'seconds', table.expireMs / 1000, table.at, 'table expire in s')] : []),
     ...tarpitNumbers(r, knob, [deny]),
     ...sessionsNumbers(r, knob),
+    ...(evictOf(r).evict
+      ? [n('size', 'count', table.size, table.at, 'table size: how many entries it holds, the oldest trashed past it')]
+      : []),
   ];
+}
+
+// The least table size an evict case is planned for: room for a key of each other case (SLOTS)
+// beside the evict case's, so that theirs are never the oldest when the table is full.
+const EVICT_LEAST = SLOTS + 2;
+// The counters a request counts one on, which an evict case drives over the limit.
+const EVICT_COUNTERS = new Set(['http_req_rate', 'http_req_cnt', 'conn_rate', 'conn_cnt']);
+// Where a table's key comes from, by what the lab can send many of in one case.
+const EVICT_FETCH = { header: 'header', param: 'param' };
+
+/** Why a frontend's table size has no evict case (null where it has one). */
+function evictRefusal({ table, deny, track }) {
+  if (!EVICT_FETCH[track.key.fetch])
+    return track.key.fetch === 'src'
+      ? "tracked by src: the lab's one address (127.0.0.1) makes one entry"
+      : `tracked by ${track.key.text}: the lab sends many keys of its own only in a header or a URL parameter`;
+  if (table.type === 'binary') return 'a binary table: the lab sends no fresh binary keys';
+  if (!EVICT_COUNTERS.has(deny.counter) || !['gt', 'ge'].includes(deny.op))
+    return `its test (${deny.counter} ${deny.op}) is not one a client's own requests drive over`;
+  if (table.size < EVICT_LEAST) return `fewer than ${EVICT_LEAST} entries: the lab's other cases' keys fill it`;
+  return null;
+}
+
+/**
+ * A frontend's table size as a case can tell it: {evict: {header | param, type}} where an evict
+ * case (lab/policy/experiment.mjs evictSteps) can, or {unplanned: [why]} where its table has a
+ * size no case can, or {} where it has none.
+ */
+function evictOf(r) {
+  const { table, track } = r.limit;
+  if (table.size === null) return {};
+  const why = evictRefusal(r.limit);
+  if (why) return { unplanned: [`stick-table size ${table.size} (${table.at}): no evict case: ${why}`] };
+  return { evict: { [EVICT_FETCH[track.key.fetch]]: track.key.name, type: table.type } };
 }
 
 /** The tarpit's hold, where a tarpit holds for a `timeout tarpit` the file writes (one per frontend). */
@@ -199,6 +237,30 @@ const inFlightOf = (test, knob) => ({
   status: test.status,
 });
 
+/**
+ * What an evict case needs of its target (evictOf's `evict`, with the knobs of its size, its
+ * limit and the window the limit counts over), or why it has none (`unplanned`).
+ */
+function evictTarget({ evict, unplanned }, r, knob) {
+  if (unplanned) return { unplanned };
+  if (!evict) return {};
+  const { table, deny } = r.limit;
+  const period = periodParamOf(deny.counter);
+  const windowOf = (k) => (period ? k[knob(period)] : table.expireMs === null ? Infinity : k[knob('expire')]);
+  return {
+    evict: {
+      ...evict,
+      load: (k) => ({
+        size: k[knob('size')],
+        limit: k[knob('limit')],
+        windowS: windowOf(k),
+        expireS: table.expireMs === null ? Infinity : k[knob('expire')],
+      }),
+      at: table.at,
+    },
+  };
+}
+
 /** One frontend as a target. */
 function frontendTarget(r) {
   const { table, deny, track } = r.limit;
@@ -208,6 +270,7 @@ function frontendTarget(r) {
   const expireS = table.expireMs === null ? Infinity : table.expireMs / 1000;
   // A limit on the streams in progress has no rate: its cases hold the backend's answers.
   const inFlight = deny.counter === 'conn_cur';
+  const evict = evictOf(r);
   return {
     ...targetBase(r, sends),
     numbers: numbersOf(r, knob),
@@ -223,8 +286,11 @@ function frontendTarget(r) {
         ...streamsOf(table, seconds),
         ...tarpitOf(deny, k, knob),
         ...sessionsOf(r, k, knob),
+        // Where an evict case fills the table: its room, and a key per request.
+        ...(evict.evict ? { size: k[knob('size')], keyed: true, ...(table.nopurge ? { nopurge: true } : {}) } : {}),
       };
     },
+    ...evictTarget(evict, r, knob),
     status: deny.status,
     // What it lets through over its period, and all at once into an empty window.
     rate: inFlight ? null : deny.limit / periodS,
