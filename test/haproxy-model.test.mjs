@@ -408,3 +408,56 @@ test('a table of the same keys with room for all of them keeps every count (the 
   const roomy = stickTableRate({ periodMs: 10_000, limit: 2, expireMs: 1000, size: 4, keyed: true });
   assert.deepEqual(okAt(roomy, sends), [1, 1, 0, 1, 1, 1, 0]);
 });
+
+test("an evict case's runs tell its table's size from one smaller and one larger, jittered or not", async () => {
+  const { simulate } = await import('../thresholds/models/limiter-replay.js');
+  const gap = { count: 8, none: true };
+  const runs = [
+    { count: 21, own: true },
+    gap,
+    { count: 15, fresh: 'string' },
+    gap,
+    { count: 5, own: true },
+    gap,
+    { count: 16, fresh: 'string' },
+    gap,
+    { count: 5, own: true },
+  ];
+  const okOf = (size) => {
+    const policy = {
+      kind: 'stick_table_rate',
+      counter: 'http_req_rate',
+      op: 'gt',
+      limit: 10,
+      periodMs: 10_000,
+      expireMs: 30_000,
+      size,
+      keyed: true,
+      keyRuns: { header: 'X-Token', runs },
+    };
+    return simulate(policy, [{ startMs: 2000, rate: 60, durationMs: (94 / 60) * 1000 }])[0].ok;
+  };
+  // 16: its own key kept through the first fill, trashed by the second; 15 trashes it in the
+  // first (5 more let in), 17 keeps it through both (5 fewer). Every trial agrees.
+  assert.deepEqual(okOf(16), { min: 78, max: 78 });
+  assert.deepEqual(okOf(15), { min: 83, max: 83 });
+  assert.deepEqual(okOf(17), { min: 73, max: 73 });
+});
+
+test("an evict case's keys in turn: its own (null), none (''), or fresh ones numbered across runs, as the table's type stores them", async () => {
+  const { keyAt, freshKey } = await import('../thresholds/key-runs.js');
+  const runs = [
+    { count: 2, own: true },
+    { count: 1, none: true },
+    { count: 2, fresh: 'ip' },
+    { count: 1, fresh: 'ip' },
+  ];
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5, 6].map((i) => keyAt(runs, i)),
+    [null, null, '', '198.18.0.1', '198.18.0.2', '198.18.0.3', null],
+  );
+  assert.deepEqual(
+    ['string', 'integer', 'ipv6'].map((type) => freshKey(type, 300)),
+    ['lab-fresh-301', '100300', '2001:db8:1::12d'],
+  );
+});

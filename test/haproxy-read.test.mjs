@@ -1004,3 +1004,46 @@ test("rate-limit sessions on a TLS listener: no sessions case (the wait falls in
     /frontend api \(team.cfg:7\): rate-limit sessions alone: no sessions case on a TLS listener yet/,
   );
 });
+
+test('a small table keyed by a header: an evict case first (its own key over the limit, the table filled, kept, filled again, let in afresh), its size a knob on the table line; where no case can tell a size, the route says why', async () => {
+  const table = (size, key = 'req.hdr(X-Token)', type = 'string len 48') =>
+    readLines(
+      [`  http-request track-sc0 ${key}`, '  http-request deny deny_status 429 if { sc_http_req_rate(0) gt 10 }'],
+      {
+        head: [...HEAD.slice(0, 7), `  stick-table type ${type} size ${size} expire 30s store http_req_rate(10s)`],
+      },
+    );
+  const policy = table(16);
+  const { experiment, routes } = policyExperiment(policy, { name: 'evict-read' });
+  assert.equal(experiment.knobs.api_size.default, 16);
+  assert.match(await renderedWith(policy, { api_size: 20 }), /stick-table type string len 48 size 20 expire/);
+  assert.equal(routes[0].pacing.sequential, true);
+  addExperiment(experiment);
+  const plan = makePlan({ experiment: 'evict-read', suite: 'spike', factor: 1 });
+  const [evict] = plan.cases;
+  assert.equal(evict.id, 'api-evict');
+  assert.equal(evict.keyRuns.header, 'x-token');
+  // 2 L + 1 of its own, S - 1 fresh, 5 of its own, S fresh, 5 of its own, keyless gaps between.
+  const runs = evict.keyRuns.runs.filter((r) => !r.none).map((r) => [r.own ? 'own' : 'fresh', r.count]);
+  assert.deepEqual(runs, [
+    ['own', 21],
+    ['fresh', 15],
+    ['own', 5],
+    ['fresh', 16],
+    ['own', 5],
+  ]);
+  // Every gap outlasts k6's lateness the model allows (100 ms) at the case's rate.
+  const gap = evict.keyRuns.runs.find((r) => r.none).count;
+  assert.ok((gap * 1000) / evict.rate > 100, `${gap} at ${evict.rate} r/s`);
+  // Its own key: 10 of 21, none of 5 (kept), 5 of 5 (trashed, counted afresh); each fresh key once.
+  const let_ = 10 + 15 + 16 + 5 + 4 * gap;
+  assert.deepEqual([evict.expected.ok.lo, evict.expected.ok.hi], [let_ - 2, let_ + 2]);
+  assert.ok(plan.cases.slice(1).every((c) => c.startMs > evict.startMs + evict.durationMs && !c.keyRuns));
+  // Too small for the other cases' keys beside it, or keyed by src: no evict case, and why.
+  const unplannedOf = (policy) => {
+    return policyExperiment(policy, { name: 'e-none' }).routes[0].unplanned[0];
+  };
+  assert.match(unplannedOf(table(12)), /size 12 .*: no evict case: fewer than 14 entries/);
+  const bySrc = { unplanned: [unplannedOf(table(16, 'src', 'ip'))] };
+  assert.match(bySrc.unplanned[0], /no evict case: tracked by src: the lab's one address/);
+});

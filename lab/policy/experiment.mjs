@@ -18,7 +18,7 @@ import { placePorts } from './ports.mjs';
 import { pauseAt } from './words.mjs';
 import machineRate from '../../thresholds/machine-rate.js';
 import { FORGET_MS } from '../../thresholds/models/accept-rate.js';
-import { runsLength } from '../../thresholds/models/key-runs.js';
+import { runsLength } from '../../thresholds/key-runs.js';
 import { JITTER_MS } from '../../thresholds/models/limiter-replay.js';
 
 // The highest rate this machine kind sends and judges exactly (generated from `bench limiter-rate`).

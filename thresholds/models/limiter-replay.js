@@ -10,7 +10,7 @@ import { stickTableChain, stickTableRate } from './stick-table-rate.js';
 import { traefikChain } from './traefik-chain.js';
 import { rateReservation } from './rate-reservation.js';
 import { acceptRate } from './accept-rate.js';
-import { keyAt } from './key-runs.js';
+import { keyAt } from '../key-runs.js';
 import { seededRandom, RANGE_TRIALS } from './random.js';
 import { SEEN_LAG_MS, LEAST_LAG_MS, drawLag } from './seen-lag.js';
 

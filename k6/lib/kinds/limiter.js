@@ -9,7 +9,7 @@ import exec from 'k6/execution';
 import { check } from 'k6';
 import { Counter, Gauge, Trend } from 'k6/metrics';
 import { statusChecks } from '../checks.js';
-import { keyAt } from '../../../thresholds/models/key-runs.js';
+import { keyAt } from '../../../thresholds/key-runs.js';
 
 /**
  * The request of a case's i-th iteration where the case sends several keys in turn (`keyRuns`:

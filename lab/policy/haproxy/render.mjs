@@ -45,7 +45,7 @@ const DROPPED_FRONTEND = new Set(['log-format', 'log', 'capture']);
 
 const line = (ws) => `  ${ws.map(quoteWord).join(' ')}`;
 
-/** A line's words with the knobs placed on it: the deny's limit, the table's period, expire and size, the tarpit's hold. */
+/** A line's words with the knobs placed on it: the limit, the table's period, expire and size, the tarpit's hold. */
 function placedWords(l, placed) {
   const here = placed.filter((p) => p.at === l.at);
   if (!here.length) return l.words;

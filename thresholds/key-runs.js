@@ -8,7 +8,7 @@
 
 /** The i-th fresh key, as a table of `type` stores it (a benchmarking address for ip, ipv6). */
 export function freshKey(type, i) {
-  if (type === 'ip') return `198.18.${(i >> 8) & 255}.${i & 255}`;
+  if (type === 'ip') return `198.18.${((i + 1) >> 8) & 255}.${(i + 1) & 255}`;
   if (type === 'ipv6') return `2001:db8:1::${(i + 1).toString(16)}`;
   if (type === 'integer') return String(100_000 + i);
   return `lab-fresh-${i + 1}`;
