@@ -35,8 +35,8 @@ function caseRows(plan) {
   return plan.cases.map((c) => [
     c.id,
     `${c.rate} r/s`,
-    `${c.durationMs / 1000} s`,
-    `+${c.startMs / 1000} s`,
+    `${+(c.durationMs / 1000).toFixed(3)} s`,
+    `+${+(c.startMs / 1000).toFixed(3)} s`,
     String(c.requests),
     range(c.expected.ok),
     limited(c),

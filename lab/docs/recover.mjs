@@ -17,6 +17,7 @@ const POLICIES = {
   'haproxy-flag-table': 'test/policies/haproxy-flag-table.cfg',
   'haproxy-conn-limits': 'test/policies/haproxy-conn-limits.cfg',
   'haproxy-sessions': 'test/policies/haproxy-sessions.cfg',
+  'haproxy-small-table': 'test/policies/haproxy-small-table.cfg',
   'traefik-rate': 'test/policies/traefik-rate.yml',
   'traefik-in-flight': 'test/policies/traefik-in-flight.yml',
 };

@@ -23,14 +23,14 @@ const slotKey = (key, table, i) => ({ src: '', base: basePath(i) })[key.fetch] ?
 
 /**
  * Refuses a table too small for the entries the lab's cases make in it (`count`: one per case
- * keyed apart, one for all by src): when it is full, HAProxy trashes its oldest entries to make
- * room, or with `nopurge` tracks no new key (src/stick_table.c __stksess_new), and the model keeps
- * every entry it is offered.
+ * keyed apart, one for all by src): its cases run together, each judged on an entry of its own,
+ * where HAProxy would trash the oldest to make room, or with `nopurge` track no new key
+ * (src/stick_table.c __stksess_new). A larger one may get an evict case (evictOf).
  */
 function roomFor(table, count) {
   if (table.size === null || table.size >= count) return;
   throw new Error(
-    `${table.at}: stick-table size ${table.size} holds fewer entries than the ${count} keys the lab's cases send it; HAProxy would ${table.nopurge ? 'leave new keys untracked (nopurge)' : 'trash the oldest to make room'} while they run, and the model does not evict yet: give it a size of ${count} or more`,
+    `${table.at}: stick-table size ${table.size} holds fewer entries than the ${count} keys the lab's cases send it together; HAProxy would ${table.nopurge ? 'leave new keys untracked (nopurge)' : 'trash the oldest to make room'} while they run, each case judged on an entry of its own: give it a size of ${count} or more (from ${EVICT_LEAST}, an evict case fills it)`,
   );
 }
 
