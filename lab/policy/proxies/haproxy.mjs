@@ -14,7 +14,7 @@ import { haproxyFromLimit } from '../haproxy/from-limit.mjs';
 
 const places = (policy) => [...new Set(policy.routes.flatMap((r) => r.places ?? [r.place]))];
 
-const HEAD = ['frontend', 'where', 'tracked by', 'counter', 'limit', 'period s', 'expire s', 'denied with'];
+const HEAD = ['frontend', 'where', 'tracked by', 'counter', 'limit', 'period s', 'expire s', 'size', 'denied with'];
 /** The period of the rate a test reads, s; '-' for a count. */
 const periodWords = (counter, table) => {
   const ms = ratePeriodMs(counter, table);
@@ -29,6 +29,7 @@ const testCells = (r, test, track) => [
   `${test.op} ${test.limit}`,
   periodWords(test.counter, track.table),
   track.table.expireMs === null ? '-' : String(track.table.expireMs / 1000),
+  track.table.size === null ? '-' : `${track.table.size}${track.table.nopurge ? ' nopurge' : ''}`,
 ];
 /** One row per deny: its test and status. */
 const denyRow = (r, deny, track) => [...testCells(r, deny, track), answerWords(deny)];
@@ -48,6 +49,7 @@ const sessionsRow = (r, { limit, at, idle }) => [
   'sessions accepted',
   `${limit} a second`,
   '1',
+  '-',
   '-',
   `none: the rest wait to be accepted (kept open: ${idle.what}, ${idle.at})`,
 ];
