@@ -289,122 +289,50 @@ test('freq_ctr_total: the events of two periods in events x ms, the previous wei
 
 // A table that holds 3 keys (to_batch 1: two nodes looked at), expire 1 s, 2 requests per 10 s.
 const smallTable = () => stickTableRate({ periodMs: 10_000, limit: 2, expireMs: 1000, size: 3, keyed: true });
-const okAt = (model, sends) => sends.map(([ms, key]) => (model.offer(ms, key).ok ? 1 : 0));
+// Sends as 'ms:key ...'; 1 for each let through, 0 for each refused.
+const okAt = (model, sends) =>
+  sends.split(' ').map((s) => {
+    const [ms, key] = s.split(':');
+    return model.offer(Number(ms), key).ok ? 1 : 0;
+  });
 
 test('a full table trashes its oldest entry: a client refused at 0-20 ms is let in again once two fresh keys came after it', () => {
   const m = smallTable();
   // x: 2 let through, the third refused; a and b fill the table (x, a, b).
-  assert.deepEqual(
-    okAt(m, [
-      [0, 'x'],
-      [10, 'x'],
-      [20, 'x'],
-      [30, 'a'],
-      [40, 'b'],
-    ]),
-    [1, 1, 0, 1, 1],
-  );
+  assert.deepEqual(okAt(m, '0:x 10:x 20:x 30:a 40:b'), [1, 1, 0, 1, 1]);
   // c: x is oldest (queued at 1000), touched since (expire 1020): queued again at 1020, which
   // comes before a's 1030, so it is looked at again, untouched now: freed. x comes back fresh.
-  assert.deepEqual(
-    okAt(m, [
-      [50, 'c'],
-      [60, 'x'],
-      [70, 'x'],
-      [80, 'x'],
-    ]),
-    [1, 1, 1, 0],
-  );
+  assert.deepEqual(okAt(m, '50:c 60:x 70:x 80:x'), [1, 1, 1, 0]);
 });
 
 test('a client touched after the keys behind it is queued again behind them: the next untouched key goes instead', () => {
   const m = smallTable();
-  assert.deepEqual(
-    okAt(m, [
-      [0, 'x'],
-      [10, 'x'],
-      [20, 'x'],
-      [30, 'a'],
-      [35, 'x'],
-      [40, 'b'],
-    ]),
-    [1, 1, 0, 1, 0, 1],
-  );
+  assert.deepEqual(okAt(m, '0:x 10:x 20:x 30:a 35:x 40:b'), [1, 1, 0, 1, 0, 1]);
   // c: x is queued again at 1035, after a's 1030: a is freed, x keeps its count and stays refused.
-  assert.deepEqual(
-    okAt(m, [
-      [50, 'c'],
-      [60, 'x'],
-    ]),
-    [1, 0],
-  );
+  assert.deepEqual(okAt(m, '50:c 60:x'), [1, 0]);
   // d: x (1035) is first again, but its refused request at 60 touched it: queued again at 1060,
   // and b goes. A client that keeps sending keeps its entry, refused.
-  assert.deepEqual(
-    okAt(m, [
-      [70, 'd'],
-      [80, 'x'],
-    ]),
-    [1, 0],
-  );
+  assert.deepEqual(okAt(m, '70:d 80:x'), [1, 0]);
 });
 
 test('two touched entries first in the tree use both looks: the new key gets no entry, and no test on it holds', () => {
   const m = stickTableRate({ periodMs: 10_000, limit: 1, expireMs: 1000, size: 2, keyed: true });
-  assert.deepEqual(
-    okAt(m, [
-      [0, 'x'],
-      [5, 'y'],
-      [10, 'x'],
-      [15, 'y'],
-    ]),
-    [1, 1, 0, 0],
-  );
+  assert.deepEqual(okAt(m, '0:x 5:y 10:x 15:y'), [1, 1, 0, 0]);
   // z at 20: x and y are each queued again (1010, 1015), and the walk has looked at two nodes: z
   // is not tracked, and not counted. At 21 x is first, untouched since it was queued again:
   // freed, and z tracked, its count 1 (counted at 20 too, it would be 2, over the limit).
-  assert.deepEqual(
-    okAt(m, [
-      [20, 'z'],
-      [21, 'z'],
-      [22, 'z'],
-    ]),
-    [1, 1, 0],
-  );
+  assert.deepEqual(okAt(m, '20:z 21:z 22:z'), [1, 1, 0]);
 });
 
 test('nopurge: a full table makes no room, and the new key is never tracked; the expiry task frees an entry at its tick', () => {
   const m = stickTableRate({ periodMs: 10_000, limit: 1, expireMs: 1000, size: 1, nopurge: true, keyed: true });
-  assert.deepEqual(
-    okAt(m, [
-      [0, 'x'],
-      [10, 'y'],
-      [11, 'y'],
-      [20, 'x'],
-    ]),
-    [1, 1, 1, 0],
-  );
+  assert.deepEqual(okAt(m, '0:x 10:y 11:y 20:x'), [1, 1, 1, 0]);
   // x's entry expires at 1020 (its last touch and 1 s): y is tracked from then on.
-  assert.deepEqual(
-    okAt(m, [
-      [1019, 'y'],
-      [1020, 'y'],
-      [1021, 'y'],
-    ]),
-    [1, 1, 0],
-  );
+  assert.deepEqual(okAt(m, '1019:y 1020:y 1021:y'), [1, 1, 0]);
 });
 
 test('a table of the same keys with room for all of them keeps every count (the model without a size)', () => {
-  const sends = [
-    [0, 'x'],
-    [10, 'x'],
-    [20, 'x'],
-    [30, 'a'],
-    [40, 'b'],
-    [50, 'c'],
-    [60, 'x'],
-  ];
+  const sends = '0:x 10:x 20:x 30:a 40:b 50:c 60:x';
   const roomy = stickTableRate({ periodMs: 10_000, limit: 2, expireMs: 1000, size: 4, keyed: true });
   assert.deepEqual(okAt(roomy, sends), [1, 1, 0, 1, 1, 1, 0]);
 });
@@ -460,4 +388,17 @@ test("an evict case's keys in turn: its own (null), none (''), or fresh ones num
     ['string', 'integer', 'ipv6'].map((type) => freshKey(type, 300)),
     ['lab-fresh-301', '100300', '2001:db8:1::12d'],
   );
+});
+
+test('an entry a stream holds past its expire is not freed by the expiry task; it goes once the stream ends', () => {
+  const heldPastExpire = () => {
+    const m = stickTableRate({ periodMs: 10_000, limit: 1, expireMs: 1000, size: 4, keyed: true });
+    // x's request at 0 is held 1500 ms, past its expire at 1000.
+    assert.equal(m.offer(0, 'x', { holdMs: 1500 }).ok, true);
+    return m;
+  };
+  // At 1400 the stream still holds it: x counts 2, over the limit.
+  assert.equal(heldPastExpire().offer(1400, 'x').ok, false);
+  // At 1600 its stream ended (1500) after its expire: freed then, and x is counted afresh.
+  assert.equal(heldPastExpire().offer(1600, 'x').ok, true);
 });

@@ -217,8 +217,10 @@ function acceptOnlySteps(t, k, factor, top) {
 // window's first period (the counter's grid starts at its first request), still holds it over the
 // limit when it comes back.
 const EVICT_WINDOW_SHARE = 3 / 4;
-// The least rate of an evict case, r/s of the seed's time.
+// The least rate of an evict case, r/s of the seed's time, and past which its rate climbs without
+// end (its gaps, which grow with it, outgrow its window).
 const EVICT_LEAST_RATE = 10;
+const EVICT_RATE_MOST = 100_000;
 
 /**
  * An evict case's keys and rate under the knobs `k` at --quick x`factor`: {runs, rate, seconds},
@@ -246,13 +248,11 @@ function evictLoad(t, k, factor = 1) {
   let rate = EVICT_LEAST_RATE;
   for (let need = least(runsLength(runsAt(rate))); need > rate; need = least(runsLength(runsAt(rate)))) {
     rate = need;
-    if (rate > LIMITS_RATE_MOST) return null;
+    if (rate > EVICT_RATE_MOST) return null;
   }
   const runs = runsAt(rate);
   return { runs, rate, seconds: runsLength(runs) / rate };
 }
-// Past this an evict case's rate climbs without end (its gaps outgrow its window).
-const LIMITS_RATE_MOST = 100_000;
 
 /** Where the route's table is small enough to fill (t.evict), one evict case (evictLoad), first. */
 function evictSteps(t, k, factor) {

@@ -49,6 +49,8 @@ function trackedEntry(
     // ref_cnt: no walk of its table frees it then): stick-table-store.js.
     expiresAt: () => lastTouchMs() + (Number.isFinite(expireMs) ? expireMs : 0),
     held: (nowMs) => streams.count(nowMs) > 0,
+    /** When its last stream ended, where none holds it at `nowMs`; null while one does. */
+    releasedAt: (nowMs) => (streams.count(nowMs) > 0 ? null : streams.lastEndedMs()),
     /** The tracking of one request at `nowMs`: counted before any later rule reads it. */
     track(nowMs) {
       rate.update(nowMs, 1);

@@ -11,7 +11,8 @@
  *   before the next node), and frees the first untouched one. Where it frees none, or the table
  *   is `nopurge`, the new key gets no entry: its request is not tracked, and a rule that reads its
  *   counter finds nothing (an sc_* fetch fails, so its test does not hold).
- * One entry in the model is trackedEntry's (stick-table-rate.js): `expiresAt()`, `held(nowMs)`.
+ * One entry in the model is trackedEntry's (stick-table-rate.js): `expiresAt()`, `held(nowMs)`,
+ * `releasedAt(nowMs)`.
  */
 
 /**
@@ -60,13 +61,18 @@ function expiryTree(byKey) {
   const requeue = (i, tick) => queue({ ...nodes.splice(i, 1)[0], tick });
   return {
     queue,
-    /** The expiry task's walks up to `nowMs`, each at the tick it runs at (the oldest queued). */
+    /**
+     * The expiry task's walks up to `nowMs`, each at the tick it runs at (the oldest queued). One
+     * a stream held then is left where it is, and looked at as of when its last stream ended
+     * (stksess_kill_if_expired frees it then if it has expired).
+     */
     expireUpTo(nowMs) {
       let i = 0;
       while (i < nodes.length && nodes[i].tick <= nowMs) {
         const { tick, entry } = nodes[i];
-        if (entry.held(tick)) i += 1;
-        else if (entry.expiresAt() > tick) requeue(i, entry.expiresAt());
+        const at = entry.held(tick) ? entry.releasedAt(nowMs) : tick;
+        if (at === null) i += 1;
+        else if (entry.expiresAt() > at) requeue(i, entry.expiresAt());
         else free(i);
       }
     },
