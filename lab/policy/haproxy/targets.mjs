@@ -458,7 +458,16 @@ function chainTarget(r) {
     })),
     drainS: chainDrainS(r),
     class: trackers.map((t) => (t.key.fetch === 'src' ? 'src' : t.key.text)).join(' and '),
+    ...chainSizesUnplanned(trackers),
   };
+}
+
+/** Each sized table of a chain's trackers, said on its route: no evict case fills one of several. */
+function chainSizesUnplanned(trackers) {
+  const sized = [...new Map(trackers.filter((t) => t.table.size !== null).map((t) => [t.table.at, t.table])).values()];
+  if (!sized.length) return {};
+  const why = 'several trackers or rules on one request (an evict case fills the table of a frontend with one)';
+  return { unplanned: sized.map((t) => `stick-table size ${t.size} (${t.at}): no evict case: ${why}`) };
 }
 
 /** A table's gpc rates in ms where it stores them ({gpc0RateMs, gpc1RateMs}), `seconds` reading their knobs. */
