@@ -1046,4 +1046,12 @@ test('a small table keyed by a header: an evict case first (its own key over the
   assert.match(unplannedOf(table(12)), /size 12 .*: no evict case: fewer than 14 entries/);
   const bySrc = { unplanned: [unplannedOf(table(16, 'src', 'ip'))] };
   assert.match(bySrc.unplanned[0], /no evict case: tracked by src: the lab's one address/);
+  // Several trackers on one request: each sized table said, once.
+  const chain = policyExperiment(haproxyPolicy(join(root, 'test', 'policies', 'haproxy-two-trackers.cfg')), {
+    name: 'e-chain',
+  }).routes[0];
+  assert.deepEqual(
+    chain.unplanned.map((u) => /^stick-table size \d+ \((\S+)\): no evict case: several trackers/.exec(u)?.[1]),
+    ['haproxy-two-trackers.cfg:21', 'haproxy-two-trackers.cfg:24'],
+  );
 });
