@@ -27,6 +27,9 @@ const judgedRateOf = (proxy) => machineRate.judgedRates?.[proxy] ?? machineRate.
 // What TLS costs per request against plain HTTP, at most (`bench tls`).
 const TLS_COST = machineRate.tlsCost ?? 1;
 
+/** What the machine judges behind a target's place, r/s of the run: `judged`, less TLS's cost on a TLS listener. */
+const placeTop = (t, judged) => judged / (t.place?.ssl ? TLS_COST : 1);
+
 /** Every place the policy listens on, in the file's order (the stack's ports follow it). */
 export const policyPlaces = (policy) => proxyOf(policy).places(policy);
 
@@ -79,7 +82,7 @@ function overloadSteps(id, t, over) {
 function steps(id, t, k, factor, judged) {
   // The machine's judged rate, in the seed time the steps are written in (--quick multiplies),
   // less what TLS costs on a TLS listener.
-  const top = judged / factor / (t.place?.ssl ? TLS_COST : 1);
+  const top = placeTop(t, judged) / factor;
   // A frontend whose only limit is its accept limit has its sessions cases alone.
   if (t.acceptOnly) return acceptOnlySteps(t, k, factor, top);
   const R = t.rate;
@@ -278,7 +281,7 @@ function evictSteps(t, k, factor) {
  */
 function evictUnplanned(t, judged, knobs) {
   if (!t.evict) return [];
-  const top = judged / (t.place?.ssl ? TLS_COST : 1);
+  const top = placeTop(t, judged);
   const fits = (factor) => {
     const load = evictLoad(t, knobs, factor);
     return load !== null && load.rate * factor <= top;
@@ -320,7 +323,7 @@ function sessionsUnplanned(t, judged) {
   if (!t.sessions) return [];
   const { at, limit, unplanned } = t.sessions;
   if (unplanned) return [`rate-limit sessions (${at}): ${unplanned}`];
-  const top = judged / (t.place?.ssl ? TLS_COST : 1);
+  const top = placeTop(t, judged);
   if (1.25 * limit <= top) return [];
   return [
     `rate-limit sessions ${limit} (${at}): no case over it: ${Math.ceil(1.25 * limit)} connections a second or more is more than this machine judges exactly behind this proxy (${Math.floor(top)} r/s)`,

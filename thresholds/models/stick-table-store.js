@@ -44,8 +44,6 @@ export function entryStore({ size = Infinity, nopurge = false, expireMs = Infini
       catchUp(nowMs);
       return byKey.get(key) ?? null;
     },
-    /** How many entries it holds (its `current`). */
-    count: () => byKey.size,
   };
 }
 

@@ -100,8 +100,8 @@ const periodParamOf = (counter) => Object.keys(RATE_PERIODS).find((p) => RATE_PE
 /** Where a deny's limit stands: the set-var that holds it, its acl's line, or its own. */
 const limitAtOf = (deny) => deny.limitAt ?? deny.acl ?? deny.at;
 
-/** The numbers of a frontend's limit, each where it stands. */
-function numbersOf(r, knob) {
+/** The numbers of a frontend's limit, each where it stands (its table's size where an evict case tells it: evictOf). */
+function numbersOf(r, knob, { evict }) {
   const { table, deny } = r.limit;
   const n = (param, kind, value, at, what) => numberOf(r, knob, { named: param, param, kind, value, at, what });
   const period = periodParamOf(deny.counter);
@@ -113,7 +113,7 @@ function numbersOf(r, knob) {
     ...(table.expireMs !== null ? [n('expire', 'seconds', table.expireMs / 1000, table.at, 'table expire in s')] : []),
     ...tarpitNumbers(r, knob, [deny]),
     ...sessionsNumbers(r, knob),
-    ...(evictOf(r).evict
+    ...(evict
       ? [n('size', 'count', table.size, table.at, 'table size: how many entries it holds, the oldest trashed past it')]
       : []),
   ];
@@ -273,7 +273,7 @@ function frontendTarget(r) {
   const evict = evictOf(r);
   return {
     ...targetBase(r, sends),
-    numbers: numbersOf(r, knob),
+    numbers: numbersOf(r, knob, evict),
     build: (k) => {
       const seconds = (param, ms) => (ms === null ? null : (k[knob(param)] ?? ms / 1000));
       return {
