@@ -827,7 +827,10 @@ test("rate-limit sessions: read from the frontend or its defaults as a knob on i
   const { experiment } = policyExperiment(policy, { name: 'sessions-read' });
   assert.equal(experiment.knobs.api_sessions.default, 40);
   assert.equal(experiment.knobs.api_sessions.kind, 'rate');
-  assert.match(await renderedWith(policy, { api_sessions: 33 }), /\n {2}rate-limit sessions 33\n/);
+  const rendered = await renderedWith(policy, { api_sessions: 33 });
+  assert.match(rendered, /\n {2}rate-limit sessions 33\n/);
+  // The lab's own frontend (readiness, metrics) is not held by the defaults' accept limit.
+  assert.match(rendered, /\nfrontend lab_own\n(?: {2}.*\n)* {2}rate-limit sessions 0\n/);
   addExperiment(experiment);
   const plan = makePlan({ experiment: 'sessions-read', suite: 'spike', factor: 1 });
   const sessions = plan.cases.find((c) => c.id === 'api-sessions');

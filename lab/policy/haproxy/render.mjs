@@ -135,6 +135,9 @@ export function renderHaproxy(policy, { ports, ownPort, backend, placed = [], pr
     '  mode http',
     `  bind 127.0.0.1:${ownPort}`,
     '  timeout client 10s',
+    // A defaults' accept limit is the file's frontends', not the lab's: 0 is HAProxy's "none"
+    // (src/proxy.c proxy_parse_rate_limit; src/listener.c limits only where fe_sps_lim is set).
+    '  rate-limit sessions 0',
     '  http-request use-service prometheus-exporter if { path /metrics }',
     '  http-request return status 200 content-type text/plain string ok if { path /healthz }',
     '  http-request return status 404',
