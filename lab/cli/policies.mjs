@@ -5,8 +5,8 @@
  * with one number changed in the stack's copy (--stack-policy) must fail on the cases the entry
  * names. One row per entry and run; the exit code says whether every row came out as it must.
  */
-import { readFileSync, writeFileSync, mkdirSync, rmSync, appendFileSync, realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { readFileSync, writeFileSync, mkdirSync, rmSync, appendFileSync, realpathSync, cpSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import test from './test.mjs';
 import { formatTable } from '../judge/table.mjs';
 
@@ -14,18 +14,26 @@ const RUNS = ['smoke', 'spike', 'perturbed'];
 
 /**
  * The stack's copy of an entry's file with its one change, made in `perturb.in` (a file the
- * policy names beside it, copied beside the copy) or the file itself; refused when `from` is
- * not in it once.
+ * policy names beside it, or in a folder beside it that it names, as Traefik's file provider
+ * names a folder: that folder is copied whole, in its place beside the copy) or the file itself;
+ * refused when `from` is not in it once.
  */
-function perturbedCopy(root, entry, dir) {
-  const changed = entry.perturb.in ? join(dirname(entry.file), entry.perturb.in) : entry.file;
+export function perturbedCopy(root, entry, dir) {
+  const { in: within, from, to } = entry.perturb;
+  if (within && (isAbsolute(within) || within.split('/').includes('..')))
+    throw new Error(`test/policies/tests.json: ${entry.file}: perturb.in '${within}' is not a path beside the policy`);
+  const changed = within ? join(dirname(entry.file), within) : entry.file;
   const text = readFileSync(join(root, changed), 'utf8');
-  if (text.split(entry.perturb.from).length !== 2)
-    throw new Error(`test/policies/tests.json: '${entry.perturb.from}' is not in ${changed} exactly once`);
+  if (text.split(from).length !== 2)
+    throw new Error(`test/policies/tests.json: '${from}' is not in ${changed} exactly once`);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, basename(entry.file));
-  if (entry.perturb.in) writeFileSync(file, readFileSync(join(root, entry.file)));
-  writeFileSync(join(dir, basename(changed)), text.replace(entry.perturb.from, entry.perturb.to));
+  if (within) {
+    writeFileSync(file, readFileSync(join(root, entry.file)));
+    const folder = within.split('/').slice(0, -1)[0];
+    if (folder) cpSync(join(root, dirname(entry.file), folder), join(dir, folder), { recursive: true });
+  }
+  writeFileSync(within ? join(dir, within) : file, text.replace(from, to));
   return file;
 }
 
