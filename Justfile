@@ -105,7 +105,7 @@ lint *args: setup
 unit: setup
     node --test test/*.test.mjs
 
-# What CI runs: lint, unit tests, then smoke (every stack up briefly) with its dashboards' panels and pages, then spike, stress/caching, breakpoint and load/cdn in quick time, then teams' nginx and Envoy policies (test/policies/: limits from the http level, TLS and HTTP/2, limit_conn, a geo allow-list, a regex location, Envoy descriptors, an HAProxy stick table, HAProxy over TLS keyed by a header, HAProxy with a maxconn and its table in a backend, HAProxy tracking twice, an HAProxy tarpit, HAProxy per client and path with its limit in a variable, an HAProxy flag in a table of its own, HAProxy's conn_cur and conn_rate per request, HAProxy's rate-limit sessions, a small HAProxy table its oldest entries trashed from, a Traefik rateLimit in TOML) in spike --quick, each with its panels, and their pages in chromium, then one limit in all four proxies (compare-proxies --quick, its page in chromium). Spike at x2: at x5 burst's b0-2rps arrives 33 ms inside nginx's spacing, which k6 on 2 busy cores missed 3 times in a fresh-clone CI.
+# What CI runs: lint, unit tests, then smoke (every stack up briefly) with its dashboards' panels and pages, then spike, stress/caching, breakpoint and load/cdn in quick time, then teams' nginx and Envoy policies (test/policies/: limits from the http level, TLS and HTTP/2, limit_conn, a geo allow-list, a regex location, Envoy descriptors, an HAProxy stick table, HAProxy over TLS keyed by a header, HAProxy with a maxconn and its table in a backend, HAProxy tracking twice, an HAProxy tarpit, HAProxy per client and path with its limit in a variable, an HAProxy flag in a table of its own, HAProxy's conn_cur and conn_rate per request, HAProxy's rate-limit sessions, a small HAProxy table its oldest entries trashed from, a Traefik rateLimit in TOML, Traefik limits per site name from a TOML static config) in spike --quick, each with its panels, and their pages in chromium, then one limit in all four proxies (compare-proxies --quick, its page in chromium). Spike at x2: at x5 burst's b0-2rps arrives 33 ms inside nginx's spacing, which k6 on 2 busy cores missed 3 times in a fresh-clone CI.
 ci: lint unit
     node lab/cli/index.mjs test smoke
     node lab/cli/index.mjs panels
@@ -168,6 +168,8 @@ ci: lint unit
     node lab/cli/index.mjs test spike --quick --policy=test/policies/traefik-entrypoint.yml
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs test spike --quick --policy=test/policies/traefik-in-flight.yml
+    node lab/cli/index.mjs panels
+    node lab/cli/index.mjs test spike --quick --policy=test/policies/traefik-by-host.toml
     node lab/cli/index.mjs panels
     node lab/cli/index.mjs results check
     node lab/cli/index.mjs compare-proxies spike --quick --policy=test/policies/traefik-rate.yml
