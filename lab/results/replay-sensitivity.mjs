@@ -65,9 +65,8 @@ export function replaySensitivity(run) {
             const next = moved(value, whole, dir * f);
             if (next === value) continue;
             const policy = withNumber(target.policy, path, next);
-            const failed = failures({ ...base, targetPolicies: { [target.id]: policy } }, measured, target.id).filter(
-              (x) => !unchanged.includes(x),
-            );
+            const changed = { ...base, targetPolicies: { ...base.targetPolicies, [target.id]: policy } };
+            const failed = failures(changed, measured, target.id).filter((x) => !unchanged.includes(x));
             if (failed.length) {
               found[dir < 0 ? 'down' : 'up'] = { step: f, value: next, failed };
               break;
