@@ -11,6 +11,7 @@ import { proxyClaiming } from '../lab/policy/proxies/index.mjs';
 import { policyExperiment } from '../lab/policy/experiment.mjs';
 import { addExperiment } from '../thresholds/experiments/index.js';
 import { plan as makePlan, explainCase } from '../thresholds/plan.js';
+import { casesWords } from '../lab/policy/words.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RATE = join(root, 'test', 'policies', 'haproxy-rate.cfg');
@@ -620,6 +621,50 @@ test('after an overload on one entry, a window lets a client that slowed down ba
   const fits = explainCase(plan, 'api-recover', { ok: 8, limited: 14, sent: 22 });
   const period = fits.found.find((f) => f.knob === 'api_period');
   assert.ok(period.lo <= 12.5 && period.hi >= 12, JSON.stringify(fits.found));
+});
+
+test("where each case has a key of its own, the overload is still followed on its key: the cases start together, the recover case at the overload's end, and it tells the period apart", () => {
+  const planOf = (name, overrides = {}) => {
+    const { experiment, routes } = policyExperiment(
+      haproxyPolicy(join(root, 'test', 'policies', 'haproxy-tls-key.cfg')),
+      { name },
+    );
+    addExperiment(experiment);
+    return { plan: makePlan({ experiment: name, suite: 'spike', factor: 5, overrides }), routes };
+  };
+  const { plan, routes } = planOf('recover-own-key');
+  assert.deepEqual(
+    plan.cases.map((c) => [c.step, c.startMs - plan.leadInMs]),
+    [
+      ['under', 0],
+      ['fill', 0],
+      ['over', 0],
+      ['recover', 1000],
+    ],
+  );
+  const [over, recover] = plan.cases.slice(2);
+  assert.equal(recover.follows, over.id);
+  // The overload's key, which no other case sends.
+  assert.deepEqual(recover.headers, over.headers);
+  assert.equal(plan.cases.filter((c) => c.headers['x-api-key'] === over.headers['x-api-key']).length, 2);
+  assert.match(
+    casesWords(routes.find((r) => r.target)),
+    /^together, each with a fresh bucket, but the recovery right after the overload, on its key/,
+  );
+  // 30 in 5 s: locked out through the overload whatever the period; the slower client let back
+  // in as the window forgets it, sooner or later by a fifth of the period.
+  for (const period of [4, 6]) {
+    const moved = planOf(`recover-own-key-${period}`, { api_period: period }).plan.cases.at(-1).expected.ok;
+    const o = plan.cases.at(-1).expected.ok;
+    assert.ok(
+      moved.max < o.lo || moved.min > o.hi,
+      `period ${period} s: ${moved.min}..${moved.max} against ${o.lo}..${o.hi}`,
+    );
+    assert.deepEqual(
+      planOf(`over-own-key-${period}`, { api_period: period }).plan.cases[2].expected.ok,
+      over.expected.ok,
+    );
+  }
 });
 
 test('conn_cur and conn_rate tracked per request: read with their periods and knobs, conn_cur planned as requests held in progress, a table without them refused', () => {

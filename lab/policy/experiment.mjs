@@ -58,16 +58,17 @@ function tooFast(id, t, top, factor, judged) {
 }
 
 /**
- * Where the route's cases share its bucket (`t.shared`), the overload and, with no pause between,
- * half the route's rate for as long as its bucket takes to be fresh again and 2 s more (a minute
- * at most), meeting the bucket as the overload left it: how soon a client that slowed down is let
- * back in. nginx's and Envoy's buckets let it in at once; HAProxy's window still counts the
- * requests it refused, for up to two periods; a flag set on the overload refuses it until the
- * entry expires. Else the overload alone: a case with a bucket of its own would meet the slower
- * load as the `under` case does.
+ * Where the route's cases share its bucket (`t.shared`), or its limiter remembers an overload
+ * past it (`t.lingers`), the overload and, with no pause between, half the route's rate for as
+ * long as its bucket takes to be fresh again and 2 s more (a minute at most), meeting the bucket
+ * as the overload left it (its key, where each case has its own): how soon a client that slowed
+ * down is let back in. nginx's and Envoy's buckets let it in at once; HAProxy's window still
+ * counts the requests it refused, for up to two periods; a flag set on the overload refuses it
+ * until the entry expires. Else the overload alone: a case with a bucket of its own would meet
+ * the slower load as the `under` case does.
  */
 function overloadSteps(id, t, over) {
-  if (!t.shared) return [over];
+  if (!t.shared && !t.lingers) return [over];
   const seconds = Math.min(60, Math.max(5, Math.ceil(t.drainS) + 2));
   return [
     { ...over, afterS: 0 },
@@ -391,6 +392,7 @@ function routeTargets(policy, judged) {
       ...(t.connShared ? { connShared: true } : {}),
       ...(t.sessions ? { sessions: true } : {}),
       ...(t.evict?.planned ? { evict: true } : {}),
+      ...(t.lingers && !t.shared ? { lingers: true } : {}),
       ...(unplanned.length ? { unplanned } : {}),
     });
   }
@@ -437,6 +439,7 @@ function casePacing(routes, targets) {
       ...(r.connShared ? { connShared: true } : {}),
       ...(r.sessions ? { sessions: true } : {}),
       ...(r.evict ? { evict: true } : {}),
+      ...(r.lingers ? { lingers: true } : {}),
     };
   return { sequential, drains };
 }

@@ -21,6 +21,15 @@ export const pauseAt = (drains, factor = 1) =>
  * its pause at x1 (`pauseS`), which --quick divided.
  */
 export function pacingWords(pacing, factor = 1) {
+  const words = pacedWords(pacing, factor);
+  // Where each case has its own key, the recovery still meets the overload's entry.
+  return pacing.lingers
+    ? `${words}, but the recovery right after the overload, on its key (its window still counts it)`
+    : words;
+}
+
+/** How the cases of a route follow each other, as pacingWords says it. */
+function pacedWords(pacing, factor) {
   if (!pacing.sequential) return 'together, each with a fresh bucket';
   const pause = pacing.drains ? pauseAt(pacing.drains, factor) : pacing.pauseS / factor;
   const why = pacing.shared

@@ -186,13 +186,17 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   const steps = exp.suites[suite](knobs, { factor });
   // An experiment may run its steps together only while their load together stays in bounds.
   const together = typeof exp.stepsTogether === 'function' ? exp.stepsTogether(steps, factor) : exp.stepsTogether;
+  // Where each case ends (ms): a case that follows another starts there, together or not.
+  const ends = new Map();
   steps.forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
-    for (const id of step.targets)
+    for (const id of step.targets) {
+      const startMs = step.follows ? ends.get(`${id}-${step.follows}`) : t;
+      ends.set(`${id}-${step.name}`, startMs + durationMs);
       cases.push({
         id: `${id}-${step.name}`,
         target: id,
-        startMs: t,
+        startMs,
         rate: step.rate * factor,
         durationMs,
         step: step.name,
@@ -207,6 +211,7 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         // A step may send several keys in turn (a small table's evict case: key-runs.js).
         ...(step.keyRuns ? { keyRuns: step.keyRuns } : {}),
       });
+    }
     // A step may ask for a pause after it (afterS, s at the run's factor): a bucket its cases
     // share empties or refills.
     if (!together) t += durationMs + (step.afterS ?? 0) * 1000;

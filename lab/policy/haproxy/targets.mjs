@@ -300,6 +300,9 @@ function frontendTarget(r) {
     // An entry forgets after two periods without a request (or when it expires, if sooner); the
     // streams in progress are gone once answered.
     drainS: inFlight ? 0 : Math.min(2 * periodS, expireS),
+    // Its window still counts what the overload sent when the client slows down: a case of its
+    // own key follows the overload, even where each case has its own.
+    lingers: !inFlight,
     class: track.key.fetch === 'src' ? 'src: the client address' : `${track.key.text}: a key of its own per case`,
   };
 }
@@ -457,6 +460,7 @@ function chainTarget(r) {
       how: sends.how(t),
     })),
     drainS: chainDrainS(r),
+    lingers: tightest !== null,
     class: trackers.map((t) => (t.key.fetch === 'src' ? 'src' : t.key.text)).join(' and '),
     ...chainSizesUnplanned(trackers),
   };
