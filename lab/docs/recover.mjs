@@ -18,6 +18,7 @@ const POLICIES = {
   'haproxy-conn-limits': 'test/policies/haproxy-conn-limits.cfg',
   'haproxy-sessions': 'test/policies/haproxy-sessions.cfg',
   'haproxy-small-table': 'test/policies/haproxy-small-table.cfg',
+  'haproxy-tls-key': 'test/policies/haproxy-tls-key.cfg',
   'traefik-rate': 'test/policies/traefik-rate.yml',
   'traefik-in-flight': 'test/policies/traefik-in-flight.yml',
 };
@@ -33,7 +34,7 @@ const span = ({ min, max }) => (min === max ? `${min}` : `${min}..${max}`);
 export function recoverTable(root = ROOT) {
   const lines = [];
   const rows = [];
-  for (const name of ['haproxy-rate', 'haproxy-abuse-flag', 'haproxy-flag-table', 'haproxy-conn-limits']) {
+  for (const name of ['haproxy-rate', 'haproxy-abuse-flag', 'haproxy-flag-table', 'haproxy-conn-limits', 'haproxy-tls-key']) {
     const runs = runsOf(name, root);
     if (!runs.length) continue;
     lines.push(`${recordedLine(runs, commandOf(name))}.`);
