@@ -34,7 +34,13 @@ const span = ({ min, max }) => (min === max ? `${min}` : `${min}..${max}`);
 export function recoverTable(root = ROOT) {
   const lines = [];
   const rows = [];
-  for (const name of ['haproxy-rate', 'haproxy-abuse-flag', 'haproxy-flag-table', 'haproxy-conn-limits', 'haproxy-tls-key']) {
+  for (const name of [
+    'haproxy-rate',
+    'haproxy-abuse-flag',
+    'haproxy-flag-table',
+    'haproxy-conn-limits',
+    'haproxy-tls-key',
+  ]) {
     const runs = runsOf(name, root);
     if (!runs.length) continue;
     lines.push(`${recordedLine(runs, commandOf(name))}.`);
