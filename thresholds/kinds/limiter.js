@@ -191,7 +191,9 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   steps.forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets) {
-      const startMs = step.follows ? ends.get(`${id}-${step.follows}`) : t;
+      const lead = step.follows ? `${id}-${step.follows}` : null;
+      if (lead && !ends.has(lead)) throw new Error(`${id}-${step.name} follows ${lead}, which no step before it is`);
+      const startMs = lead ? ends.get(lead) : t;
       ends.set(`${id}-${step.name}`, startMs + durationMs);
       cases.push({
         id: `${id}-${step.name}`,
