@@ -30,8 +30,9 @@ export function perturbedCopy(root, entry, dir) {
   const file = join(dir, basename(entry.file));
   if (within) {
     writeFileSync(file, readFileSync(join(root, entry.file)));
-    const folder = within.split('/').slice(0, -1)[0];
-    if (folder) cpSync(join(root, dirname(entry.file), folder), join(dir, folder), { recursive: true });
+    // The first folder of its path, where it has one.
+    const [folder, ...below] = within.split('/');
+    if (below.length) cpSync(join(root, dirname(entry.file), folder), join(dir, folder), { recursive: true });
   }
   writeFileSync(within ? join(dir, within) : file, text.replace(from, to));
   return file;

@@ -191,12 +191,13 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
   steps.forEach((step) => {
     const durationMs = (step.seconds * 1000) / factor;
     for (const id of step.targets) {
+      const caseId = `${id}-${step.name}`;
       const lead = step.follows ? `${id}-${step.follows}` : null;
-      if (lead && !ends.has(lead)) throw new Error(`${id}-${step.name} follows ${lead}, which no step before it is`);
+      if (lead && !ends.has(lead)) throw new Error(`${caseId} follows ${lead}, which no step before it is`);
       const startMs = lead ? ends.get(lead) : t;
-      ends.set(`${id}-${step.name}`, startMs + durationMs);
+      ends.set(caseId, startMs + durationMs);
       cases.push({
-        id: `${id}-${step.name}`,
+        id: caseId,
         target: id,
         startMs,
         rate: step.rate * factor,
@@ -206,7 +207,7 @@ function scheduledCases(exp, suite, knobs, factor, leadInMs) {
         ...(step.holdS ? { holdMs: Math.round((step.holdS * 1000) / factor) } : {}),
         // A step may follow another on the same bucket with no pause between (afterS 0): its
         // cases meet the bucket as that step's cases left it, and only their own answers count.
-        ...(step.follows ? { follows: `${id}-${step.follows}` } : {}),
+        ...(lead ? { follows: lead } : {}),
         ...(step.status ? { limitedStatus: step.status } : {}),
         // A step may open a connection per request (a frontend's accept limit's cases).
         ...(step.connects ? { connects: true } : {}),
